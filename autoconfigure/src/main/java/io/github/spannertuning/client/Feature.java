@@ -1,0 +1,40 @@
+package io.github.spannertuning.client;
+
+/** The tunings spanner-tuning can apply to a Spanner client. */
+public enum Feature {
+
+  /** Single-use reads and queries go to the least busy channel, with no affinity binding. */
+  SINGLE_USE_DISTRIBUTION("single-use-distribution"),
+
+  /** A cancel of a stream that has already completed is skipped. */
+  STREAM_END_GUARD("stream-end-guard"),
+
+  /** The grpc-gcp channel pool, which picks channels by load, is switched on. */
+  GRPC_GCP("grpc-gcp");
+
+  private final String id;
+
+  Feature(String id) {
+    this.id = id;
+  }
+
+  /** The feature's name as used in property keys and by the endpoint. */
+  public String id() {
+    return this.id;
+  }
+
+  /**
+   * Returns the feature with the given id.
+   *
+   * @throws IllegalArgumentException naming the allowed ids when there is none
+   */
+  public static Feature fromId(String id) {
+    for (Feature feature : values()) {
+      if (feature.id.equals(id)) {
+        return feature;
+      }
+    }
+    throw new IllegalArgumentException(
+        "Unknown feature '" + id + "'; allowed: single-use-distribution, stream-end-guard, grpc-gcp");
+  }
+}

@@ -1,0 +1,295 @@
+package io.github.spannertuning.client;
+
+import com.google.api.gax.rpc.NoHeaderProvider;
+import com.google.cloud.spanner.SpannerOptions;
+import io.opentelemetry.api.GlobalOpenTelemetry;
+import io.opentelemetry.api.OpenTelemetry;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.logging.Logger;
+
+/**
+ * Tunes a Spanner client before it is built. The one entry point for applications without Spring:
+ *
+ * <pre>{@code
+ * SpannerOptions.Builder builder = SpannerOptions.newBuilder().setProjectId("my-project");
+ * SpannerTuningState state = SpannerTuning.defaults().applyTo(builder);
+ * Spanner spanner = builder.build().getService();
+ * }</pre>
+ *
+ * <p>What it does depends on the client on the classpath: it fills in what that client lacks and
+ * reports as {@link FeatureState.Status#NATIVE native} what it already does. Where a hook is
+ * missing it logs one warning, leaves that feature off and reports it as {@link
+ * FeatureState.Status#UNSUPPORTED unsupported}; it never stops the client from working.
+ */
+public final class SpannerTuning {
+
+  /** The largest channel pool spanner-tuning will configure. */
+  public static final int MAX_CHANNELS = 256;
+
+  private static final Logger logger = Logger.getLogger(SpannerTuning.class.getName());
+
+  private static final Set<String> warned = ConcurrentHashMap.newKeySet();
+
+  private static final SpannerTuning DEFAULTS = newBuilder().build();
+
+  private final boolean singleUseDistribution;
+
+  private final boolean streamEndGuard;
+
+  private final boolean grpcGcpExtension;
+
+  private final Integer channels;
+
+  private SpannerTuning(Builder builder) {
+    this.singleUseDistribution = builder.singleUseDistribution;
+    this.streamEndGuard = builder.streamEndGuard;
+    this.grpcGcpExtension = builder.grpcGcpExtension;
+    this.channels = builder.channels;
+  }
+
+  /** All features on, the client's own pool size. */
+  public static SpannerTuning defaults() {
+    return DEFAULTS;
+  }
+
+  public static Builder newBuilder() {
+    return new Builder();
+  }
+
+  public boolean isSingleUseDistribution() {
+    return this.singleUseDistribution;
+  }
+
+  public boolean isStreamEndGuard() {
+    return this.streamEndGuard;
+  }
+
+  public boolean isGrpcGcpExtension() {
+    return this.grpcGcpExtension;
+  }
+
+  /** The pool size to set, or {@code null} to keep the client's. */
+  public Integer getChannels() {
+    return this.channels;
+  }
+
+  /**
+   * Tunes a builder in place, keeping everything already set on it. Applying tuning to a builder
+   * that is already tuned changes nothing and returns its existing state.
+   *
+   * @return the state of the client that the builder will build
+   */
+  public SpannerTuningState applyTo(SpannerOptions.Builder builder) {
+    Objects.requireNonNull(builder, "builder");
+    Optional<SpannerTuningState> existing = stateOfFactory(ClientSupport.canReadRpcFactory()
+        ? ClientSupport.rpcFactory(builder) : null);
+    if (existing.isPresent()) {
+      return existing.get();
+    }
+    Map<Feature, FeatureState> features = new EnumMap<>(Feature.class);
+    boolean grpcGcpOn = applyGrpcGcp(builder, features);
+    if (this.channels != null) {
+      builder.setNumChannels(this.channels);
+    }
+    String rpcHookMissing = rpcHookMissing(builder);
+    features.put(Feature.STREAM_END_GUARD, streamEndGuardState(rpcHookMissing));
+    features.put(Feature.SINGLE_USE_DISTRIBUTION, singleUseState(rpcHookMissing, grpcGcpOn));
+    SpannerTuningState state =
+        new SpannerTuningState(this, features, rpcHookMissing == null);
+    if (rpcHookMissing == null) {
+      builder.setServiceRpcFactory(new TunedSpannerRpcFactory(state));
+    }
+    logger.fine(() -> "Spanner client tuned: " + state);
+    return state;
+  }
+
+  /**
+   * Returns options equal to the given ones, tuned. {@link SpannerOptions#toBuilder()} drops some
+   * settings (the header provider, OpenTelemetry, leader-aware routing); they are carried over.
+   * Options that are already tuned are returned as they are.
+   */
+  public SpannerOptions tune(SpannerOptions options) {
+    Objects.requireNonNull(options, "options");
+    if (stateOf(options).isPresent()) {
+      return options;
+    }
+    SpannerOptions.Builder builder = options.toBuilder();
+    builder.setHeaderProvider(options.getMergedHeaderProvider(new NoHeaderProvider()));
+    OpenTelemetry openTelemetry = options.getOpenTelemetry();
+    if (openTelemetry != GlobalOpenTelemetry.get()) {
+      builder.setOpenTelemetry(openTelemetry);
+    }
+    if (options.isLeaderAwareRoutingEnabled()) {
+      builder.enableLeaderAwareRouting();
+    } else {
+      builder.disableLeaderAwareRouting();
+    }
+    applyTo(builder);
+    return builder.build();
+  }
+
+  /** The tuning state of a client built from these options, if they were tuned. */
+  public static Optional<SpannerTuningState> stateOf(SpannerOptions options) {
+    return ClientSupport.canReadRpcFactory()
+        ? stateOfFactory(ClientSupport.rpcFactory(options))
+        : Optional.empty();
+  }
+
+  private static Optional<SpannerTuningState> stateOfFactory(Object factory) {
+    return (factory instanceof TunedSpannerRpcFactory tuned)
+        ? Optional.of(tuned.state())
+        : Optional.empty();
+  }
+
+  private boolean applyGrpcGcp(SpannerOptions.Builder builder, Map<Feature, FeatureState> features) {
+    boolean readable = ClientSupport.canReadGrpcGcpSwitch();
+    boolean enabled = readable && ClientSupport.isGrpcGcpEnabled(builder);
+    FeatureState state;
+    if (!this.grpcGcpExtension) {
+      state = FeatureState.off("disabled by configuration");
+    } else if (!ClientSupport.GRPC_GCP_PRESENT) {
+      state = unsupported(Feature.GRPC_GCP, "grpc-gcp is not on the classpath");
+    } else if (!readable) {
+      state =
+          unsupported(
+              Feature.GRPC_GCP, "cannot tell whether this client version has grpc-gcp switched on");
+    } else if (enabled) {
+      state = FeatureState.nativeIn("the client already uses grpc-gcp");
+    } else {
+      builder.enableGrpcGcpExtension();
+      enabled = true;
+      state = FeatureState.on();
+    }
+    features.put(Feature.GRPC_GCP, state);
+    // When the switch cannot be read, assume grpc-gcp is on; the rpc factory checks the built
+    // options and corrects the single-use state.
+    return enabled || !readable;
+  }
+
+  private String rpcHookMissing(SpannerOptions.Builder builder) {
+    if (!ClientSupport.RPC_METHODS_MATCH) {
+      return "GapicSpannerRpc in this client version does not have the methods spanner-tuning"
+          + " extends";
+    }
+    if (!ClientSupport.canReadRpcFactory()) {
+      return "cannot read the SpannerRpcFactory of this client version";
+    }
+    if (!ClientSupport.isDefaultRpcFactory(ClientSupport.rpcFactory(builder))) {
+      return "the application set its own SpannerRpcFactory";
+    }
+    return null;
+  }
+
+  private FeatureState streamEndGuardState(String rpcHookMissing) {
+    if (!this.streamEndGuard) {
+      return FeatureState.off("disabled by configuration");
+    }
+    if (rpcHookMissing != null) {
+      return unsupported(Feature.STREAM_END_GUARD, rpcHookMissing);
+    }
+    return FeatureState.on();
+  }
+
+  private FeatureState singleUseState(String rpcHookMissing, boolean grpcGcpOn) {
+    if (!this.singleUseDistribution) {
+      return FeatureState.off("disabled by configuration");
+    }
+    if (!grpcGcpOn) {
+      return unsupported(
+          Feature.SINGLE_USE_DISTRIBUTION,
+          "the grpc-gcp extension is off: gax's channel pool does not pick channels by load");
+    }
+    if (ClientSupport.NATIVE_SINGLE_USE_ROUTING) {
+      return FeatureState.nativeIn(
+          "google-cloud-spanner "
+              + ClientVersions.detected().spanner()
+              + " sends each single-use read to the least busy channel itself");
+    }
+    if (rpcHookMissing != null) {
+      return unsupported(Feature.SINGLE_USE_DISTRIBUTION, rpcHookMissing);
+    }
+    if (!ClientSupport.DISABLE_AFFINITY_PRESENT) {
+      return unsupported(
+          Feature.SINGLE_USE_DISTRIBUTION,
+          "grpc-gcp " + ClientVersions.detected().grpcGcp() + " cannot disable affinity per call");
+    }
+    return FeatureState.on();
+  }
+
+  private static FeatureState unsupported(Feature feature, String reason) {
+    if (warned.add(feature.id() + reason)) {
+      logger.warning(
+          "spanner-tuning: "
+              + feature.id()
+              + " is off for this Spanner client: "
+              + reason
+              + ". Spanner traffic is not affected.");
+    }
+    return FeatureState.unsupported(reason);
+  }
+
+  @Override
+  public String toString() {
+    return "SpannerTuning{singleUseDistribution="
+        + this.singleUseDistribution
+        + ", streamEndGuard="
+        + this.streamEndGuard
+        + ", grpcGcpExtension="
+        + this.grpcGcpExtension
+        + ", channels="
+        + this.channels
+        + "}";
+  }
+
+  /** Builds a {@link SpannerTuning}; every feature is on by default. */
+  public static final class Builder {
+
+    private boolean singleUseDistribution = true;
+
+    private boolean streamEndGuard = true;
+
+    private boolean grpcGcpExtension = true;
+
+    private Integer channels;
+
+    private Builder() {}
+
+    public Builder singleUseDistribution(boolean enabled) {
+      this.singleUseDistribution = enabled;
+      return this;
+    }
+
+    public Builder streamEndGuard(boolean enabled) {
+      this.streamEndGuard = enabled;
+      return this;
+    }
+
+    /** Switch the grpc-gcp extension on when the client has it off. */
+    public Builder grpcGcpExtension(boolean enabled) {
+      this.grpcGcpExtension = enabled;
+      return this;
+    }
+
+    /**
+     * The channel pool size, 1 to {@value SpannerTuning#MAX_CHANNELS}; {@code null} keeps the
+     * client's.
+     */
+    public Builder channels(Integer channels) {
+      if (channels != null && (channels < 1 || channels > MAX_CHANNELS)) {
+        throw new IllegalArgumentException(
+            "channels must be between 1 and " + MAX_CHANNELS + ", was " + channels);
+      }
+      this.channels = channels;
+      return this;
+    }
+
+    public SpannerTuning build() {
+      return new SpannerTuning(this);
+    }
+  }
+}

@@ -1,0 +1,136 @@
+package io.github.spannertuning.client;
+
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * What spanner-tuning does to one Spanner client: the effective state of each feature, the
+ * counters of the work it did, and runtime switches for the features that sit on the RPC path.
+ * Thread-safe; read on every RPC, so the checks are plain volatile reads.
+ */
+public final class SpannerTuningState {
+
+  private final SpannerTuning tuning;
+
+  private final boolean rpcInstalled;
+
+  private volatile Map<Feature, FeatureState> features;
+
+  private volatile boolean singleUseDistributionActive;
+
+  private volatile boolean streamEndGuardActive;
+
+  private final LongAdder singleUseRouted = new LongAdder();
+
+  private final LongAdder streamEndGuardSkipped = new LongAdder();
+
+  SpannerTuningState(
+      SpannerTuning tuning, Map<Feature, FeatureState> features, boolean rpcInstalled) {
+    this.tuning = tuning;
+    this.rpcInstalled = rpcInstalled;
+    publish(new EnumMap<>(features));
+  }
+
+  /** The configuration this client was tuned with. */
+  public SpannerTuning tuning() {
+    return this.tuning;
+  }
+
+  /** The effective state of every feature, in declaration order. */
+  public Map<Feature, FeatureState> features() {
+    return this.features;
+  }
+
+  public FeatureState feature(Feature feature) {
+    return this.features.get(feature);
+  }
+
+  /** Whether spanner-tuning does the work of this feature on this client right now. */
+  public boolean isActive(Feature feature) {
+    return switch (feature) {
+      case SINGLE_USE_DISTRIBUTION -> this.singleUseDistributionActive;
+      case STREAM_END_GUARD -> this.streamEndGuardActive;
+      case GRPC_GCP -> this.features.get(Feature.GRPC_GCP).isApplied();
+    };
+  }
+
+  /** Single-use calls sent to the least busy channel. */
+  public long singleUseRoutedCount() {
+    return this.singleUseRouted.sum();
+  }
+
+  /** Cancels of completed streams skipped by the stream-end guard. */
+  public long streamEndGuardSkippedCount() {
+    return this.streamEndGuardSkipped.sum();
+  }
+
+  /** Versions of the client libraries this client runs on. */
+  public ClientVersions versions() {
+    return ClientVersions.detected();
+  }
+
+  /**
+   * Switches single-use distribution or the stream-end guard on this running client, for an A/B
+   * comparison without a restart. Only features spanner-tuning applies itself can be switched: not
+   * one the client does natively, not one this client version lacks a hook for, and not grpc-gcp,
+   * which is chosen when the channels are built.
+   *
+   * @throws IllegalArgumentException for grpc-gcp
+   * @throws IllegalStateException when the feature cannot be switched on this client
+   */
+  public synchronized void setEnabled(Feature feature, boolean enabled) {
+    if (feature == Feature.GRPC_GCP) {
+      throw new IllegalArgumentException(
+          "grpc-gcp is chosen when the channels are built and cannot be switched at runtime");
+    }
+    FeatureState current = this.features.get(feature);
+    if (current.status() == FeatureState.Status.NATIVE
+        || current.status() == FeatureState.Status.UNSUPPORTED) {
+      throw new IllegalStateException(
+          feature.id() + " cannot be switched on this client: it is " + current);
+    }
+    if (!this.rpcInstalled) {
+      throw new IllegalStateException(
+          feature.id() + " cannot be switched: tuning was not installed on this client");
+    }
+    Map<Feature, FeatureState> next = new EnumMap<>(this.features);
+    next.put(feature, enabled ? FeatureState.on() : FeatureState.off("switched off at runtime"));
+    publish(next);
+  }
+
+  /** Records what the built options show, once the client's rpc is created. */
+  synchronized void resolve(boolean grpcGcpEnabled) {
+    FeatureState singleUse = this.features.get(Feature.SINGLE_USE_DISTRIBUTION);
+    if (!grpcGcpEnabled
+        && (singleUse.status() == FeatureState.Status.ON
+            || singleUse.status() == FeatureState.Status.NATIVE)) {
+      Map<Feature, FeatureState> next = new EnumMap<>(this.features);
+      next.put(
+          Feature.SINGLE_USE_DISTRIBUTION,
+          FeatureState.unsupported(
+              "the grpc-gcp extension is off: gax's channel pool does not pick channels by load"));
+      publish(next);
+    }
+  }
+
+  void singleUseRouted() {
+    this.singleUseRouted.increment();
+  }
+
+  void streamEndGuardSkipped() {
+    this.streamEndGuardSkipped.increment();
+  }
+
+  private void publish(Map<Feature, FeatureState> next) {
+    this.features = Collections.unmodifiableMap(next);
+    this.singleUseDistributionActive = next.get(Feature.SINGLE_USE_DISTRIBUTION).isApplied();
+    this.streamEndGuardActive = next.get(Feature.STREAM_END_GUARD).isApplied();
+  }
+
+  @Override
+  public String toString() {
+    return "SpannerTuningState" + this.features;
+  }
+}

@@ -1,0 +1,117 @@
+package io.github.spannertuning.client;
+
+import com.google.api.core.ApiFuture;
+import com.google.cloud.spanner.SpannerOptions;
+import com.google.cloud.spanner.XGoogSpannerRequestId;
+import com.google.cloud.spanner.spi.v1.GapicSpannerRpc;
+import com.google.spanner.v1.ExecuteSqlRequest;
+import com.google.spanner.v1.ReadRequest;
+import com.google.spanner.v1.ResultSet;
+import com.google.spanner.v1.TransactionSelector;
+import io.grpc.Context;
+import java.util.Map;
+
+/**
+ * The client's own {@link GapicSpannerRpc}, with the stream-end guard and single-use routing
+ * added where the client hands out streams and queries. A subclass rather than a proxy: the
+ * client closes a {@code GapicSpannerRpc} with {@code shutdownNow()} and anything else with a
+ * graceful shutdown that waits for in-flight calls.
+ */
+final class TunedSpannerRpc extends GapicSpannerRpc {
+
+  private final SpannerTuningState state;
+
+  TunedSpannerRpc(SpannerOptions options, SpannerTuningState state) {
+    super(options);
+    this.state = state;
+  }
+
+  @Override
+  public StreamingCall executeQuery(
+      ExecuteSqlRequest request,
+      ResultStreamConsumer consumer,
+      Map<Option, ?> options,
+      XGoogSpannerRequestId requestId,
+      boolean routeToLeader) {
+    GuardedStream guarded = guard(consumer);
+    ResultStreamConsumer target = (guarded != null) ? guarded : consumer;
+    StreamingCall call;
+    if (routeToLeastBusy(request.hasTransaction(), request.getTransaction())) {
+      Context previous = LeastBusyRouting.enter();
+      try {
+        call =
+            super.executeQuery(
+                request,
+                target,
+                LeastBusyRouting.withoutChannelHint(options),
+                requestId,
+                routeToLeader);
+      } finally {
+        LeastBusyRouting.exit(previous);
+      }
+    } else {
+      call = super.executeQuery(request, target, options, requestId, routeToLeader);
+    }
+    return (guarded != null) ? guarded.attach(call) : call;
+  }
+
+  @Override
+  public StreamingCall read(
+      ReadRequest request,
+      ResultStreamConsumer consumer,
+      Map<Option, ?> options,
+      XGoogSpannerRequestId requestId,
+      boolean routeToLeader) {
+    GuardedStream guarded = guard(consumer);
+    ResultStreamConsumer target = (guarded != null) ? guarded : consumer;
+    StreamingCall call;
+    if (routeToLeastBusy(request.hasTransaction(), request.getTransaction())) {
+      Context previous = LeastBusyRouting.enter();
+      try {
+        call =
+            super.read(
+                request,
+                target,
+                LeastBusyRouting.withoutChannelHint(options),
+                requestId,
+                routeToLeader);
+      } finally {
+        LeastBusyRouting.exit(previous);
+      }
+    } else {
+      call = super.read(request, target, options, requestId, routeToLeader);
+    }
+    return (guarded != null) ? guarded.attach(call) : call;
+  }
+
+  @Override
+  public ApiFuture<ResultSet> executeQueryAsync(
+      ExecuteSqlRequest request, Map<Option, ?> options, boolean routeToLeader) {
+    if (!routeToLeastBusy(request.hasTransaction(), request.getTransaction())) {
+      return super.executeQueryAsync(request, options, routeToLeader);
+    }
+    Context previous = LeastBusyRouting.enter();
+    try {
+      return super.executeQueryAsync(
+          request, LeastBusyRouting.withoutChannelHint(options), routeToLeader);
+    } finally {
+      LeastBusyRouting.exit(previous);
+    }
+  }
+
+  private GuardedStream guard(ResultStreamConsumer consumer) {
+    return this.state.isActive(Feature.STREAM_END_GUARD)
+        ? new GuardedStream(consumer, this.state)
+        : null;
+  }
+
+  private boolean routeToLeastBusy(
+      boolean hasTransaction, TransactionSelector selector) {
+    if (this.state.isActive(Feature.SINGLE_USE_DISTRIBUTION)
+        && LeastBusyRouting.isSingleUse(hasTransaction, selector)) {
+      this.state.singleUseRouted();
+      return true;
+    }
+    return false;
+  }
+}

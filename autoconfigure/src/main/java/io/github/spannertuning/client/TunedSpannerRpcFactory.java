@@ -1,0 +1,25 @@
+package io.github.spannertuning.client;
+
+import com.google.cloud.ServiceRpc;
+import com.google.cloud.spanner.SpannerOptions;
+import com.google.cloud.spanner.spi.SpannerRpcFactory;
+
+/** Creates a {@link TunedSpannerRpc} in place of the client's default rpc. */
+final class TunedSpannerRpcFactory implements SpannerRpcFactory {
+
+  private final SpannerTuningState state;
+
+  TunedSpannerRpcFactory(SpannerTuningState state) {
+    this.state = state;
+  }
+
+  SpannerTuningState state() {
+    return this.state;
+  }
+
+  @Override
+  public ServiceRpc create(SpannerOptions options) {
+    this.state.resolve(options.isGrpcGcpExtensionEnabled());
+    return new TunedSpannerRpc(options, this.state);
+  }
+}
