@@ -3,6 +3,10 @@ package io.github.spannertuning.client;
 import com.google.api.gax.core.GaxProperties;
 import com.google.cloud.spanner.SpannerOptions;
 import io.grpc.ManagedChannel;
+import java.io.IOException;
+import java.io.InputStream;
+import java.security.CodeSource;
+import java.util.Properties;
 
 /**
  * Versions of the client libraries on the classpath, read from their jar manifests.
@@ -25,10 +29,41 @@ public record ClientVersions(String spanner, String grpcGcp, String gax, String 
     return new ClientVersions(
         implementationVersion(SpannerOptions.class),
         ClientSupport.GRPC_GCP_PRESENT
-            ? implementationVersion(ClientSupport.grpcGcpChannelClass())
+            ? mavenVersion("com.google.cloud", "grpc-gcp", ClientSupport.grpcGcpChannelClass())
             : null,
         GaxProperties.getGaxVersion(),
         implementationVersion(ManagedChannel.class));
+  }
+
+  /**
+   * Reads the version Maven wrote into a jar. grpc-gcp shares its package with google-cloud-core,
+   * so its package's implementation version may be the other jar's.
+   */
+  private static String mavenVersion(String groupId, String artifactId, Class<?> type) {
+    String resource = "META-INF/maven/" + groupId + "/" + artifactId + "/pom.properties";
+    try (InputStream in = type.getClassLoader().getResourceAsStream(resource)) {
+      if (in != null) {
+        Properties properties = new Properties();
+        properties.load(in);
+        return properties.getProperty("version", "unknown");
+      }
+    } catch (IOException ex) {
+      // fall through to the jar's name
+    }
+    return versionFromJarName(artifactId, type);
+  }
+
+  /** Some releases (grpc-gcp 1.9.0) carry no version at all but in the name Maven gave the jar. */
+  private static String versionFromJarName(String artifactId, Class<?> type) {
+    CodeSource source = type.getProtectionDomain().getCodeSource();
+    if (source != null && source.getLocation() != null) {
+      String path = source.getLocation().getPath();
+      String name = path.substring(path.lastIndexOf('/') + 1);
+      if (name.startsWith(artifactId + "-") && name.endsWith(".jar")) {
+        return name.substring(artifactId.length() + 1, name.length() - ".jar".length());
+      }
+    }
+    return "unknown";
   }
 
   private static String implementationVersion(Class<?> type) {
