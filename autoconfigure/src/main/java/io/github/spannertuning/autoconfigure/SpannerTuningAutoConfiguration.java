@@ -1,0 +1,38 @@
+package io.github.spannertuning.autoconfigure;
+
+import com.google.cloud.spanner.SpannerOptions;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * Tunes every Spanner client the application builds: spring-cloud-gcp's, on its regular and its
+ * emulator path, and the application's own {@link SpannerOptions} beans. Registers no {@code
+ * SpannerOptionsCustomizer}: spring-cloud-gcp allows one, and it belongs to the application.
+ */
+@AutoConfiguration(
+    beforeName = {
+      "com.google.cloud.spring.autoconfigure.spanner.GcpSpannerEmulatorAutoConfiguration",
+      "com.google.cloud.spring.autoconfigure.spanner.GcpSpannerAutoConfiguration"
+    })
+@ConditionalOnClass(SpannerOptions.class)
+@ConditionalOnSpannerTuningEnabled
+@EnableConfigurationProperties(SpannerTuningProperties.class)
+public class SpannerTuningAutoConfiguration {
+
+  @Bean
+  @ConditionalOnMissingBean
+  static SpannerTuningRegistry spannerTuningRegistry() {
+    return new SpannerTuningRegistry();
+  }
+
+  @Bean
+  static SpannerTuningBeanPostProcessor spannerTuningBeanPostProcessor(
+      ObjectProvider<SpannerTuningProperties> properties,
+      ObjectProvider<SpannerTuningRegistry> registry) {
+    return new SpannerTuningBeanPostProcessor(properties, registry);
+  }
+}

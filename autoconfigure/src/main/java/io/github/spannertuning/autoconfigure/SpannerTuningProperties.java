@@ -1,0 +1,139 @@
+package io.github.spannertuning.autoconfigure;
+
+import io.github.spannertuning.client.SpannerTuning;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.validation.Errors;
+import org.springframework.validation.Validator;
+
+/**
+ * Configuration of spanner-tuning. Unknown keys under {@code spanner.tuning} fail startup rather
+ * than being ignored, so a misspelt switch cannot go unnoticed.
+ */
+@ConfigurationProperties(prefix = "spanner.tuning", ignoreUnknownFields = false)
+public class SpannerTuningProperties implements Validator {
+
+  static final String CHANNELS_ALLOWED = "an integer from 1 to " + SpannerTuning.MAX_CHANNELS;
+
+  /** Whether to tune the Spanner clients of this application at all. */
+  private boolean enabled = true;
+
+  /**
+   * Size of the gRPC channel pool, from 1 to 256. Unset keeps the client's own (8 with grpc-gcp,
+   * or spring-cloud-gcp's spring.cloud.gcp.spanner.num-rpc-channels).
+   */
+  private Integer channels;
+
+  private final SingleUseDistribution singleUseDistribution = new SingleUseDistribution();
+
+  private final StreamEndGuard streamEndGuard = new StreamEndGuard();
+
+  private final GrpcGcp grpcGcp = new GrpcGcp();
+
+  public boolean isEnabled() {
+    return this.enabled;
+  }
+
+  public void setEnabled(boolean enabled) {
+    this.enabled = enabled;
+  }
+
+  public Integer getChannels() {
+    return this.channels;
+  }
+
+  public void setChannels(Integer channels) {
+    this.channels = channels;
+  }
+
+  public SingleUseDistribution getSingleUseDistribution() {
+    return this.singleUseDistribution;
+  }
+
+  public StreamEndGuard getStreamEndGuard() {
+    return this.streamEndGuard;
+  }
+
+  public GrpcGcp getGrpcGcp() {
+    return this.grpcGcp;
+  }
+
+  @Override
+  public boolean supports(Class<?> type) {
+    return SpannerTuningProperties.class.isAssignableFrom(type);
+  }
+
+  /** Boot runs this after binding, and reports each rejected value with its property name. */
+  @Override
+  public void validate(Object target, Errors errors) {
+    Integer channels = ((SpannerTuningProperties) target).getChannels();
+    if (channels != null && (channels < 1 || channels > SpannerTuning.MAX_CHANNELS)) {
+      errors.rejectValue("channels", "range", "must be " + CHANNELS_ALLOWED);
+    }
+  }
+
+  /** The runtime configuration these properties describe. */
+  public SpannerTuning toTuning() {
+    return SpannerTuning.newBuilder()
+        .singleUseDistribution(this.singleUseDistribution.isEnabled())
+        .streamEndGuard(this.streamEndGuard.isEnabled())
+        .grpcGcpExtension(this.grpcGcp.isEnabled())
+        .channels(this.channels)
+        .build();
+  }
+
+  /** Single-use reads and queries sent to the least busy channel. */
+  public static class SingleUseDistribution {
+
+    /**
+     * Whether to send single-use reads and queries to the least busy channel, with no affinity
+     * binding. Transactions keep their channel. Reported as native on clients that already do it
+     * (google-cloud-spanner 6.119+).
+     */
+    private boolean enabled = true;
+
+    public boolean isEnabled() {
+      return this.enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+  }
+
+  /** Skipping the cancel of streams that have already completed. */
+  public static class StreamEndGuard {
+
+    /**
+     * Whether to skip the cancel the client sends when it closes a stream that has already
+     * completed (a point select closed after its row). Cancels of unfinished streams always go
+     * through.
+     */
+    private boolean enabled = true;
+
+    public boolean isEnabled() {
+      return this.enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+  }
+
+  /** The grpc-gcp channel pool. */
+  public static class GrpcGcp {
+
+    /**
+     * Whether to switch the grpc-gcp extension on when the client has it off. Load-aware channel
+     * picking needs it.
+     */
+    private boolean enabled = true;
+
+    public boolean isEnabled() {
+      return this.enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+  }
+}

@@ -1,0 +1,83 @@
+package io.github.spannertuning.autoconfigure;
+
+import java.util.Map;
+import org.springframework.boot.context.properties.bind.BindException;
+import org.springframework.boot.context.properties.bind.UnboundConfigurationPropertiesException;
+import org.springframework.boot.context.properties.bind.validation.BindValidationException;
+import org.springframework.validation.FieldError;
+import org.springframework.validation.ObjectError;
+import org.springframework.boot.context.properties.source.ConfigurationProperty;
+import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+
+/** Explains a bad {@code spanner.tuning.*} value: which property, and what it accepts. */
+class SpannerTuningPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<BindException> {
+
+  private static final String PREFIX = "spanner.tuning";
+
+  static final Map<String, String> ALLOWED =
+      Map.of(
+          "spanner.tuning.enabled", "true or false",
+          "spanner.tuning.channels", SpannerTuningProperties.CHANNELS_ALLOWED,
+          "spanner.tuning.single-use-distribution.enabled", "true or false",
+          "spanner.tuning.stream-end-guard.enabled", "true or false",
+          "spanner.tuning.grpc-gcp.enabled", "true or false");
+
+  @Override
+  protected FailureAnalysis analyze(Throwable rootFailure, BindException cause) {
+    String name = cause.getName().toString();
+    if (!name.startsWith(PREFIX)) {
+      return null;
+    }
+    if (cause.getCause() instanceof UnboundConfigurationPropertiesException unbound) {
+      String unknown =
+          unbound.getUnboundProperties().stream()
+              .map(ConfigurationProperty::getName)
+              .map(Object::toString)
+              .sorted()
+              .reduce((a, b) -> a + ", " + b)
+              .orElse(name);
+      return new FailureAnalysis(
+          "Unknown spanner-tuning propert" + (unbound.getUnboundProperties().size() > 1 ? "ies" : "y")
+              + ": " + unknown,
+          "Use only these properties: " + String.join(", ", ALLOWED.keySet().stream().sorted().toList()),
+          cause);
+    }
+    if (cause.getCause() instanceof BindValidationException invalid) {
+      return analyzeInvalid(invalid, cause);
+    }
+    ConfigurationProperty property = cause.getProperty();
+    String value = (property != null) ? String.valueOf(property.getValue()) : "?";
+    String allowed = ALLOWED.getOrDefault(name, "see the spanner-tuning README");
+    return new FailureAnalysis(
+        "Invalid value '" + value + "' for property '" + name + "': " + rootMessage(cause),
+        "Set '" + name + "' to " + allowed + ".",
+        cause);
+  }
+
+  private static FailureAnalysis analyzeInvalid(BindValidationException invalid, BindException cause) {
+    StringBuilder description = new StringBuilder();
+    StringBuilder action = new StringBuilder();
+    for (ObjectError error : invalid.getValidationErrors().getAllErrors()) {
+      String name = PREFIX;
+      Object value = null;
+      if (error instanceof FieldError field) {
+        name = PREFIX + "." + field.getField();
+        value = field.getRejectedValue();
+      }
+      description.append(String.format("Invalid value '%s' for property '%s': %s%n",
+          value, name, error.getDefaultMessage()));
+      action.append(String.format("Set '%s' to %s.%n", name,
+          ALLOWED.getOrDefault(name, "a valid value")));
+    }
+    return new FailureAnalysis(description.toString().trim(), action.toString().trim(), cause);
+  }
+
+  private static String rootMessage(Throwable failure) {
+    Throwable root = failure;
+    while (root.getCause() != null) {
+      root = root.getCause();
+    }
+    return root.getMessage();
+  }
+}

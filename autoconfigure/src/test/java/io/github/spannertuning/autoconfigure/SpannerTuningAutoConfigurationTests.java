@@ -1,0 +1,330 @@
+package io.github.spannertuning.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.api.gax.core.CredentialsProvider;
+import com.google.cloud.NoCredentials;
+import com.google.cloud.spanner.DatabaseClient;
+import com.google.cloud.spanner.ResultSet;
+import com.google.cloud.spanner.Spanner;
+import com.google.cloud.spanner.SpannerOptions;
+import com.google.cloud.spanner.Statement;
+import com.google.cloud.spring.autoconfigure.core.GcpContextAutoConfiguration;
+import com.google.cloud.spring.autoconfigure.spanner.GcpSpannerAutoConfiguration;
+import com.google.cloud.spring.autoconfigure.spanner.GcpSpannerEmulatorAutoConfiguration;
+import com.google.cloud.spring.autoconfigure.spanner.SpannerOptionsCustomizer;
+import io.github.spannertuning.client.Feature;
+import io.github.spannertuning.client.FeatureState.Status;
+import io.github.spannertuning.client.SpannerTuning;
+import io.github.spannertuning.client.SpannerTuningState;
+import io.github.spannertuning.testing.MockSpannerServer;
+import io.grpc.ManagedChannelBuilder;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.gson.GsonAutoConfiguration;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The auto-configuration with spring-cloud-gcp's real Spanner auto-configuration, against
+ * Google's mock Spanner server on loopback.
+ */
+class SpannerTuningAutoConfigurationTests {
+
+  private static MockSpannerServer server;
+
+  @BeforeAll
+  static void startServer() throws Exception {
+    server = MockSpannerServer.start();
+  }
+
+  @AfterAll
+  static void stopServer() throws Exception {
+    server.close();
+  }
+
+  private final ApplicationContextRunner contextRunner =
+      new ApplicationContextRunner()
+          .withConfiguration(
+              AutoConfigurations.of(
+                  GsonAutoConfiguration.class,
+                  GcpContextAutoConfiguration.class,
+                  GcpSpannerEmulatorAutoConfiguration.class,
+                  GcpSpannerAutoConfiguration.class,
+                  SpannerTuningAutoConfiguration.class))
+          .withPropertyValues(
+              "spring.cloud.gcp.project-id=test-project",
+              "spring.cloud.gcp.spanner.instance-id=test-instance",
+              "spring.cloud.gcp.spanner.database=test-database")
+          .withUserConfiguration(LocalServerConfiguration.class);
+
+  @Test
+  void tunesSpringCloudGcpClientWithApplicationCustomizer() {
+    this.contextRunner.run(
+        (context) -> {
+          assertThat(context).hasNotFailed();
+          SpannerTuningState state = tuningOf(context);
+          assertThat(state.feature(Feature.STREAM_END_GUARD).status()).isEqualTo(Status.ON);
+          assertThat(state.feature(Feature.SINGLE_USE_DISTRIBUTION).status())
+              .isIn(Status.ON, Status.NATIVE);
+          assertThat(state.feature(Feature.GRPC_GCP).status()).isIn(Status.ON, Status.NATIVE);
+          // The application's customizer still applied: the client reaches the local server.
+          assertThat(context.getBean(SpannerOptions.class).getHost())
+              .isEqualTo("http://127.0.0.1:" + server.port());
+          assertThat(context.getBean(SpannerTuningRegistry.class).clients())
+              .containsOnlyKeys("spanner");
+          long skippedBefore = state.streamEndGuardSkippedCount();
+          pointSelects(context, 20);
+          assertThat(state.streamEndGuardSkippedCount()).isGreaterThan(skippedBefore);
+        });
+  }
+
+  @Test
+  void singleUseDistributionSwitchTurnsItOff() {
+    this.contextRunner
+        .withPropertyValues("spanner.tuning.single-use-distribution.enabled=false")
+        .run(
+            (context) -> {
+              SpannerTuningState state = tuningOf(context);
+              assertThat(state.feature(Feature.SINGLE_USE_DISTRIBUTION).status())
+                  .isEqualTo(Status.OFF);
+              assertThat(state.feature(Feature.STREAM_END_GUARD).status()).isEqualTo(Status.ON);
+              pointSelects(context, 10);
+              assertThat(state.singleUseRoutedCount()).isZero();
+            });
+  }
+
+  @Test
+  void streamEndGuardSwitchTurnsItOff() {
+    this.contextRunner
+        .withPropertyValues("spanner.tuning.stream-end-guard.enabled=false")
+        .run(
+            (context) -> {
+              SpannerTuningState state = tuningOf(context);
+              assertThat(state.feature(Feature.STREAM_END_GUARD).status()).isEqualTo(Status.OFF);
+              pointSelects(context, 20);
+              assertThat(state.streamEndGuardSkippedCount()).isZero();
+            });
+  }
+
+  @Test
+  void grpcGcpIsSwitchedOnWhenTheApplicationHasItOff() {
+    this.contextRunner
+        .withPropertyValues("test.disable-grpc-gcp=true")
+        .run(
+            (context) -> {
+              assertThat(context.getBean(SpannerOptions.class).isGrpcGcpExtensionEnabled())
+                  .isTrue();
+              assertThat(tuningOf(context).feature(Feature.GRPC_GCP).status())
+                  .isEqualTo(Status.ON);
+            });
+  }
+
+  @Test
+  void grpcGcpSwitchLeavesItOff() {
+    this.contextRunner
+        .withPropertyValues("test.disable-grpc-gcp=true", "spanner.tuning.grpc-gcp.enabled=false")
+        .run(
+            (context) -> {
+              assertThat(context.getBean(SpannerOptions.class).isGrpcGcpExtensionEnabled())
+                  .isFalse();
+              SpannerTuningState state = tuningOf(context);
+              assertThat(state.feature(Feature.GRPC_GCP).status()).isEqualTo(Status.OFF);
+              assertThat(state.feature(Feature.SINGLE_USE_DISTRIBUTION).status())
+                  .isEqualTo(Status.UNSUPPORTED);
+              pointSelects(context, 5);
+            });
+  }
+
+  @Test
+  void channelsSetsThePoolSize() {
+    this.contextRunner
+        .withPropertyValues("spanner.tuning.channels=3")
+        .run((context) -> assertThat(context.getBean(SpannerOptions.class).getNumChannels()).isEqualTo(3));
+  }
+
+  @Test
+  void channelsOutOfRangeFailsStartupNamingPropertyAndRange() {
+    this.contextRunner
+        .withPropertyValues("spanner.tuning.channels=0")
+        .run(
+            (context) -> {
+              assertThat(context).hasFailed();
+              assertThat(context.getStartupFailure())
+                  .rootCause()
+                  .hasMessageContaining("spanner.tuning")
+                  .hasMessageContaining("channels")
+                  .hasMessageContaining("from 1 to 256");
+              assertThat(analyze(context).getDescription()).contains("'0'", "'spanner.tuning.channels'");
+              assertThat(analyze(context).getAction())
+                  .contains("spanner.tuning.channels")
+                  .contains("an integer from 1 to 256");
+            });
+    this.contextRunner
+        .withPropertyValues("spanner.tuning.channels=257")
+        .run((context) -> assertThat(context).hasFailed());
+  }
+
+  @Test
+  void malformedValuesFailStartupWithAllowedValues() {
+    this.contextRunner
+        .withPropertyValues("spanner.tuning.channels=eight")
+        .run(
+            (context) -> {
+              assertThat(context).hasFailed();
+              FailureAnalysis analysis = analyze(context);
+              assertThat(analysis.getDescription()).contains("'spanner.tuning.channels'", "eight");
+              assertThat(analysis.getAction()).contains("an integer from 1 to 256");
+            });
+    this.contextRunner
+        .withPropertyValues("spanner.tuning.stream-end-guard.enabled=maybe")
+        .run(
+            (context) -> {
+              assertThat(context).hasFailed();
+              FailureAnalysis analysis = analyze(context);
+              assertThat(analysis.getDescription())
+                  .contains("'spanner.tuning.stream-end-guard.enabled'", "maybe");
+              assertThat(analysis.getAction()).contains("true or false");
+            });
+  }
+
+  @Test
+  void unknownPropertyFailsStartupInsteadOfBeingIgnored() {
+    this.contextRunner
+        .withPropertyValues("spanner.tuning.stream-end-gaurd.enabled=false")
+        .run(
+            (context) -> {
+              assertThat(context).hasFailed();
+              FailureAnalysis analysis = analyze(context);
+              assertThat(analysis.getDescription())
+                  .contains("spanner.tuning.stream-end-gaurd.enabled");
+              assertThat(analysis.getAction()).contains("spanner.tuning.stream-end-guard.enabled");
+            });
+  }
+
+  @Test
+  void backsOffWhenDisabled() {
+    this.contextRunner
+        .withPropertyValues("spanner.tuning.enabled=false")
+        .run(
+            (context) -> {
+              assertThat(context).hasNotFailed();
+              assertThat(context).doesNotHaveBean(SpannerTuningRegistry.class);
+              assertThat(SpannerTuning.stateOf(context.getBean(SpannerOptions.class))).isEmpty();
+              pointSelects(context, 5);
+            });
+  }
+
+  @Test
+  void tunesTheEmulatorPath() {
+    this.contextRunner
+        .withPropertyValues(
+            "spring.cloud.gcp.spanner.emulator.enabled=true",
+            "spring.cloud.gcp.spanner.emulator-host=127.0.0.1:" + server.port())
+        .run(
+            (context) -> {
+              assertThat(context).hasNotFailed();
+              SpannerTuningState state = tuningOf(context);
+              assertThat(state.feature(Feature.STREAM_END_GUARD).status()).isEqualTo(Status.ON);
+              long skippedBefore = state.streamEndGuardSkippedCount();
+              pointSelects(context, 20);
+              assertThat(state.streamEndGuardSkippedCount()).isGreaterThan(skippedBefore);
+            });
+  }
+
+  @Test
+  void tunesTheApplicationsOwnSpannerOptions() {
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(SpannerTuningAutoConfiguration.class))
+        .withUserConfiguration(OwnSpannerConfiguration.class)
+        .run(
+            (context) -> {
+              assertThat(context).hasNotFailed();
+              assertThat(context.getBean(SpannerTuningRegistry.class).clients())
+                  .containsOnlyKeys("mySpanner");
+              assertThat(SpannerTuning.stateOf(context.getBean(SpannerOptions.class))).isPresent();
+            });
+  }
+
+  @Test
+  void worksWithoutMicrometerOrActuator() {
+    this.contextRunner
+        .withClassLoader(new FilteredClassLoader(MeterRegistry.class, Endpoint.class))
+        .run(
+            (context) -> {
+              assertThat(context).hasNotFailed();
+              assertThat(tuningOf(context).feature(Feature.STREAM_END_GUARD).status())
+                  .isEqualTo(Status.ON);
+              pointSelects(context, 5);
+            });
+  }
+
+  private static SpannerTuningState tuningOf(AssertableApplicationContext context) {
+    assertThat(context).hasNotFailed();
+    return SpannerTuning.stateOf(context.getBean(Spanner.class).getOptions()).orElseThrow();
+  }
+
+  @SuppressWarnings("unchecked")
+  private static void pointSelects(AssertableApplicationContext context, int count) {
+    DatabaseClient client = ((Supplier<DatabaseClient>) context.getBean("databaseClientProvider")).get();
+    for (int i = 0; i < count; i++) {
+      try (ResultSet resultSet =
+          client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
+        assertThat(resultSet.next()).isTrue();
+        assertThat(resultSet.getString("name")).isEqualTo("Alice");
+      }
+    }
+  }
+
+  private static FailureAnalysis analyze(AssertableApplicationContext context) {
+    FailureAnalysis analysis =
+        new SpannerTuningPropertiesFailureAnalyzer().analyze(context.getStartupFailure());
+    assertThat(analysis).as("failure analysis").isNotNull();
+    return analysis;
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class LocalServerConfiguration {
+
+    @Bean
+    CredentialsProvider credentialsProvider() {
+      return NoCredentials::getInstance;
+    }
+
+    @Bean
+    SpannerOptionsCustomizer localServer(org.springframework.core.env.Environment environment) {
+      boolean disableGrpcGcp = environment.getProperty("test.disable-grpc-gcp", Boolean.class, false);
+      return (builder) -> {
+        builder
+            .setHost("http://127.0.0.1:" + server.port())
+            .setChannelConfigurator(ManagedChannelBuilder::usePlaintext);
+        if (disableGrpcGcp) {
+          builder.disableGrpcGcpExtension();
+        }
+      };
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class OwnSpannerConfiguration {
+
+    @Bean
+    SpannerOptions spannerOptions() {
+      return server.clientOptions(4).build();
+    }
+
+    @Bean(destroyMethod = "close")
+    Spanner mySpanner(SpannerOptions options) {
+      return options.getService();
+    }
+  }
+}

@@ -1,0 +1,152 @@
+package io.github.spannertuning.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+
+import com.google.api.gax.grpc.GrpcInterceptorProvider;
+import com.google.api.gax.rpc.FixedHeaderProvider;
+import com.google.cloud.NoCredentials;
+import com.google.cloud.spanner.DatabaseClient;
+import com.google.cloud.spanner.DatabaseId;
+import com.google.cloud.spanner.ResultSet;
+import com.google.cloud.spanner.Spanner;
+import com.google.cloud.spanner.SpannerOptions;
+import com.google.cloud.spanner.Statement;
+import io.github.spannertuning.client.FeatureState.Status;
+import io.github.spannertuning.testing.MockSpannerServer;
+import io.opentelemetry.api.OpenTelemetry;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** {@link SpannerTuning} on plain {@link SpannerOptions}, without Spring. */
+class SpannerTuningTest {
+
+  private static MockSpannerServer server;
+
+  @BeforeAll
+  static void startServer() throws Exception {
+    server = MockSpannerServer.start();
+  }
+
+  @AfterAll
+  static void stopServer() throws Exception {
+    server.close();
+  }
+
+  @Test
+  void rebuildingOptionsKeepsWhatToBuilderDrops() {
+    OpenTelemetry openTelemetry = OpenTelemetry.noop();
+    GrpcInterceptorProvider interceptors = List::of;
+    SpannerOptions options =
+        SpannerOptions.newBuilder()
+            .setProjectId("test-project")
+            .setEmulatorHost("127.0.0.1:" + server.port())
+            .setHeaderProvider(FixedHeaderProvider.create("user-agent", "my-app/1.0"))
+            .setOpenTelemetry(openTelemetry)
+            .disableLeaderAwareRouting()
+            .setInterceptorProvider(interceptors)
+            .build();
+
+    SpannerOptions tuned = SpannerTuning.defaults().tune(options);
+
+    assertThat(tuned).isNotSameAs(options);
+    assertThat(SpannerTuning.stateOf(tuned)).isPresent();
+    assertThat(tuned.getUserAgent()).isEqualTo("my-app/1.0");
+    assertThat(tuned.getOpenTelemetry()).isSameAs(openTelemetry);
+    assertThat(tuned.isLeaderAwareRoutingEnabled()).isFalse();
+    assertThat(tuned.getInterceptorProvider()).isSameAs(interceptors);
+    assertThat(tuned.getHost()).isEqualTo(options.getHost());
+    assertThat(tuned.getCredentials()).isEqualTo(NoCredentials.getInstance());
+    assertThat(tuned.getNumChannels()).isEqualTo(options.getNumChannels());
+    // The emulator's plaintext configurator survives: the tuned client reaches the server.
+    assertThat(pointSelects(tuned, 3)).isEqualTo(3);
+  }
+
+  @Test
+  void tuningTwiceChangesNothing() {
+    SpannerOptions.Builder builder = server.clientOptions(4);
+    SpannerTuningState first = SpannerTuning.defaults().applyTo(builder);
+    SpannerTuningState second = SpannerTuning.defaults().applyTo(builder);
+    assertThat(second).isSameAs(first);
+    SpannerOptions options = builder.build();
+    assertThat(SpannerTuning.defaults().tune(options)).isSameAs(options);
+  }
+
+  @Test
+  void applicationRpcFactoryIsKeptAndReported() {
+    SpannerOptions.Builder builder = server.clientOptions(4);
+    com.google.cloud.spanner.spi.SpannerRpcFactory own =
+        (options) -> new com.google.cloud.spanner.spi.v1.GapicSpannerRpc(options);
+    builder.setServiceRpcFactory(own);
+    SpannerTuningState state = SpannerTuning.defaults().applyTo(builder);
+    assertThat(state.feature(Feature.STREAM_END_GUARD).status()).isEqualTo(Status.UNSUPPORTED);
+    assertThat(state.feature(Feature.STREAM_END_GUARD).reason()).contains("SpannerRpcFactory");
+    assertThat(pointSelects(builder.build(), 3)).isEqualTo(3);
+    assertThat(state.streamEndGuardSkippedCount()).isZero();
+  }
+
+  @Test
+  void grpcGcpIsSwitchedOnOnlyWhenAskedTo() {
+    SpannerOptions.Builder on = server.clientOptions(4).disableGrpcGcpExtension();
+    assertThat(SpannerTuning.defaults().applyTo(on).feature(Feature.GRPC_GCP).status())
+        .isEqualTo(Status.ON);
+    assertThat(on.build().isGrpcGcpExtensionEnabled()).isTrue();
+
+    SpannerOptions.Builder off = server.clientOptions(4).disableGrpcGcpExtension();
+    SpannerTuningState state =
+        SpannerTuning.newBuilder().grpcGcpExtension(false).build().applyTo(off);
+    assertThat(off.build().isGrpcGcpExtensionEnabled()).isFalse();
+    assertThat(state.feature(Feature.GRPC_GCP).status()).isEqualTo(Status.OFF);
+    assertThat(state.feature(Feature.SINGLE_USE_DISTRIBUTION).status())
+        .isEqualTo(Status.UNSUPPORTED);
+  }
+
+  @Test
+  void channelsSetsThePoolSizeWithinRange() {
+    SpannerOptions.Builder builder = server.clientOptions(8);
+    SpannerTuning.newBuilder().channels(5).build().applyTo(builder);
+    assertThat(builder.build().getNumChannels()).isEqualTo(5);
+    assertThatIllegalArgumentException().isThrownBy(() -> SpannerTuning.newBuilder().channels(0));
+    assertThatIllegalArgumentException().isThrownBy(() -> SpannerTuning.newBuilder().channels(257));
+  }
+
+  @Test
+  void runtimeSwitchTurnsTheGuardOffAndOn() {
+    SpannerOptions.Builder builder = server.clientOptions(4);
+    SpannerTuningState state = SpannerTuning.defaults().applyTo(builder);
+    SpannerOptions options = builder.build();
+    state.setEnabled(Feature.STREAM_END_GUARD, false);
+    assertThat(state.feature(Feature.STREAM_END_GUARD).status()).isEqualTo(Status.OFF);
+    pointSelects(options, 20);
+    assertThat(state.streamEndGuardSkippedCount()).isZero();
+    state.setEnabled(Feature.STREAM_END_GUARD, true);
+    pointSelects(options, 20);
+    assertThat(state.streamEndGuardSkippedCount()).isPositive();
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> state.setEnabled(Feature.GRPC_GCP, false));
+    if (state.feature(Feature.SINGLE_USE_DISTRIBUTION).status() == Status.NATIVE) {
+      assertThatIllegalStateException()
+          .isThrownBy(() -> state.setEnabled(Feature.SINGLE_USE_DISTRIBUTION, false));
+    }
+  }
+
+  private static int pointSelects(SpannerOptions options, int count) {
+    int rows = 0;
+    try (Spanner spanner = options.getService()) {
+      DatabaseClient client =
+          spanner.getDatabaseClient(DatabaseId.of("test-project", "test-instance", "test-db"));
+      for (int i = 0; i < count; i++) {
+        try (ResultSet resultSet =
+            client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
+          if (resultSet.next()) {
+            rows++;
+          }
+        }
+      }
+    }
+    return rows;
+  }
+}
