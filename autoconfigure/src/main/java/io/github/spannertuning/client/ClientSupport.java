@@ -1,5 +1,6 @@
 package io.github.spannertuning.client;
 
+import com.google.api.gax.grpc.GrpcInterceptorProvider;
 import com.google.cloud.ServiceOptions;
 import com.google.cloud.ServiceRpc;
 import com.google.cloud.spanner.SpannerOptions;
@@ -49,7 +50,18 @@ final class ClientSupport {
   private static final Field BUILDER_GRPC_GCP_ENABLED =
       field(SpannerOptions.Builder.class, "grpcGcpExtensionEnabled");
 
+  private static final Field BUILDER_INTERCEPTOR_PROVIDER =
+      field(SpannerOptions.Builder.class, "interceptorProvider");
+
   private ClientSupport() {}
+
+  static boolean canReadInterceptorProvider() {
+    return BUILDER_INTERCEPTOR_PROVIDER != null;
+  }
+
+  static GrpcInterceptorProvider interceptorProvider(SpannerOptions.Builder builder) {
+    return (GrpcInterceptorProvider) read(BUILDER_INTERCEPTOR_PROVIDER, builder);
+  }
 
   static boolean canReadRpcFactory() {
     return BUILDER_RPC_FACTORY != null && OPTIONS_RPC_FACTORY != null;

@@ -22,6 +22,9 @@ public record FeatureState(Status status, String reason) {
     UNSUPPORTED
   }
 
+  /** The reason of a feature switched off by the configuration spanner-tuning was given. */
+  public static final String DISABLED_BY_CONFIGURATION = "disabled by configuration";
+
   public FeatureState {
     Objects.requireNonNull(status, "status");
   }

@@ -103,6 +103,10 @@ public final class SpannerTuning {
         new SpannerTuningState(this, features, rpcHookMissing == null);
     if (rpcHookMissing == null) {
       builder.setServiceRpcFactory(new TunedSpannerRpcFactory(state));
+      if (ClientSupport.canReadInterceptorProvider()) {
+        builder.setInterceptorProvider(
+            new LoadCountingInterceptorProvider(ClientSupport.interceptorProvider(builder), state));
+      }
     }
     logger.fine(() -> "Spanner client tuned: " + state);
     return state;
@@ -151,7 +155,7 @@ public final class SpannerTuning {
     boolean enabled = readable && ClientSupport.isGrpcGcpEnabled(builder);
     FeatureState state;
     if (!this.grpcGcpExtension) {
-      state = FeatureState.off("disabled by configuration");
+      state = FeatureState.off(FeatureState.DISABLED_BY_CONFIGURATION);
     } else if (!ClientSupport.GRPC_GCP_PRESENT) {
       state = unsupported(Feature.GRPC_GCP, "grpc-gcp is not on the classpath");
     } else if (!readable) {
@@ -187,7 +191,7 @@ public final class SpannerTuning {
 
   private FeatureState streamEndGuardState(String rpcHookMissing) {
     if (!this.streamEndGuard) {
-      return FeatureState.off("disabled by configuration");
+      return FeatureState.off(FeatureState.DISABLED_BY_CONFIGURATION);
     }
     if (rpcHookMissing != null) {
       return unsupported(Feature.STREAM_END_GUARD, rpcHookMissing);
@@ -197,7 +201,7 @@ public final class SpannerTuning {
 
   private FeatureState singleUseState(String rpcHookMissing, boolean grpcGcpOn) {
     if (!this.singleUseDistribution) {
-      return FeatureState.off("disabled by configuration");
+      return FeatureState.off(FeatureState.DISABLED_BY_CONFIGURATION);
     }
     if (!grpcGcpOn) {
       return unsupported(

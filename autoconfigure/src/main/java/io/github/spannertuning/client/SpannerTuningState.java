@@ -1,8 +1,11 @@
 package io.github.spannertuning.client;
 
+import io.opentelemetry.api.OpenTelemetry;
 import java.util.Collections;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -25,6 +28,18 @@ public final class SpannerTuningState {
   private final LongAdder singleUseRouted = new LongAdder();
 
   private final LongAdder streamEndGuardSkipped = new LongAdder();
+
+  private final ChannelLoad channelLoad = new ChannelLoad();
+
+  private volatile OpenTelemetry openTelemetry;
+
+  private volatile boolean grpcGcpEnabled;
+
+  private volatile int numChannels;
+
+  private volatile boolean open;
+
+  private final List<Runnable> closeListeners = new CopyOnWriteArrayList<>();
 
   SpannerTuningState(
       SpannerTuning tuning, Map<Feature, FeatureState> features, boolean rpcInstalled) {
@@ -66,6 +81,14 @@ public final class SpannerTuningState {
     return this.streamEndGuardSkipped.sum();
   }
 
+  /**
+   * Calls per sub-channel of this client's pool, counted whatever the features' state. Empty when
+   * the client's interceptor provider could not be extended.
+   */
+  public ChannelLoad channelLoad() {
+    return this.channelLoad;
+  }
+
   /** Versions of the client libraries this client runs on. */
   public ClientVersions versions() {
     return ClientVersions.detected();
@@ -100,8 +123,44 @@ public final class SpannerTuningState {
     publish(next);
   }
 
+  /** The kind of channel pool the client uses: {@code grpc-gcp} or {@code gax}. */
+  public String poolKind() {
+    return this.grpcGcpEnabled ? "grpc-gcp" : "gax";
+  }
+
+  /** The pool size the client was built with (grpc-gcp's initial size with a dynamic pool). */
+  public int poolSize() {
+    return this.numChannels;
+  }
+
+  /** Whether the client is open: created and not closed. */
+  public boolean isOpen() {
+    return this.open;
+  }
+
+  /** Runs when the client is closed, for example to remove its meters. */
+  public void onClose(Runnable listener) {
+    this.closeListeners.add(listener);
+  }
+
+  void closed() {
+    if (this.open) {
+      this.open = false;
+      this.closeListeners.forEach(Runnable::run);
+      this.channelLoad.reset();
+    }
+  }
+
+  OpenTelemetry openTelemetry() {
+    return this.openTelemetry;
+  }
+
   /** Records what the built options show, once the client's rpc is created. */
-  synchronized void resolve(boolean grpcGcpEnabled) {
+  synchronized void resolve(boolean grpcGcpEnabled, int numChannels, OpenTelemetry openTelemetry) {
+    this.openTelemetry = openTelemetry;
+    this.grpcGcpEnabled = grpcGcpEnabled;
+    this.numChannels = numChannels;
+    this.open = true;
     FeatureState singleUse = this.features.get(Feature.SINGLE_USE_DISTRIBUTION);
     if (!grpcGcpEnabled
         && (singleUse.status() == FeatureState.Status.ON

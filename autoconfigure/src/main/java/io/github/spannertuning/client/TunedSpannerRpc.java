@@ -99,6 +99,24 @@ final class TunedSpannerRpc extends GapicSpannerRpc {
     }
   }
 
+  @Override
+  public void shutdown() {
+    try {
+      super.shutdown();
+    } finally {
+      this.state.closed();
+    }
+  }
+
+  @Override
+  public void shutdownNow() {
+    try {
+      super.shutdownNow();
+    } finally {
+      this.state.closed();
+    }
+  }
+
   private GuardedStream guard(ResultStreamConsumer consumer) {
     return this.state.isActive(Feature.STREAM_END_GUARD)
         ? new GuardedStream(consumer, this.state)

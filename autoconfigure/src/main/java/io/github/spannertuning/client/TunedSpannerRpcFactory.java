@@ -19,7 +19,8 @@ final class TunedSpannerRpcFactory implements SpannerRpcFactory {
 
   @Override
   public ServiceRpc create(SpannerOptions options) {
-    this.state.resolve(options.isGrpcGcpExtensionEnabled());
+    this.state.resolve(
+        options.isGrpcGcpExtensionEnabled(), options.getNumChannels(), options.getOpenTelemetry());
     return new TunedSpannerRpc(options, this.state);
   }
 }

@@ -57,7 +57,10 @@ class SpannerTuningTest {
     assertThat(tuned.getUserAgent()).isEqualTo("my-app/1.0");
     assertThat(tuned.getOpenTelemetry()).isSameAs(openTelemetry);
     assertThat(tuned.isLeaderAwareRoutingEnabled()).isFalse();
-    assertThat(tuned.getInterceptorProvider()).isSameAs(interceptors);
+    assertThat(tuned.getInterceptorProvider())
+        .isInstanceOfSatisfying(
+            LoadCountingInterceptorProvider.class,
+            (provider) -> assertThat(provider.applicationProvider()).isSameAs(interceptors));
     assertThat(tuned.getHost()).isEqualTo(options.getHost());
     assertThat(tuned.getCredentials()).isEqualTo(NoCredentials.getInstance());
     assertThat(tuned.getNumChannels()).isEqualTo(options.getNumChannels());
