@@ -29,6 +29,8 @@ public class SpannerTuningProperties implements Validator {
 
   private final GrpcGcp grpcGcp = new GrpcGcp();
 
+  private final Metrics metrics = new Metrics();
+
   public boolean isEnabled() {
     return this.enabled;
   }
@@ -55,6 +57,10 @@ public class SpannerTuningProperties implements Validator {
 
   public GrpcGcp getGrpcGcp() {
     return this.grpcGcp;
+  }
+
+  public Metrics getMetrics() {
+    return this.metrics;
   }
 
   @Override
@@ -125,6 +131,24 @@ public class SpannerTuningProperties implements Validator {
     /**
      * Whether to switch the grpc-gcp extension on when the client has it off. Load-aware channel
      * picking needs it.
+     */
+    private boolean enabled = true;
+
+    public boolean isEnabled() {
+      return this.enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+  }
+
+  /** Micrometer meters of channel load. */
+  public static class Metrics {
+
+    /**
+     * Whether to publish per-channel load and tuning counters to Micrometer (Boot's
+     * management.metrics.enable.spanner.tuning=false turns them off too).
      */
     private boolean enabled = true;
 

@@ -21,7 +21,8 @@ class SpannerTuningPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
           "spanner.tuning.channels", SpannerTuningProperties.CHANNELS_ALLOWED,
           "spanner.tuning.single-use-distribution.enabled", "true or false",
           "spanner.tuning.stream-end-guard.enabled", "true or false",
-          "spanner.tuning.grpc-gcp.enabled", "true or false");
+          "spanner.tuning.grpc-gcp.enabled", "true or false",
+          "spanner.tuning.metrics.enabled", "true or false");
 
   @Override
   protected FailureAnalysis analyze(Throwable rootFailure, BindException cause) {

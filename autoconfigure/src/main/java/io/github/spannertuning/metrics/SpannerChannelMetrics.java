@@ -1,0 +1,96 @@
+package io.github.spannertuning.metrics;
+
+import io.github.spannertuning.client.ChannelLoad;
+import io.github.spannertuning.client.ChannelLoad.ChannelStats;
+import io.github.spannertuning.client.SpannerTuningState;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * A {@link MeterBinder} for one tuned Spanner client: per-channel load, the pool's imbalance and
+ * what the tuning did. Per-channel meters appear as channels carry their first call; all of the
+ * client's meters are removed when it is closed.
+ */
+public class SpannerChannelMetrics implements MeterBinder {
+
+  private static final String PREFIX = "spanner.tuning";
+
+  private final SpannerTuningState state;
+
+  private final Iterable<Tag> tags;
+
+  /**
+   * @param state the client's tuning state
+   * @param name the client's name, used as the {@code client} tag
+   * @param tags further tags for every meter
+   */
+  public SpannerChannelMetrics(SpannerTuningState state, String name, Iterable<Tag> tags) {
+    this.state = state;
+    this.tags = Tags.concat(tags, "client", name);
+  }
+
+  @Override
+  public void bindTo(MeterRegistry registry) {
+    List<Meter> meters = new CopyOnWriteArrayList<>();
+    ChannelLoad load = this.state.channelLoad();
+    meters.add(
+        Gauge.builder(PREFIX + ".channel.count", load, (l) -> l.channels().size())
+            .tags(this.tags)
+            .description("Channels of the client's gRPC pool that have carried calls")
+            .baseUnit("channels")
+            .register(registry));
+    meters.add(
+        Gauge.builder(PREFIX + ".channel.imbalance", load, ChannelLoad::imbalance)
+            .tags(this.tags)
+            .description(
+                "Busiest channel's calls over the mean over the last 30 to 60 seconds (1.0 = even)")
+            .baseUnit("ratio")
+            .register(registry));
+    meters.add(
+        FunctionCounter.builder(
+                PREFIX + ".single.use.routed",
+                this.state,
+                SpannerTuningState::singleUseRoutedCount)
+            .tags(this.tags)
+            .description("Single-use calls sent to the least busy channel")
+            .baseUnit("calls")
+            .register(registry));
+    meters.add(
+        FunctionCounter.builder(
+                PREFIX + ".stream.end.guard.skipped",
+                this.state,
+                SpannerTuningState::streamEndGuardSkippedCount)
+            .tags(this.tags)
+            .description("Cancels of completed streams skipped")
+            .baseUnit("cancels")
+            .register(registry));
+    load.onNewChannel((channel) -> meters.addAll(bindChannel(registry, channel)));
+    this.state.onClose(
+        () -> {
+          meters.forEach(registry::remove);
+          meters.clear();
+        });
+  }
+
+  private List<Meter> bindChannel(MeterRegistry registry, ChannelStats channel) {
+    Iterable<Tag> channelTags = Tags.concat(this.tags, "channel", Integer.toString(channel.index()));
+    return List.of(
+        Gauge.builder(PREFIX + ".channel.active.streams", channel, ChannelStats::activeStreams)
+            .tags(channelTags)
+            .description("Calls in flight on the channel")
+            .baseUnit("streams")
+            .register(registry),
+        FunctionCounter.builder(PREFIX + ".channel.calls", channel, ChannelStats::calls)
+            .tags(channelTags)
+            .description("Calls started on the channel")
+            .baseUnit("calls")
+            .register(registry));
+  }
+}
