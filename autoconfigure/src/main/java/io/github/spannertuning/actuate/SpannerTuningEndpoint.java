@@ -1,0 +1,146 @@
+package io.github.spannertuning.actuate;
+
+import io.github.spannertuning.autoconfigure.SpannerTuningRegistry;
+import io.github.spannertuning.client.ChannelLoad.ChannelStats;
+import io.github.spannertuning.client.ClientVersions;
+import io.github.spannertuning.client.Feature;
+import io.github.spannertuning.client.FeatureState;
+import io.github.spannertuning.client.SpannerTuningState;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.springframework.boot.actuate.endpoint.Access;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
+import org.springframework.boot.actuate.endpoint.OperationResponseBody;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+import org.springframework.lang.Nullable;
+
+/**
+ * {@code /actuator/spannertuning}: what spanner-tuning does to each Spanner client, and a switch
+ * for single-use distribution and the stream-end guard at runtime (for A/B comparison without a
+ * restart). Read-only unless {@code management.endpoint.spannertuning.access=unrestricted}. Shows
+ * no SQL, parameters or credentials: it knows none.
+ */
+@Endpoint(id = "spannertuning", defaultAccess = Access.READ_ONLY)
+public class SpannerTuningEndpoint {
+
+  private final SpannerTuningRegistry registry;
+
+  public SpannerTuningEndpoint(SpannerTuningRegistry registry) {
+    this.registry = registry;
+  }
+
+  @ReadOperation
+  public SpannerTuningDescriptor clients() {
+    Map<String, ClientDescriptor> clients = new LinkedHashMap<>();
+    this.registry.clients().forEach((name, state) -> clients.put(name, ClientDescriptor.of(state)));
+    return new SpannerTuningDescriptor(clients);
+  }
+
+  @ReadOperation
+  @Nullable
+  public ClientDescriptor client(@Selector String client) {
+    return this.registry.client(client).map(ClientDescriptor::of).orElse(null);
+  }
+
+  /**
+   * Switches a feature of one client. An unknown client or feature, or a feature that cannot be
+   * switched on this client, is a bad request.
+   *
+   * @param client the Spanner bean name
+   * @param feature {@code single-use-distribution} or {@code stream-end-guard}
+   * @param enabled the new state
+   */
+  @WriteOperation
+  public ClientDescriptor switchFeature(@Selector String client, String feature, boolean enabled) {
+    SpannerTuningState state =
+        this.registry
+            .client(client)
+            .orElseThrow(
+                () ->
+                    new InvalidEndpointRequestException(
+                        "Unknown Spanner client '" + client + "'", "unknown client"));
+    try {
+      state.setEnabled(Feature.fromId(feature), enabled);
+    } catch (IllegalArgumentException | IllegalStateException ex) {
+      throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage());
+    }
+    return ClientDescriptor.of(state);
+  }
+
+  /** Every tuned client, by bean name. */
+  public record SpannerTuningDescriptor(Map<String, ClientDescriptor> clients)
+      implements OperationResponseBody {}
+
+  /** One client. */
+  public record ClientDescriptor(
+      Map<String, FeatureDescriptor> features,
+      VersionsDescriptor versions,
+      PoolDescriptor pool,
+      List<ChannelDescriptor> channels,
+      @Nullable Double imbalance,
+      long singleUseRouted,
+      long streamEndGuardSkipped)
+      implements OperationResponseBody {
+
+    static ClientDescriptor of(SpannerTuningState state) {
+      Map<String, FeatureDescriptor> features = new LinkedHashMap<>();
+      state.features().forEach((feature, value) -> features.put(feature.id(), FeatureDescriptor.of(feature, value)));
+      List<ChannelDescriptor> channels =
+          state.channelLoad().channels().stream().map(ChannelDescriptor::of).toList();
+      return new ClientDescriptor(
+          features,
+          VersionsDescriptor.of(state.versions()),
+          new PoolDescriptor(state.poolKind(), state.poolSize()),
+          channels,
+          SpannerTuningEndpoint.orNull(state.channelLoad().imbalance()),
+          state.singleUseRoutedCount(),
+          state.streamEndGuardSkippedCount());
+    }
+  }
+
+  /** JSON has no NaN: no calls in the window shows as null. */
+  private static Double orNull(double value) {
+    return Double.isNaN(value) ? null : value;
+  }
+
+  /**
+   * A feature's effective state: {@code on}, {@code native}, {@code off} (with the property that
+   * turned it off) or {@code unsupported} (with the reason).
+   */
+  public record FeatureDescriptor(String state, @Nullable String reason, @Nullable String property) {
+
+    static FeatureDescriptor of(Feature feature, FeatureState value) {
+      String state = value.status().name().toLowerCase();
+      if (FeatureState.DISABLED_BY_CONFIGURATION.equals(value.reason())) {
+        String property = "spanner.tuning." + feature.id() + ".enabled";
+        return new FeatureDescriptor(state, property + "=false", property);
+      }
+      return new FeatureDescriptor(state, value.reason(), null);
+    }
+  }
+
+  /** Versions of the client libraries on the classpath. */
+  public record VersionsDescriptor(
+      String googleCloudSpanner, @Nullable String grpcGcp, String gax, String grpcJava) {
+
+    static VersionsDescriptor of(ClientVersions versions) {
+      return new VersionsDescriptor(
+          versions.spanner(), versions.grpcGcp(), versions.gax(), versions.grpc());
+    }
+  }
+
+  /** The client's channel pool. */
+  public record PoolDescriptor(String kind, int size) {}
+
+  /** One sub-channel's load. */
+  public record ChannelDescriptor(int channel, int activeStreams, long calls) {
+
+    static ChannelDescriptor of(ChannelStats stats) {
+      return new ChannelDescriptor(stats.index(), stats.activeStreams(), stats.calls());
+    }
+  }
+}

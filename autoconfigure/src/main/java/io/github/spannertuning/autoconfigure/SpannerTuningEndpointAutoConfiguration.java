@@ -1,0 +1,24 @@
+package io.github.spannertuning.autoconfigure;
+
+import io.github.spannertuning.actuate.SpannerTuningEndpoint;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+
+/** The {@code spannertuning} Actuator endpoint, when Actuator is there and the endpoint exposed. */
+@AutoConfiguration(after = SpannerTuningAutoConfiguration.class)
+@ConditionalOnClass(Endpoint.class)
+@ConditionalOnBean(SpannerTuningRegistry.class)
+@ConditionalOnAvailableEndpoint(SpannerTuningEndpoint.class)
+public class SpannerTuningEndpointAutoConfiguration {
+
+  @Bean
+  @ConditionalOnMissingBean
+  SpannerTuningEndpoint spannerTuningEndpoint(SpannerTuningRegistry registry) {
+    return new SpannerTuningEndpoint(registry);
+  }
+}

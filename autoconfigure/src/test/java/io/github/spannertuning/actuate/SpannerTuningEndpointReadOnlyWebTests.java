@@ -1,0 +1,43 @@
+package io.github.spannertuning.actuate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.web.client.TestRestTemplate;
+import org.springframework.http.HttpStatus;
+
+/** With Boot's default access for this endpoint, read-only, the write operation is refused. */
+@SpringBootTest(
+    classes = EndpointTestApplication.class,
+    webEnvironment = WebEnvironment.RANDOM_PORT,
+    properties = {
+      "spring.cloud.gcp.project-id=test-project",
+      "spring.cloud.gcp.spanner.instance-id=test-instance",
+      "spring.cloud.gcp.spanner.database=test-database",
+      "spring.cloud.gcp.secretmanager.enabled=false",
+      "management.endpoints.web.exposure.include=spannertuning"
+    })
+class SpannerTuningEndpointReadOnlyWebTests {
+
+  @Autowired private TestRestTemplate http;
+
+  @Test
+  void writeIsRefusedAndNothingChanges() {
+    assertThat(
+            this.http
+                .postForEntity(
+                    "/actuator/spannertuning/spanner",
+                    Map.of("feature", "stream-end-guard", "enabled", false),
+                    String.class)
+                .getStatusCode()
+                .is4xxClientError())
+        .isTrue();
+    String body = this.http.getForObject("/actuator/spannertuning/spanner", String.class);
+    assertThat(body).contains("\"stream-end-guard\":{\"state\":\"on\"");
+    SpannerTuningEndpointWebTests.assertNothingSecret(body);
+  }
+}

@@ -1,0 +1,145 @@
+package io.github.spannertuning.actuate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.google.cloud.spanner.DatabaseClient;
+import com.google.cloud.spanner.ResultSet;
+import com.google.cloud.spanner.Statement;
+import io.github.spannertuning.testing.MockSpannerServer;
+import java.util.Map;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.web.client.TestRestTemplate;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
+
+/** The endpoint over HTTP, with write access granted. */
+@SpringBootTest(
+    classes = EndpointTestApplication.class,
+    webEnvironment = WebEnvironment.RANDOM_PORT,
+    properties = {
+      "spring.cloud.gcp.project-id=test-project",
+      "spring.cloud.gcp.spanner.instance-id=test-instance",
+      "spring.cloud.gcp.spanner.database=test-database",
+      "spring.cloud.gcp.secretmanager.enabled=false",
+      "management.endpoints.web.exposure.include=spannertuning",
+      "management.endpoint.spannertuning.access=unrestricted"
+    })
+class SpannerTuningEndpointWebTests {
+
+  private final ObjectMapper json = new ObjectMapper();
+
+  @Autowired private TestRestTemplate http;
+
+  @Autowired
+  @Qualifier("databaseClientProvider")
+  private Supplier<DatabaseClient> databaseClient;
+
+  @Test
+  void readsEveryClient() throws Exception {
+    pointSelects(50);
+    ResponseEntity<String> response = this.http.getForEntity("/actuator/spannertuning", String.class);
+    assertThat(response.getStatusCode()).isEqualTo(HttpStatus.OK);
+    System.out.println("[endpoint] GET /actuator/spannertuning -> " + response.getBody());
+    JsonNode clients = this.json.readTree(response.getBody()).get("clients");
+    assertThat(clients.size()).isEqualTo(1);
+    JsonNode client = clients.get("spanner");
+    assertThat(client.at("/features/stream-end-guard/state").asText()).isEqualTo("on");
+    assertThat(client.at("/features/single-use-distribution/state").asText())
+        .isIn("on", "native");
+    assertThat(client.at("/versions/googleCloudSpanner").asText()).matches("6\\.\\d+\\.\\d+");
+    assertThat(client.at("/versions/grpcGcp").asText()).matches("1\\.\\d+\\.\\d+");
+    assertThat(client.at("/versions/gax").asText()).isNotBlank();
+    assertThat(client.at("/versions/grpcJava").asText()).isNotBlank();
+    assertThat(client.at("/pool/kind").asText()).isEqualTo("grpc-gcp");
+    assertThat(client.at("/pool/size").asInt()).isEqualTo(8);
+    assertThat(client.get("channels").size()).isPositive();
+    long calls = 0;
+    for (JsonNode channel : client.get("channels")) {
+      calls += channel.get("calls").asLong();
+    }
+    assertThat(calls).isGreaterThanOrEqualTo(50);
+    assertThat(client.get("streamEndGuardSkipped").asLong()).isPositive();
+    assertNothingSecret(response.getBody());
+  }
+
+  @Test
+  void readsOneClientAndAnswers404ForAnUnknownOne() {
+    assertThat(this.http.getForEntity("/actuator/spannertuning/spanner", String.class).getStatusCode())
+        .isEqualTo(HttpStatus.OK);
+    assertThat(this.http.getForEntity("/actuator/spannertuning/nope", String.class).getStatusCode())
+        .isEqualTo(HttpStatus.NOT_FOUND);
+  }
+
+  @Test
+  void writeSwitchesTheGuardAndTheCountersShowIt() throws Exception {
+    ResponseEntity<String> off =
+        this.http.postForEntity(
+            "/actuator/spannertuning/spanner",
+            Map.of("feature", "stream-end-guard", "enabled", false),
+            String.class);
+    assertThat(off.getStatusCode()).isEqualTo(HttpStatus.OK);
+    JsonNode client = this.json.readTree(off.getBody());
+    assertThat(client.at("/features/stream-end-guard/state").asText()).isEqualTo("off");
+    long skippedWhileOff = client.get("streamEndGuardSkipped").asLong();
+    pointSelects(30);
+    assertThat(skipped()).isEqualTo(skippedWhileOff);
+
+    ResponseEntity<String> on =
+        this.http.postForEntity(
+            "/actuator/spannertuning/spanner",
+            Map.of("feature", "stream-end-guard", "enabled", true),
+            String.class);
+    assertThat(on.getStatusCode()).isEqualTo(HttpStatus.OK);
+    pointSelects(30);
+    assertThat(skipped()).isGreaterThan(skippedWhileOff);
+
+    assertThat(
+            this.http
+                .postForEntity(
+                    "/actuator/spannertuning/spanner",
+                    Map.of("feature", "turbo", "enabled", true),
+                    String.class)
+                .getStatusCode())
+        .isEqualTo(HttpStatus.BAD_REQUEST);
+    assertThat(
+            this.http
+                .postForEntity(
+                    "/actuator/spannertuning/nope",
+                    Map.of("feature", "stream-end-guard", "enabled", true),
+                    String.class)
+                .getStatusCode())
+        .isEqualTo(HttpStatus.BAD_REQUEST);
+  }
+
+  private long skipped() throws Exception {
+    String body = this.http.getForObject("/actuator/spannertuning/spanner", String.class);
+    return this.json.readTree(body).get("streamEndGuardSkipped").asLong();
+  }
+
+  private void pointSelects(int count) {
+    DatabaseClient client = this.databaseClient.get();
+    for (int i = 0; i < count; i++) {
+      try (ResultSet resultSet =
+          client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
+        assertThat(resultSet.next()).isTrue();
+      }
+    }
+  }
+
+  static void assertNothingSecret(String body) {
+    assertThat(body.toLowerCase())
+        .doesNotContain("select")
+        .doesNotContain("singers")
+        .doesNotContain("credential")
+        .doesNotContain("token")
+        .doesNotContain("password")
+        .doesNotContain(".json");
+  }
+}
