@@ -19,6 +19,12 @@ import java.util.Map;
  */
 final class TunedSpannerRpc extends GapicSpannerRpc {
 
+  /** Starts a stream on the client's own rpc, with the consumer and options given. */
+  @FunctionalInterface
+  private interface StreamStarter {
+    StreamingCall start(ResultStreamConsumer consumer, Map<Option, ?> options);
+  }
+
   private final SpannerTuningState state;
 
   TunedSpannerRpc(SpannerOptions options, SpannerTuningState state) {
@@ -33,26 +39,13 @@ final class TunedSpannerRpc extends GapicSpannerRpc {
       Map<Option, ?> options,
       XGoogSpannerRequestId requestId,
       boolean routeToLeader) {
-    GuardedStream guarded = guard(consumer);
-    ResultStreamConsumer target = (guarded != null) ? guarded : consumer;
-    StreamingCall call;
-    if (routeToLeastBusy(request.hasTransaction(), request.getTransaction())) {
-      Context previous = LeastBusyRouting.enter();
-      try {
-        call =
-            super.executeQuery(
-                request,
-                target,
-                LeastBusyRouting.withoutChannelHint(options),
-                requestId,
-                routeToLeader);
-      } finally {
-        LeastBusyRouting.exit(previous);
-      }
-    } else {
-      call = super.executeQuery(request, target, options, requestId, routeToLeader);
-    }
-    return (guarded != null) ? guarded.attach(call) : call;
+    return stream(
+        request.hasTransaction(),
+        request.getTransaction(),
+        consumer,
+        options,
+        (target, callOptions) ->
+            super.executeQuery(request, target, callOptions, requestId, routeToLeader));
   }
 
   @Override
@@ -62,26 +55,13 @@ final class TunedSpannerRpc extends GapicSpannerRpc {
       Map<Option, ?> options,
       XGoogSpannerRequestId requestId,
       boolean routeToLeader) {
-    GuardedStream guarded = guard(consumer);
-    ResultStreamConsumer target = (guarded != null) ? guarded : consumer;
-    StreamingCall call;
-    if (routeToLeastBusy(request.hasTransaction(), request.getTransaction())) {
-      Context previous = LeastBusyRouting.enter();
-      try {
-        call =
-            super.read(
-                request,
-                target,
-                LeastBusyRouting.withoutChannelHint(options),
-                requestId,
-                routeToLeader);
-      } finally {
-        LeastBusyRouting.exit(previous);
-      }
-    } else {
-      call = super.read(request, target, options, requestId, routeToLeader);
-    }
-    return (guarded != null) ? guarded.attach(call) : call;
+    return stream(
+        request.hasTransaction(),
+        request.getTransaction(),
+        consumer,
+        options,
+        (target, callOptions) ->
+            super.read(request, target, callOptions, requestId, routeToLeader));
   }
 
   @Override
@@ -117,10 +97,29 @@ final class TunedSpannerRpc extends GapicSpannerRpc {
     }
   }
 
-  private GuardedStream guard(ResultStreamConsumer consumer) {
-    return this.state.isActive(Feature.STREAM_END_GUARD)
-        ? new GuardedStream(consumer, this.state)
-        : null;
+  private StreamingCall stream(
+      boolean hasTransaction,
+      TransactionSelector selector,
+      ResultStreamConsumer consumer,
+      Map<Option, ?> options,
+      StreamStarter starter) {
+    GuardedStream guarded =
+        this.state.isActive(Feature.STREAM_END_GUARD)
+            ? new GuardedStream(consumer, this.state)
+            : null;
+    ResultStreamConsumer target = (guarded != null) ? guarded : consumer;
+    StreamingCall call;
+    if (routeToLeastBusy(hasTransaction, selector)) {
+      Context previous = LeastBusyRouting.enter();
+      try {
+        call = starter.start(target, LeastBusyRouting.withoutChannelHint(options));
+      } finally {
+        LeastBusyRouting.exit(previous);
+      }
+    } else {
+      call = starter.start(target, options);
+    }
+    return (guarded != null) ? guarded.attach(call) : call;
   }
 
   private boolean routeToLeastBusy(
