@@ -115,6 +115,30 @@ class SpannerChannelMetricsTest {
     }
   }
 
+  @Test
+  void channelMetersCountGaxPoolChannelsToo() throws Exception {
+    try (MockSpannerServer server = MockSpannerServer.start()) {
+      SpannerOptions.Builder builder = server.clientOptions(4).disableGrpcGcpExtension();
+      SpannerTuningState state =
+          SpannerTuning.newBuilder().grpcGcpExtension(false).build().applyTo(builder);
+      MeterRegistry registry = new SimpleMeterRegistry();
+      new SpannerChannelMetrics(state, "spanner", Tags.empty()).bindTo(registry);
+      try (Spanner spanner = builder.build().getService()) {
+        assertThat(state.poolKind()).isEqualTo("gax");
+        runConcurrentPointSelects(spanner, 200);
+        awaitIdle(registry);
+        List<Double> perChannel = channelCalls(registry);
+        System.out.printf(
+            "[metrics %s] gax pool, 200 queries: per-channel calls=%s, server saw %d on %d connections%n",
+            state.versions().spanner(), perChannel, server.calls().size(),
+            server.connections().size());
+        assertThat(perChannel).hasSize(server.connections().size()).hasSize(4);
+        assertThat(perChannel.stream().mapToDouble(Double::doubleValue).sum())
+            .isEqualTo(server.calls().size());
+      }
+    }
+  }
+
   private static void runConcurrentPointSelects(Spanner spanner, int queries) throws Exception {
     DatabaseClient client =
         spanner.getDatabaseClient(DatabaseId.of("test-project", "test-instance", "test-db"));
