@@ -47,15 +47,6 @@ public final class ChannelLoad {
     return List.copyOf(this.channels);
   }
 
-  /** Calls started on all sub-channels. */
-  public long totalCalls() {
-    long total = 0;
-    for (ChannelStats channel : this.channels) {
-      total += channel.calls();
-    }
-    return total;
-  }
-
   /**
    * The busiest sub-channel's calls over the mean, over the last 30 to 60 seconds: 1.0 is even.
    * NaN when no call was made in that window.

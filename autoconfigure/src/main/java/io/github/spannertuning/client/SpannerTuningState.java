@@ -133,11 +133,6 @@ public final class SpannerTuningState {
     return this.numChannels;
   }
 
-  /** Whether the client is open: created and not closed. */
-  public boolean isOpen() {
-    return this.open;
-  }
-
   /** Runs when the client is closed, for example to remove its meters. */
   public void onClose(Runnable listener) {
     this.closeListeners.add(listener);
