@@ -86,8 +86,9 @@ public final class SpannerTuning {
    */
   public SpannerTuningState applyTo(SpannerOptions.Builder builder) {
     Objects.requireNonNull(builder, "builder");
-    Optional<SpannerTuningState> existing = stateOfFactory(ClientSupport.canReadRpcFactory()
-        ? ClientSupport.rpcFactory(builder) : null);
+    Optional<SpannerTuningState> existing =
+        stateOfFactory(
+            ClientSupport.canReadRpcFactory() ? ClientSupport.rpcFactory(builder) : null);
     if (existing.isPresent()) {
       return existing.get();
     }
@@ -106,6 +107,11 @@ public final class SpannerTuning {
       if (ClientSupport.canReadInterceptorProvider()) {
         builder.setInterceptorProvider(
             new LoadCountingInterceptorProvider(ClientSupport.interceptorProvider(builder), state));
+      } else {
+        warnOnce(
+            "channel load",
+            "cannot read the interceptor provider of this client version, so channels are not"
+                + " counted");
       }
     }
     logger.fine(() -> "Spanner client tuned: " + state);
@@ -226,15 +232,19 @@ public final class SpannerTuning {
   }
 
   private static FeatureState unsupported(Feature feature, String reason) {
-    if (warned.add(feature.id() + reason)) {
+    warnOnce(feature.id(), reason);
+    return FeatureState.unsupported(reason);
+  }
+
+  private static void warnOnce(String what, String reason) {
+    if (warned.add(what + reason)) {
       logger.warning(
           "spanner-tuning: "
-              + feature.id()
+              + what
               + " is off for this Spanner client: "
               + reason
               + ". Spanner traffic is not affected.");
     }
-    return FeatureState.unsupported(reason);
   }
 
   @Override
