@@ -30,6 +30,7 @@ import java.net.SocketAddress;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -179,6 +180,8 @@ class SingleUseDistributionTest {
    * see eight idle channels and take the lowest index, and slow first-time code between the two
    * widens that window. That is a limit of grpc-gcp 1.9's least-busy pick, not of the test.
    */
+  private static final int COLD_CLIENTS = 3;
+
   @Test
   void coldBurstSpreadsOverAllChannels() throws Exception {
     Function<Subject, Spread> instant = (subject) -> coldBurst(subject, 0);
@@ -186,10 +189,14 @@ class SingleUseDistributionTest {
         (subject) -> coldBurst(subject, COLD_BURST_SERVER_MILLIS);
     Spread stockInstant = measure(false, instant);
     Spread tunedInstant = measure(true, instant);
-    Spread stock = measure(false, serverTime);
-    Spread tuned = measure(true, serverTime);
+    Spread stock = medianOfColdClients(false, serverTime);
+    Spread tuned = medianOfColdClients(true, serverTime);
     print("cold burst 200 (instant server, connections asserted only)", stockInstant, tunedInstant);
-    print("cold burst 200 (server " + COLD_BURST_SERVER_MILLIS + " ms)", stock, tuned);
+    print(
+        "cold burst 200 (server " + COLD_BURST_SERVER_MILLIS + " ms, median of "
+            + COLD_CLIENTS + " new clients)",
+        stock,
+        tuned);
 
     for (Spread spread : List.of(stockInstant, tunedInstant, stock, tuned)) {
       assertThat(spread.total()).as("point selects the server saw").isEqualTo(200);
@@ -201,6 +208,25 @@ class SingleUseDistributionTest {
           .isEqualTo(CHANNELS);
     }
     assertEvenSpread("cold burst", stock, tuned);
+  }
+
+  /**
+   * The median burst, by busiest/mean, of {@value #COLD_CLIENTS} brand-new clients: one client's
+   * cold burst can still meet the grpc-gcp 1.9 pick-before-count race described above.
+   */
+  private static Spread medianOfColdClients(boolean tuned, Function<Subject, Spread> burst)
+      throws Exception {
+    List<Spread> spreads = new ArrayList<>();
+    for (int i = 0; i < COLD_CLIENTS; i++) {
+      spreads.add(measure(tuned, burst));
+    }
+    spreads.forEach(
+        (spread) ->
+            System.out.printf(
+                "[routing %s] cold burst, one %s client: busiest/mean=%.2f per-connection=%s%n",
+                VERSION, tuned ? "tuned" : "stock", spread.busiestOverMean(), spread.perConnection()));
+    spreads.sort(Comparator.comparingDouble(Spread::busiestOverMean));
+    return spreads.get(COLD_CLIENTS / 2);
   }
 
   private static Spread coldBurst(Subject subject, int serverMillis) {
