@@ -129,6 +129,7 @@ class SpannerTuningEndpointWebTests {
       try (ResultSet resultSet =
           client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
         assertThat(resultSet.next()).isTrue();
+        MockSpannerServer.awaitStreamEnd();
       }
     }
   }

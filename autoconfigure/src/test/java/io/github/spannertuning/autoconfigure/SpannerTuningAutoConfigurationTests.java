@@ -281,6 +281,7 @@ class SpannerTuningAutoConfigurationTests {
           client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
         assertThat(resultSet.next()).isTrue();
         assertThat(resultSet.getString("name")).isEqualTo("Alice");
+        MockSpannerServer.awaitStreamEnd();
       }
     }
   }

@@ -147,6 +147,7 @@ class SpannerTuningTest {
           if (resultSet.next()) {
             rows++;
           }
+          MockSpannerServer.awaitStreamEnd();
         }
       }
     }
