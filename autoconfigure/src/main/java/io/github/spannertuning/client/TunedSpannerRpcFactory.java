@@ -4,7 +4,10 @@ import com.google.cloud.ServiceRpc;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.spi.SpannerRpcFactory;
 
-/** Creates a {@link TunedSpannerRpc} in place of the client's default rpc. */
+/**
+ * Creates a {@link TunedSpannerRpc} in place of the client's default rpc, or, where its methods do
+ * not match this client version, an {@link ObservedSpannerRpc} that only reports the client's close.
+ */
 final class TunedSpannerRpcFactory implements SpannerRpcFactory {
 
   private final SpannerTuningState state;
@@ -21,6 +24,8 @@ final class TunedSpannerRpcFactory implements SpannerRpcFactory {
   public ServiceRpc create(SpannerOptions options) {
     this.state.resolve(
         options.isGrpcGcpExtensionEnabled(), options.getNumChannels(), options.getOpenTelemetry());
-    return new TunedSpannerRpc(options, this.state);
+    return this.state.rpcInstalled()
+        ? new TunedSpannerRpc(options, this.state)
+        : new ObservedSpannerRpc(options, this.state);
   }
 }
