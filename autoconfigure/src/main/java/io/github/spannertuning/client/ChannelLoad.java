@@ -18,12 +18,21 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
- * Calls per real sub-channel of one client's pool. Its interceptor sits on every sub-channel,
+ * Calls per real sub-channel of one client's data pool. Its interceptor sits on every sub-channel,
  * below grpc-gcp or gax's pool, and tells sub-channels apart by the channel it is handed: the same
  * interceptor instance serves all of grpc-gcp's channels, so a per-instance count would not do.
- * The cost per call is a map lookup, two atomic increments, one decrement and the wrappers.
+ * The client hands the same interceptors to its instance-admin and database-admin channels too;
+ * their calls are let through uncounted, so the figures describe only the pool that carries
+ * queries, reads and transactions. The cost per counted call is a string compare, a map lookup,
+ * two atomic increments, one decrement and the wrappers.
  */
 public final class ChannelLoad {
+
+  /**
+   * The data-plane service. {@code MethodDescriptor.getServiceName()} is a field read; the admin
+   * and long-running-operation service names differ in length, so they fail the compare at once.
+   */
+  private static final String DATA_SERVICE = "google.spanner.v1.Spanner";
 
   /** How long a window of the imbalance figure lasts, at least. */
   static final long WINDOW_NANOS = 30_000_000_000L;
@@ -42,14 +51,18 @@ public final class ChannelLoad {
 
   private long windowNextNanos = System.nanoTime();
 
+  private volatile int poolSize;
+
   /** The sub-channels that have carried a call, in the order they were first used. */
   public List<ChannelStats> channels() {
     return List.copyOf(this.channels);
   }
 
   /**
-   * The busiest sub-channel's calls over the mean, over the last 30 to 60 seconds: 1.0 is even.
-   * NaN when no call was made in that window.
+   * The busiest sub-channel's calls over the mean per channel of the pool, over the last 30 to 60
+   * seconds: 1.0 is even, the pool size when every call went to one channel. The mean is taken over
+   * the whole pool, idle channels included, so a pool that uses one channel of eight reads 8.0, not
+   * 1.0. NaN when no call was made in that window.
    */
   public synchronized double imbalance() {
     long now = System.nanoTime();
@@ -66,7 +79,8 @@ public final class ChannelLoad {
       max = Math.max(max, delta);
       sum += delta;
     }
-    return (sum == 0) ? Double.NaN : max / ((double) sum / counts.length);
+    int channels = Math.max(this.poolSize, counts.length);
+    return (sum == 0) ? Double.NaN : max / ((double) sum / channels);
   }
 
   /** Forgets the sub-channels of a client that was closed; a reopened client has new ones. */
@@ -75,6 +89,14 @@ public final class ChannelLoad {
     this.channels.clear();
     this.windowStart = new long[0];
     this.windowNext = new long[0];
+  }
+
+  /**
+   * The number of channels the pool was built with; the imbalance's mean is taken over at least
+   * this many. grpc-gcp's dynamic pool may grow past it: then the channels seen count.
+   */
+  void poolSize(int poolSize) {
+    this.poolSize = poolSize;
   }
 
   /** Called once for each sub-channel, when it carries its first call. */
@@ -142,6 +164,9 @@ public final class ChannelLoad {
     @Override
     public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(
         MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next) {
+      if (!DATA_SERVICE.equals(method.getServiceName())) {
+        return next.newCall(method, callOptions);
+      }
       ChannelStats stats = stats(next);
       return new SimpleForwardingClientCall<>(next.newCall(method, callOptions)) {
         @Override

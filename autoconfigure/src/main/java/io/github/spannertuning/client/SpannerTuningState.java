@@ -155,6 +155,7 @@ public final class SpannerTuningState {
     this.openTelemetry = openTelemetry;
     this.grpcGcpEnabled = grpcGcpEnabled;
     this.numChannels = numChannels;
+    this.channelLoad.poolSize(numChannels);
     this.open = true;
     FeatureState singleUse = this.features.get(Feature.SINGLE_USE_DISTRIBUTION);
     if (!grpcGcpEnabled
