@@ -104,7 +104,7 @@ public final class SpannerTuningState {
    * @throws IllegalStateException when the feature cannot be switched on this client
    */
   public synchronized void setEnabled(Feature feature, boolean enabled) {
-    if (feature == Feature.GRPC_GCP) {
+    if (!feature.isSwitchableAtRuntime()) {
       throw new IllegalArgumentException(
           "grpc-gcp is chosen when the channels are built and cannot be switched at runtime");
     }
