@@ -45,11 +45,14 @@ public final class SpannerTuning {
 
   private final Integer channels;
 
+  private final boolean logWhenBuilt;
+
   private SpannerTuning(Builder builder) {
     this.singleUseDistribution = builder.singleUseDistribution;
     this.streamEndGuard = builder.streamEndGuard;
     this.grpcGcpExtension = builder.grpcGcpExtension;
     this.channels = builder.channels;
+    this.logWhenBuilt = builder.logWhenBuilt;
   }
 
   /** All features on, the client's own pool size. */
@@ -76,6 +79,11 @@ public final class SpannerTuning {
   /** The pool size to set, or {@code null} to keep the client's. */
   public Integer getChannels() {
     return this.channels;
+  }
+
+  /** Whether one INFO line describes each tuned client when it is built. */
+  public boolean isLogWhenBuilt() {
+    return this.logWhenBuilt;
   }
 
   /**
@@ -271,6 +279,8 @@ public final class SpannerTuning {
 
     private Integer channels;
 
+    private boolean logWhenBuilt = true;
+
     private Builder() {}
 
     public Builder singleUseDistribution(boolean enabled) {
@@ -299,6 +309,16 @@ public final class SpannerTuning {
             "channels must be between 1 and " + MAX_CHANNELS + ", was " + channels);
       }
       this.channels = channels;
+      return this;
+    }
+
+    /**
+     * Whether to log one INFO line when a tuned client is built: its project, client versions,
+     * pool and each feature's state. A framework that logs its own line, with a name for the client,
+     * switches this off.
+     */
+    public Builder logWhenBuilt(boolean enabled) {
+      this.logWhenBuilt = enabled;
       return this;
     }
 

@@ -133,6 +133,36 @@ public final class SpannerTuningState {
     return this.numChannels;
   }
 
+  /**
+   * One line for a log: client versions, the pool, and each feature's state, for example {@code
+   * (google-cloud-spanner 6.119.0, grpc-gcp 1.12.0, gax 2.82.0, grpc-java 1.81.0; pool grpc-gcp of
+   * 8 channels): single-use-distribution=native (...), stream-end-guard=on, grpc-gcp=native (...)}.
+   * The pool is known once the client is built.
+   */
+  public String summary() {
+    ClientVersions versions = versions();
+    StringBuilder line =
+        new StringBuilder("(google-cloud-spanner ")
+            .append(versions.spanner())
+            .append(", grpc-gcp ")
+            .append((versions.grpcGcp() != null) ? versions.grpcGcp() : "absent")
+            .append(", gax ")
+            .append(versions.gax())
+            .append(", grpc-java ")
+            .append(versions.grpc())
+            .append("; pool ")
+            .append(poolKind())
+            .append(" of ")
+            .append(poolSize())
+            .append(" channels):");
+    String separator = " ";
+    for (Map.Entry<Feature, FeatureState> feature : this.features.entrySet()) {
+      line.append(separator).append(feature.getKey().id()).append('=').append(feature.getValue());
+      separator = ", ";
+    }
+    return line.toString();
+  }
+
   /** Runs when the client is closed, for example to remove its meters. */
   public void onClose(Runnable listener) {
     this.closeListeners.add(listener);
