@@ -5,13 +5,13 @@ import java.util.stream.Collectors;
 import org.springframework.boot.context.properties.bind.BindException;
 import org.springframework.boot.context.properties.bind.UnboundConfigurationPropertiesException;
 import org.springframework.boot.context.properties.bind.validation.BindValidationException;
+import org.springframework.validation.FieldError;
+import org.springframework.validation.ObjectError;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.origin.Origin;
 import org.springframework.core.Ordered;
-import org.springframework.validation.FieldError;
-import org.springframework.validation.ObjectError;
 
 /**
  * Explains a bad {@code spanner.tuning.*} value: which property, where the value came from, and
@@ -49,12 +49,9 @@ class SpannerTuningPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
               .map((property) -> property.getName() + from(property.getOrigin()))
               .collect(Collectors.joining(", "));
       return new FailureAnalysis(
-          "Unknown spanner-tuning propert"
-              + (unbound.getUnboundProperties().size() > 1 ? "ies" : "y")
-              + ": "
-              + unknown,
-          "Use only these properties: "
-              + String.join(", ", ALLOWED.keySet().stream().sorted().toList()),
+          "Unknown spanner-tuning propert" + (unbound.getUnboundProperties().size() > 1 ? "ies" : "y")
+              + ": " + unknown,
+          "Use only these properties: " + String.join(", ", ALLOWED.keySet().stream().sorted().toList()),
           cause);
     }
     if (cause.getCause() instanceof BindValidationException invalid) {
@@ -64,20 +61,13 @@ class SpannerTuningPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
     String value = (property != null) ? String.valueOf(property.getValue()) : "?";
     String allowed = ALLOWED.getOrDefault(name, "see the spanner-tuning README");
     return new FailureAnalysis(
-        "Invalid value '"
-            + value
-            + "' for property '"
-            + name
-            + "'"
-            + from((property != null) ? property.getOrigin() : null)
-            + ": "
-            + rootMessage(cause),
+        "Invalid value '" + value + "' for property '" + name + "'"
+            + from((property != null) ? property.getOrigin() : null) + ": " + rootMessage(cause),
         "Set '" + name + "' to " + allowed + ".",
         cause);
   }
 
-  private static FailureAnalysis analyzeInvalid(
-      BindValidationException invalid, BindException cause) {
+  private static FailureAnalysis analyzeInvalid(BindValidationException invalid, BindException cause) {
     StringBuilder description = new StringBuilder();
     StringBuilder action = new StringBuilder();
     for (ObjectError error : invalid.getValidationErrors().getAllErrors()) {
@@ -87,19 +77,12 @@ class SpannerTuningPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
         name = PREFIX + "." + field.getField();
         value = field.getRejectedValue();
       }
-      description.append(
-          String.format(
-              "Invalid value '%s' for property '%s'%s: %s%n",
-              value, name, from(Origin.from(error)), error.getDefaultMessage()));
-      action.append(
-          String.format("Set '%s' to %s.%n", name, ALLOWED.getOrDefault(name, "a valid value")));
+      description.append(String.format("Invalid value '%s' for property '%s'%s: %s%n",
+          value, name, from(Origin.from(error)), error.getDefaultMessage()));
+      action.append(String.format("Set '%s' to %s.%n", name,
+          ALLOWED.getOrDefault(name, "a valid value")));
     }
     return new FailureAnalysis(description.toString().trim(), action.toString().trim(), cause);
-  }
-
-  /** Where a value came from, as Boot's own binding report names it. */
-  private static String from(Origin origin) {
-    return (origin != null) ? " (from " + origin + ")" : "";
   }
 
   private static String rootMessage(Throwable failure) {
@@ -108,5 +91,10 @@ class SpannerTuningPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
       root = root.getCause();
     }
     return root.getMessage();
+  }
+
+  /** Where a value came from, as Boot's own binding report names it. */
+  private static String from(Origin origin) {
+    return (origin != null) ? " (from " + origin + ")" : "";
   }
 }

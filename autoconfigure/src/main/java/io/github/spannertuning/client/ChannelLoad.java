@@ -18,21 +18,12 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
- * Calls per real sub-channel of one client's data pool. Its interceptor sits on every sub-channel,
+ * Calls per real sub-channel of one client's pool. Its interceptor sits on every sub-channel,
  * below grpc-gcp or gax's pool, and tells sub-channels apart by the channel it is handed: the same
  * interceptor instance serves all of grpc-gcp's channels, so a per-instance count would not do.
- * The client hands the same interceptors to its instance-admin and database-admin channels too;
- * their calls are let through uncounted, so the figures describe only the pool that carries
- * queries, reads and transactions. The cost per counted call is a string compare, a map lookup,
- * two atomic increments, one decrement and the wrappers.
+ * The cost per call is a map lookup, two atomic increments, one decrement and the wrappers.
  */
 public final class ChannelLoad {
-
-  /**
-   * The data-plane service. {@code MethodDescriptor.getServiceName()} is a field read; the admin
-   * and long-running-operation service names differ in length, so they fail the compare at once.
-   */
-  private static final String DATA_SERVICE = "google.spanner.v1.Spanner";
 
   /** How long a window of the imbalance figure lasts, at least. */
   static final long WINDOW_NANOS = 30_000_000_000L;
@@ -160,6 +151,15 @@ public final class ChannelLoad {
   }
 
   private final class CountingInterceptor implements ClientInterceptor {
+
+    /**
+     * The only service counted. The client hands the same interceptors to its instance-admin and
+     * database-admin channels as to its data pool; their calls pass uncounted, so channels and
+     * imbalance describe only the pool that carries queries, reads and transactions. The check costs
+     * a field read ({@code MethodDescriptor.getServiceName()}) and a compare that the admin and
+     * long-running-operation service names fail at once on their length.
+     */
+    private static final String DATA_SERVICE = "google.spanner.v1.Spanner";
 
     @Override
     public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(

@@ -43,16 +43,16 @@ public final class SpannerTuning {
 
   private final boolean grpcGcpExtension;
 
-  private final Integer channels;
-
   private final boolean logWhenBuilt;
+
+  private final Integer channels;
 
   private SpannerTuning(Builder builder) {
     this.singleUseDistribution = builder.singleUseDistribution;
     this.streamEndGuard = builder.streamEndGuard;
     this.grpcGcpExtension = builder.grpcGcpExtension;
-    this.channels = builder.channels;
     this.logWhenBuilt = builder.logWhenBuilt;
+    this.channels = builder.channels;
   }
 
   /** All features on, the client's own pool size. */
@@ -76,14 +76,14 @@ public final class SpannerTuning {
     return this.grpcGcpExtension;
   }
 
-  /** The pool size to set, or {@code null} to keep the client's. */
-  public Integer getChannels() {
-    return this.channels;
-  }
-
   /** Whether one INFO line describes each tuned client when it is built. */
   public boolean isLogWhenBuilt() {
     return this.logWhenBuilt;
+  }
+
+  /** The pool size to set, or {@code null} to keep the client's. */
+  public Integer getChannels() {
+    return this.channels;
   }
 
   /**
@@ -277,9 +277,9 @@ public final class SpannerTuning {
 
     private boolean grpcGcpExtension = true;
 
-    private Integer channels;
-
     private boolean logWhenBuilt = true;
+
+    private Integer channels;
 
     private Builder() {}
 
@@ -300,6 +300,16 @@ public final class SpannerTuning {
     }
 
     /**
+     * Whether to log one INFO line when a tuned client is built: its project, client versions,
+     * pool and each feature's state. A framework that logs its own line, with a name for the
+     * client, switches this off.
+     */
+    public Builder logWhenBuilt(boolean enabled) {
+      this.logWhenBuilt = enabled;
+      return this;
+    }
+
+    /**
      * The channel pool size, 1 to {@value SpannerTuning#MAX_CHANNELS}; {@code null} keeps the
      * client's.
      */
@@ -309,16 +319,6 @@ public final class SpannerTuning {
             "channels must be between 1 and " + MAX_CHANNELS + ", was " + channels);
       }
       this.channels = channels;
-      return this;
-    }
-
-    /**
-     * Whether to log one INFO line when a tuned client is built: its project, client versions,
-     * pool and each feature's state. A framework that logs its own line, with a name for the client,
-     * switches this off.
-     */
-    public Builder logWhenBuilt(boolean enabled) {
-      this.logWhenBuilt = enabled;
       return this;
     }
 
