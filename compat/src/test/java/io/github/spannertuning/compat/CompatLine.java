@@ -1,6 +1,7 @@
 package io.github.spannertuning.compat;
 
 import com.google.gson.JsonElement;
+import io.github.spannertuning.testing.MockSpannerServer;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import java.io.IOException;
@@ -36,10 +37,21 @@ final class CompatLine {
   static final boolean SPRING_CLOUD_GCP_SPANNER =
       Boolean.parseBoolean(property("compat.expect.spring-cloud-gcp-spanner"));
 
+  /**
+   * Whether the test server marks the final message of a stream {@code last}, as Cloud Spanner
+   * does; off where the line's protos lack the field (its client could not see it either).
+   */
+  static final boolean MARK_LAST = Boolean.parseBoolean(property("compat.server.mark-last"));
+
   private static final HttpClient HTTP =
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   private CompatLine() {}
+
+  /** The production-like test server, as far as this line's protos allow. */
+  static MockSpannerServer.Builder server() {
+    return MockSpannerServer.builder().markLast(MARK_LAST);
+  }
 
   /** The state the endpoint must show for a feature on this line: on, native or unsupported. */
   static String expected(String feature) {

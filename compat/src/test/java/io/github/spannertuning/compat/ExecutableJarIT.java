@@ -29,7 +29,7 @@ class ExecutableJarIT {
     Path log = Path.of(CompatLine.property("compat.report-dir")).resolve("executable-jar-" + CompatLine.LINE + ".log");
     Files.createDirectories(log.getParent());
     int port = freePort();
-    try (MockSpannerServer server = MockSpannerServer.start()) {
+    try (MockSpannerServer server = CompatLine.server().start()) {
       String java = ProcessHandle.current().info().command().orElse("java");
       Process app =
           new ProcessBuilder(

@@ -322,7 +322,7 @@ class OwnClientIT {
 
   private static MockSpannerServer start() {
     try {
-      MockSpannerServer server = MockSpannerServer.builder().serviceTime(PRODUCTION_PACE).countFrames().start();
+      MockSpannerServer server = CompatLine.server().serviceTime(PRODUCTION_PACE).countFrames().start();
       server.mock().putStatementResult(StatementResult.update(Statement.of(UPDATE), 1L));
       return server;
     } catch (IOException ex) {

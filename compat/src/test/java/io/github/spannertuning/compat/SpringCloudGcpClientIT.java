@@ -88,7 +88,7 @@ class SpringCloudGcpClientIT {
 
   private static MockSpannerServer start() {
     try {
-      return MockSpannerServer.start();
+      return CompatLine.server().start();
     } catch (IOException ex) {
       throw new UncheckedIOException(ex);
     }

@@ -78,7 +78,7 @@ class SwitchesIT {
 
   private static MockSpannerServer start() {
     try {
-      return MockSpannerServer.start();
+      return CompatLine.server().start();
     } catch (IOException ex) {
       throw new UncheckedIOException(ex);
     }
