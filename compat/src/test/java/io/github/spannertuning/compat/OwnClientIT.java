@@ -170,7 +170,9 @@ class OwnClientIT {
     }
     if (!expected.equals("unsupported")) {
       assertThat(tuned.perConnection()).as("connections used").hasSize(CHANNELS);
-      assertThat(tuned.ratio()).as("busiest connection over the mean, %s", figures).isLessThanOrEqualTo(1.3);
+      // 1.4, not the autoconfigure tests' 1.3: here a whole web application shares the two cores
+      // (tuned and native measured 1.04 to 1.23); stock 6.113 measured 1.50 to 1.93.
+      assertThat(tuned.ratio()).as("busiest connection over the mean, %s", figures).isLessThanOrEqualTo(1.4);
     }
   }
 
