@@ -64,7 +64,7 @@ class SwitchesIT {
     assertThat(output)
         .contains("Invalid value '0' for property 'spanner.tuning.channels'")
         .contains("Set 'spanner.tuning.channels' to an integer from 1 to 256.");
-    CompatLine.report("failure-analysis.spanner.tuning.channels=0", "names the property and its allowed values");
+    CompatLine.report("failure-analysis", "spanner.tuning.channels=0 stops startup; the message names the property and its allowed values");
   }
 
   private static ConfigurableApplicationContext run(String... args) {
