@@ -83,7 +83,9 @@ public class SpannerTuningEndpoint {
       List<ChannelDescriptor> channels,
       @Nullable Double imbalance,
       long singleUseRouted,
-      long streamEndGuardSkipped)
+      long streamEndGuardSkipped,
+      long streamEndGuardDrained,
+      long streamEndGuardDrainTimeouts)
       implements OperationResponseBody {
 
     static ClientDescriptor of(SpannerTuningState state) {
@@ -98,7 +100,9 @@ public class SpannerTuningEndpoint {
           channels,
           SpannerTuningEndpoint.orNull(state.channelLoad().imbalance()),
           state.singleUseRoutedCount(),
-          state.streamEndGuardSkippedCount());
+          state.streamEndGuardSkippedCount(),
+          state.streamEndGuardDrainedCount(),
+          state.streamEndGuardDrainTimeoutCount());
     }
   }
 

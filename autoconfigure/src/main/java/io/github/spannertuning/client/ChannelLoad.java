@@ -21,7 +21,10 @@ import java.util.function.Consumer;
  * Calls per real sub-channel of one client's pool. Its interceptor sits on every sub-channel,
  * below grpc-gcp or gax's pool, and tells sub-channels apart by the channel it is handed: the same
  * interceptor instance serves all of grpc-gcp's channels, so a per-instance count would not do.
- * The cost per call is a map lookup, two atomic increments, one decrement and the wrappers.
+ * The cost per call is a map lookup, a context lookup, two atomic increments, one decrement and
+ * the wrappers.
+ *
+ * <p>It also tells the stream-end guard when a guarded stream's gRPC call has closed with OK.
  */
 public final class ChannelLoad {
 
@@ -143,6 +146,8 @@ public final class ChannelLoad {
     public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(
         MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next) {
       ChannelStats stats = stats(next);
+      GuardedStream starting = GuardedStream.STARTING.get();
+      GuardedStream stream = (starting != null && starting.linkTransport()) ? starting : null;
       return new SimpleForwardingClientCall<>(next.newCall(method, callOptions)) {
         @Override
         public void start(Listener<RespT> listener, Metadata headers) {
@@ -153,6 +158,11 @@ public final class ChannelLoad {
                 @Override
                 public void onClose(Status status, Metadata trailers) {
                   stats.activeStreams.decrementAndGet();
+                  // Before the listeners above: gax tells the stream's consumer a hop later, and
+                  // a close of the stream in between must not cancel a call that has ended.
+                  if (stream != null && status.isOk()) {
+                    stream.transportClosedOk();
+                  }
                   super.onClose(status, trailers);
                 }
               },

@@ -103,23 +103,35 @@ final class TunedSpannerRpc extends GapicSpannerRpc {
       ResultStreamConsumer consumer,
       Map<Option, ?> options,
       StreamStarter starter) {
-    GuardedStream guarded =
-        this.state.isActive(Feature.STREAM_END_GUARD)
-            ? new GuardedStream(consumer, this.state)
-            : null;
-    ResultStreamConsumer target = (guarded != null) ? guarded : consumer;
-    StreamingCall call;
-    if (routeToLeastBusy(hasTransaction, selector)) {
+    boolean leastBusy = routeToLeastBusy(hasTransaction, selector);
+    if (!this.state.isActive(Feature.STREAM_END_GUARD)) {
+      if (!leastBusy) {
+        return starter.start(consumer, options);
+      }
       Context previous = LeastBusyRouting.enter();
       try {
-        call = starter.start(target, LeastBusyRouting.withoutChannelHint(options));
+        return starter.start(consumer, LeastBusyRouting.withoutChannelHint(options));
       } finally {
         LeastBusyRouting.exit(previous);
       }
-    } else {
-      call = starter.start(target, options);
     }
-    return (guarded != null) ? guarded.attach(call) : call;
+    GuardedStream guarded = new GuardedStream(consumer, this.state);
+    // The channel-load interceptor reads the stream from the context to report the end of its
+    // call: gax creates the first attempt's gRPC call on this thread, before start returns.
+    Context context = Context.current().withValue(GuardedStream.STARTING, guarded);
+    if (leastBusy) {
+      context = LeastBusyRouting.within(context);
+    }
+    Context previous = context.attach();
+    StreamingCall call;
+    try {
+      call =
+          starter.start(
+              guarded, leastBusy ? LeastBusyRouting.withoutChannelHint(options) : options);
+    } finally {
+      context.detach(previous);
+    }
+    return guarded.attach(call);
   }
 
   private boolean routeToLeastBusy(
