@@ -20,6 +20,7 @@ import io.github.spannertuning.client.SpannerTuningState;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.grpc.ManagedChannelBuilder;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -172,6 +173,44 @@ class SpannerTuningAutoConfigurationTests {
     this.contextRunner
         .withPropertyValues("spanner.tuning.channels=257")
         .run((context) -> assertThat(context).hasFailed());
+  }
+
+  @Test
+  void drainTimeoutIsBoundAndANonPositiveOneFailsStartupNamingTheProperty() {
+    this.contextRunner
+        .withPropertyValues("spanner.tuning.stream-end-guard.drain-timeout=750ms")
+        .run(
+            (context) ->
+                assertThat(
+                        SpannerTuning.stateOf(context.getBean(SpannerOptions.class))
+                            .orElseThrow()
+                            .tuning()
+                            .getStreamEndGuardDrainTimeout())
+                    .isEqualTo(Duration.ofMillis(750)));
+    for (String value : new String[] {"0s", "-1s"}) {
+      this.contextRunner
+          .withPropertyValues("spanner.tuning.stream-end-guard.drain-timeout=" + value)
+          .run(
+              (context) -> {
+                assertThat(context).hasFailed();
+                FailureAnalysis analysis = analyze(context);
+                assertThat(analysis.getDescription())
+                    .contains("'spanner.tuning.stream-end-guard.drain-timeout'");
+                assertThat(analysis.getAction())
+                    .contains("spanner.tuning.stream-end-guard.drain-timeout")
+                    .contains("a positive duration");
+              });
+    }
+    this.contextRunner
+        .withPropertyValues("spanner.tuning.stream-end-guard.drain-timeout=soon")
+        .run(
+            (context) -> {
+              assertThat(context).hasFailed();
+              FailureAnalysis analysis = analyze(context);
+              assertThat(analysis.getDescription())
+                  .contains("'spanner.tuning.stream-end-guard.drain-timeout'", "soon");
+              assertThat(analysis.getAction()).contains("a positive duration");
+            });
   }
 
   @Test

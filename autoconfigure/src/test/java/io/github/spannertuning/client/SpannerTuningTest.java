@@ -16,6 +16,7 @@ import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.client.FeatureState.Status;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.opentelemetry.api.OpenTelemetry;
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -114,6 +115,23 @@ class SpannerTuningTest {
     assertThat(builder.build().getNumChannels()).isEqualTo(5);
     assertThatIllegalArgumentException().isThrownBy(() -> SpannerTuning.newBuilder().channels(0));
     assertThatIllegalArgumentException().isThrownBy(() -> SpannerTuning.newBuilder().channels(257));
+  }
+
+  @Test
+  void drainTimeoutIsFiveSecondsByDefaultAndMustBePositive() {
+    assertThat(SpannerTuning.defaults().getStreamEndGuardDrainTimeout())
+        .isEqualTo(Duration.ofSeconds(5));
+    assertThat(
+            SpannerTuning.newBuilder()
+                .streamEndGuardDrainTimeout(Duration.ofMillis(250))
+                .build()
+                .getStreamEndGuardDrainTimeout())
+        .isEqualTo(Duration.ofMillis(250));
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> SpannerTuning.newBuilder().streamEndGuardDrainTimeout(Duration.ZERO));
+    assertThatIllegalArgumentException()
+        .isThrownBy(
+            () -> SpannerTuning.newBuilder().streamEndGuardDrainTimeout(Duration.ofMillis(-1)));
   }
 
   @Test
