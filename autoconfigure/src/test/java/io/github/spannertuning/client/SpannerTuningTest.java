@@ -165,7 +165,6 @@ class SpannerTuningTest {
           if (resultSet.next()) {
             rows++;
           }
-          MockSpannerServer.awaitStreamEnd();
         }
       }
     }
