@@ -68,6 +68,9 @@ class SpannerTuningEndpointWebTests {
     }
     assertThat(calls).isGreaterThanOrEqualTo(50);
     assertThat(client.get("streamEndGuardSkipped").asLong()).isPositive();
+    // The server marks each point select's only message last: closed on it, they drain.
+    assertThat(client.get("streamEndGuardDrained").asLong()).isPositive();
+    assertThat(client.get("streamEndGuardDrainTimeouts").asLong()).isZero();
     assertNothingSecret(response.getBody());
   }
 
