@@ -47,6 +47,8 @@ public final class SpannerTuning {
 
   private final boolean grpcGcpExtension;
 
+  private final boolean logWhenBuilt;
+
   private final Integer channels;
 
   private final Duration streamEndGuardDrainTimeout;
@@ -55,6 +57,7 @@ public final class SpannerTuning {
     this.singleUseDistribution = builder.singleUseDistribution;
     this.streamEndGuard = builder.streamEndGuard;
     this.grpcGcpExtension = builder.grpcGcpExtension;
+    this.logWhenBuilt = builder.logWhenBuilt;
     this.channels = builder.channels;
     this.streamEndGuardDrainTimeout = builder.streamEndGuardDrainTimeout;
   }
@@ -78,6 +81,11 @@ public final class SpannerTuning {
 
   public boolean isGrpcGcpExtension() {
     return this.grpcGcpExtension;
+  }
+
+  /** Whether one INFO line describes each tuned client when it is built. */
+  public boolean isLogWhenBuilt() {
+    return this.logWhenBuilt;
   }
 
   /** The pool size to set, or {@code null} to keep the client's. */
@@ -286,6 +294,8 @@ public final class SpannerTuning {
 
     private boolean grpcGcpExtension = true;
 
+    private boolean logWhenBuilt = true;
+
     private Integer channels;
 
     private Duration streamEndGuardDrainTimeout = DEFAULT_DRAIN_TIMEOUT;
@@ -305,6 +315,16 @@ public final class SpannerTuning {
     /** Switch the grpc-gcp extension on when the client has it off. */
     public Builder grpcGcpExtension(boolean enabled) {
       this.grpcGcpExtension = enabled;
+      return this;
+    }
+
+    /**
+     * Whether to log one INFO line when a tuned client is built: its project, client versions,
+     * pool and each feature's state. A framework that logs its own line, with a name for the
+     * client, switches this off.
+     */
+    public Builder logWhenBuilt(boolean enabled) {
+      this.logWhenBuilt = enabled;
       return this;
     }
 
