@@ -10,6 +10,14 @@ import com.google.cloud.spanner.spi.v1.SpannerRpc.ResultStreamConsumer;
 import com.google.cloud.spanner.spi.v1.SpannerRpc.StreamingCall;
 import com.google.protobuf.ByteString;
 import com.google.spanner.v1.PartialResultSet;
+import com.google.spanner.v1.SpannerGrpc;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.Context;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.List;
@@ -160,6 +168,54 @@ class GuardedStreamTest {
     assertThat(started.linkTransport()).as("a call created after the stream started").isFalse();
   }
 
+  @Test
+  void theChannelLoadInterceptorReportsOnlyAnOkCloseOfTheStreamsFirstCall() {
+    SpannerTuningState state = state(Duration.ofSeconds(5));
+    ChannelLoad load = new ChannelLoad();
+    HeldChannel channel = new HeldChannel();
+
+    // The first attempt closes OK: the stream has finished, before gax tells the consumer.
+    GuardedStream okStream = new GuardedStream(this.consumer, state);
+    startCall(load, channel, okStream);
+    okStream.attach(this.call);
+    channel.close(0, Status.OK);
+    okStream.cancel("closed");
+    assertThat(this.call.cancels).isEmpty();
+    assertThat(state.streamEndGuardSkippedCount()).isEqualTo(1);
+
+    // The first attempt fails and a retry attempt is created in the same context: neither the
+    // failure nor the retry's close marks the stream, so its close still cancels.
+    GuardedStream retried = new GuardedStream(this.consumer, state);
+    startCall(load, channel, retried);
+    channel.close(1, Status.UNAVAILABLE);
+    startCall(load, channel, retried);
+    retried.attach(this.call);
+    channel.close(2, Status.OK);
+    retried.cancel("closed");
+    assertThat(this.call.cancels).containsExactly("closed");
+
+    // A call created outside the stream's start is not linked to it.
+    GuardedStream started = start(state);
+    load.interceptor()
+        .interceptCall(SpannerGrpc.getExecuteStreamingSqlMethod(), CallOptions.DEFAULT, channel)
+        .start(new ClientCall.Listener<>() {}, new Metadata());
+    channel.close(3, Status.OK);
+    started.cancel("closed too");
+    assertThat(this.call.cancels).containsExactly("closed", "closed too");
+  }
+
+  private static void startCall(ChannelLoad load, Channel channel, GuardedStream stream) {
+    Context context = Context.current().withValue(GuardedStream.STARTING, stream);
+    Context previous = context.attach();
+    try {
+      load.interceptor()
+          .interceptCall(SpannerGrpc.getExecuteStreamingSqlMethod(), CallOptions.DEFAULT, channel)
+          .start(new ClientCall.Listener<>() {}, new Metadata());
+    } finally {
+      context.detach(previous);
+    }
+  }
+
   private GuardedStream start(SpannerTuningState state) {
     GuardedStream stream = new GuardedStream(this.consumer, state);
     stream.attach(this.call);
@@ -202,6 +258,44 @@ class GuardedStreamTest {
     @Override
     public boolean cancelQueryWhenClientIsClosed() {
       return false;
+    }
+  }
+
+  /** A sub-channel whose calls stay open until the test closes them, by order of start. */
+  private static final class HeldChannel extends Channel {
+
+    private final List<ClientCall.Listener<?>> listeners = new CopyOnWriteArrayList<>();
+
+    void close(int call, Status status) {
+      this.listeners.get(call).onClose(status, new Metadata());
+    }
+
+    @Override
+    public <ReqT, RespT> ClientCall<ReqT, RespT> newCall(
+        MethodDescriptor<ReqT, RespT> method, CallOptions callOptions) {
+      return new ClientCall<>() {
+        @Override
+        public void start(Listener<RespT> listener, Metadata headers) {
+          HeldChannel.this.listeners.add(listener);
+        }
+
+        @Override
+        public void request(int numMessages) {}
+
+        @Override
+        public void cancel(String message, Throwable cause) {}
+
+        @Override
+        public void halfClose() {}
+
+        @Override
+        public void sendMessage(ReqT message) {}
+      };
+    }
+
+    @Override
+    public String authority() {
+      return "localhost";
     }
   }
 

@@ -305,6 +305,10 @@ class StreamEndGuardTest {
         on.perQuery(on.throwables()));
     assertThat(off.lastReceived()).isZero();
     assertThat(off.cancels()).as("cancels, guard off").isEqualTo(QUERIES);
+    // Below grpc-gcp, on the thread that starts the stream, every stream's call carries the key.
+    assertThat(off.guardedStarts()).isZero();
+    assertThat(on.guardedStarts()).as("calls created in their guarded stream's context")
+        .isEqualTo(QUERIES);
     assertThat(on.cancelsOfEnded())
         .as("cancels of calls whose onClose was seen before the close began, guard on")
         .isZero();
@@ -635,6 +639,7 @@ class StreamEndGuardTest {
         counter.lastReceived(),
         counter.endedBeforeClose(),
         counter.cancelsOfEnded(),
+        counter.guardedStarts(),
         (server != null) ? server.rstStreams() - rst : 0,
         state.streamEndGuardSkippedCount() - skipped,
         state.streamEndGuardDrainedCount() - drained,
@@ -871,6 +876,7 @@ class StreamEndGuardTest {
       int lastReceived,
       int endedBeforeClose,
       int cancelsOfEnded,
+      int guardedStarts,
       int rstFrames,
       long skipped,
       long drained,
@@ -967,6 +973,8 @@ class StreamEndGuardTest {
 
     private final AtomicInteger cancelsOfEnded = new AtomicInteger();
 
+    private final AtomicInteger guardedStarts = new AtomicInteger();
+
     private volatile CountingCall<?, ?> lastStream;
 
     @Override
@@ -976,6 +984,10 @@ class StreamEndGuardTest {
       String name = method.getBareMethodName();
       if (name.equals("ExecuteStreamingSql") || name.equals("StreamingRead")) {
         this.lastStream = call;
+        // What the channel-load interceptor reads to link the call to its guarded stream.
+        if (GuardedStream.STARTING.get() != null) {
+          this.guardedStarts.incrementAndGet();
+        }
       }
       return call;
     }
@@ -996,11 +1008,16 @@ class StreamEndGuardTest {
       return this.cancelsOfEnded.get();
     }
 
+    int guardedStarts() {
+      return this.guardedStarts.get();
+    }
+
     void reset() {
       this.cancels.set(0);
       this.lastReceived.set(0);
       this.endedBeforeClose.set(0);
       this.cancelsOfEnded.set(0);
+      this.guardedStarts.set(0);
     }
 
     /** The caller is about to close the last stream started. */
