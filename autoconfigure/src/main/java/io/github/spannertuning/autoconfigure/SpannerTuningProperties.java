@@ -135,7 +135,7 @@ public class SpannerTuningProperties implements Validator {
      * How long a stream closed at its last message may wait for its trailers; if they have not
      * arrived by then, the call is cancelled. Must be positive.
      */
-    private Duration drainTimeout = SpannerTuning.DEFAULT_DRAIN_TIMEOUT;
+    private Duration drainTimeout = Duration.ofSeconds(5);
 
     public boolean isEnabled() {
       return this.enabled;

@@ -207,6 +207,9 @@ class SpannerTuningAutoConfigurationTests {
 
   @Test
   void drainTimeoutIsBoundAndANonPositiveOneFailsStartupNamingTheProperty() {
+    assertThat(new SpannerTuningProperties().toTuning().getStreamEndGuardDrainTimeout())
+        .isEqualTo(SpannerTuning.DEFAULT_DRAIN_TIMEOUT)
+        .isEqualTo(Duration.ofSeconds(5));
     this.contextRunner
         .withPropertyValues("spanner.tuning.stream-end-guard.drain-timeout=750ms")
         .run(
