@@ -2,13 +2,17 @@
 
 // Polls /actuator/spannertuning every second and draws it; no framework, no build step.
 const ENDPOINT = 'actuator/spannertuning';
+// What "native" means per feature: the client does it itself, so there is nothing to switch or count.
 const NATIVE_MEANS = {
   'single-use-distribution':
-    'The client on the classpath already sends each single-use read to the least busy channel, ' +
-    'so spanner-tuning leaves routing alone. Nothing to switch, and no "routed" count: ' +
-    'the channel bars show the client\'s own spread.',
-  'grpc-gcp': 'The client already uses the grpc-gcp channel pool; spanner-tuning has nothing to switch on.',
-  'stream-end-guard': 'The client already skips cancels of finished streams itself.',
+    'this client already sends each single-use read to the least busy channel; spanner-tuning leaves ' +
+    'routing alone, so nothing to switch and no "routed" count. The bars show the client\'s own spread.',
+  'grpc-gcp': 'this client already uses the grpc-gcp pool; nothing to switch on.',
+  'stream-end-guard': 'this client already skips cancels of finished streams itself.',
+};
+const COUNTER_MEANS = {
+  singleUseRouted: 'single-use reads spanner-tuning sent to the least busy channel',
+  streamEndGuardSkipped: 'cancels of already-finished streams skipped (existsById closes after one row)',
 };
 const EXPLAIN = {
   'single-use-distribution': 'Single-use reads go to the least busy channel instead of a sticky one.',
@@ -106,7 +110,7 @@ function renderFeatures(features) {
       explain.append(el('label', { class: 'switch' }, box, f.state === 'on' ? 'on: switch off' : 'off: switch on'));
     }
     explain.append(el('div', {}, EXPLAIN[id] || ''));
-    if (f.state === 'native') explain.append(el('div', {}, 'Native: ' + (NATIVE_MEANS[id] || '') + (f.reason ? ` (${f.reason})` : '')));
+    if (f.state === 'native') explain.append(el('div', { class: 'native-note' }, 'Native: ' + (NATIVE_MEANS[id] || f.reason || '')));
     else if (f.reason) explain.append(el('div', {}, f.reason));
     return el('div', { class: 'feature', id: 'feature-' + id, 'data-state': f.state },
       el('strong', {}, id), el('span', { class: 'state ' + f.state }, f.state), explain);
@@ -121,7 +125,9 @@ function renderCounters(client) {
     if (key === 'singleUseRouted' && featureStates['single-use-distribution']?.state === 'native') {
       shown = 'native: the client routes these itself';
     }
-    rows.push(el('div', { class: 'counter', 'data-counter': key }, el('span', {}, words(key)), el('span', { class: 'value' }, shown)));
+    rows.push(el('div', { class: 'counter', 'data-counter': key },
+      el('span', {}, words(key), el('div', { class: 'hint' }, COUNTER_MEANS[key] || '')),
+      el('span', { class: 'value' }, shown)));
   };
   // Every number the endpoint reports besides the channels and the imbalance is a counter;
   // counters a newer starter adds show up without a change here.
@@ -181,6 +187,7 @@ async function burst(event) {
 }
 
 $('burst-form').addEventListener('submit', burst);
+$('write-example').textContent = `curl -X POST '${location.origin}/singers/1/albums/1/sales?copies=10'`;
 loadBackend();
 poll();
 setInterval(poll, 1000);
