@@ -24,6 +24,8 @@ const SWITCHABLE = new Set(['single-use-distribution', 'stream-end-guard']);
 let clientName = null;
 let baseline = null;      // channel -> calls when the last burst began
 let featureStates = {};
+let lastClient = null;
+const history = [];
 
 function $(id) { return document.getElementById(id); }
 
@@ -67,6 +69,7 @@ async function poll() {
 }
 
 function render(client) {
+  lastClient = client;
   $('client-name').textContent = `client '${clientName}' · ${client.pool.kind}, ${client.pool.size} channels · ` +
     `google-cloud-spanner ${client.versions.googleCloudSpanner}, grpc-gcp ${client.versions.grpcGcp || '–'}`;
   renderChannels(client);
@@ -160,6 +163,19 @@ async function switchFeature(feature, enabled, box) {
   }
 }
 
+// One row per burst, so that a burst with a feature switched off can be set beside one with it on.
+function addHistory(before, after, body) {
+  const state = (id) => (before && before.features[id] ? before.features[id].state : '–');
+  const delta = (key) => (before && after && typeof after[key] === 'number' ? after[key] - before[key] : '–');
+  history.unshift([history.length + 1, state('stream-end-guard'), state('single-use-distribution'), body.reads,
+    body.p50Ms.toFixed(1), body.p99Ms.toFixed(1), delta('streamEndGuardSkipped'),
+    after && after.imbalance != null ? after.imbalance.toFixed(2) : '–']);
+  history.length = Math.min(history.length, 6);
+  const head = el('tr', {}, ['#', 'guard', 'single-use', 'reads', 'p50 ms', 'p99 ms', 'guard skipped', 'imbalance']
+    .map((h) => el('th', {}, h)));
+  $('history').replaceChildren(head, ...history.map((row) => el('tr', {}, row.map((v) => el('td', {}, v)))));
+}
+
 async function burst(event) {
   event.preventDefault();
   const button = $('burst');
@@ -167,7 +183,9 @@ async function burst(event) {
   button.disabled = true;
   result.className = 'result';
   result.textContent = 'running…';
+  result.dataset.done = 'false';
   baseline = new Map((window.lastChannels || []).map((c) => [c.channel, c.calls]));
+  const before = lastClient;
   try {
     const params = new URLSearchParams({ rate: $('rate').value, length: $('length').value });
     const response = await fetch('load/burst?' + params, { method: 'POST' });
@@ -177,6 +195,8 @@ async function burst(event) {
       `(${body.achievedRate.toFixed(0)}/s): p50 ${body.p50Ms.toFixed(1)} ms, p99 ${body.p99Ms.toFixed(1)} ms, ` +
       `${body.errors} errors` + (body.firstError ? ` (${body.firstError})` : '');
     result.dataset.done = 'true';
+    await poll();
+    addHistory(before, lastClient, body);
   } catch (e) {
     result.className = 'result error';
     result.textContent = 'burst failed: ' + e.message;
