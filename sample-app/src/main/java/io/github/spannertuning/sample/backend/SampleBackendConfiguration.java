@@ -1,6 +1,7 @@
 package io.github.spannertuning.sample.backend;
 
 import com.google.api.gax.core.CredentialsProvider;
+import com.google.auth.oauth2.GoogleCredentials;
 import com.google.cloud.NoCredentials;
 import com.google.cloud.spring.autoconfigure.core.GcpProperties;
 import com.google.cloud.spring.autoconfigure.spanner.SpannerOptionsCustomizer;
@@ -45,9 +46,19 @@ public class SampleBackendConfiguration {
   @Bean
   CredentialsProvider credentialsProvider(SampleBackend backend, GcpProperties gcpProperties)
       throws IOException {
-    return backend.needsCredentials()
-        ? new DefaultCredentialsProvider(gcpProperties)
-        : NoCredentials::getInstance;
+    if (!backend.needsCredentials()) {
+      return NoCredentials::getInstance;
+    }
+    if (!gcpProperties.getCredentials().hasKey()) {
+      try {
+        GoogleCredentials.getApplicationDefault();
+      } catch (IOException ex) {
+        // Checked here so that the user gets the three ways, not spring-cloud-gcp's stack trace.
+        throw new NoSpannerBackendException(
+            "sample.backend=spanner, but no application default credentials were found");
+      }
+    }
+    return new DefaultCredentialsProvider(gcpProperties);
   }
 
   /** The application's one customizer (spring-cloud-gcp allows one); spanner-tuning adds none. */
