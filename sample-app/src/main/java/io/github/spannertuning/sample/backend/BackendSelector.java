@@ -4,7 +4,6 @@ import io.github.spannertuning.sample.backend.SampleProperties.Backend;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import org.apache.commons.logging.Log;
@@ -89,15 +88,12 @@ final class BackendSelector {
       }
       return Optional.of(path);
     }
-    return candidates().stream().filter(Files::isExecutable).findFirst();
-  }
-
-  private List<Path> candidates() {
-    return new ArrayList<>(this.properties.emulator().locations());
+    return this.properties.emulator().locations().stream().filter(Files::isExecutable).findFirst();
   }
 
   private String notFound() {
-    return "no Cloud Spanner emulator at " + String.join(", ", candidates().stream().map(Path::toString).toList());
+    return "no Cloud Spanner emulator at "
+        + String.join(", ", this.properties.emulator().locations().stream().map(Path::toString).toList());
   }
 
   private SampleBackend startEmulator(Path binary) throws IOException, InterruptedException {

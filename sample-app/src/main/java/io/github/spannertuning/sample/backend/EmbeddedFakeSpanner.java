@@ -69,8 +69,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * statement is refused with UNIMPLEMENTED), read/write transactions (explicit or inline begin,
  * commit of insert, update, insert-or-update, replace and delete mutations, applied atomically
  * under one lock; no locking between transactions, no aborts). Each read or query is answered
- * after 2 to 5 ms of simulated service time, on the final message {@code last=true} and a resume
- * token, as production Spanner does. No admin API: the schema comes from the sample's DDL file.
+ * after a simulated service time ({@code sample.embedded.*}, default 2 to 5 ms), with {@code
+ * last=true} and a resume token on the final message, as production Spanner does. No admin API:
+ * the schema comes from the sample's DDL file.
  */
 public final class EmbeddedFakeSpanner extends SpannerGrpc.SpannerImplBase implements AutoCloseable {
 

@@ -76,5 +76,14 @@ public record SampleProperties(
    * @param maxServiceTime longest simulated service time
    */
   public record Embedded(
-      @DefaultValue("2ms") Duration minServiceTime, @DefaultValue("5ms") Duration maxServiceTime) {}
+      @DefaultValue("2ms") Duration minServiceTime, @DefaultValue("5ms") Duration maxServiceTime) {
+
+    public Embedded {
+      if (minServiceTime.isNegative() || maxServiceTime.compareTo(minServiceTime) < 0) {
+        throw new IllegalArgumentException(
+            "Set 'sample.embedded.min-service-time' to 0 or more and 'sample.embedded.max-service-time'"
+                + " to at least that (were " + minServiceTime + " and " + maxServiceTime + ")");
+      }
+    }
+  }
 }
