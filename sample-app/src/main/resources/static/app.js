@@ -13,6 +13,8 @@ const NATIVE_MEANS = {
 const COUNTER_MEANS = {
   singleUseRouted: 'single-use reads spanner-tuning sent to the least busy channel',
   streamEndGuardSkipped: 'cancels of already-finished streams skipped (existsById closes after one row)',
+  streamEndGuardDrained: 'streams closed at their last row that then completed by themselves, no cancel sent',
+  streamEndGuardDrainTimeouts: 'streams closed at their last row whose trailers did not come in time: cancelled',
 };
 const EXPLAIN = {
   'single-use-distribution': 'Single-use reads go to the least busy channel instead of a sticky one.',
