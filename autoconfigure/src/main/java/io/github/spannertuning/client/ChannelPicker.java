@@ -41,6 +41,9 @@ final class ChannelPicker {
   /** Rescans when another thread took the channel first, before settling for it anyway. */
   private static final int RESERVE_ATTEMPTS = 3;
 
+  /** How many more calls in flight than the least busy channel still count as about as busy. */
+  private static final int SLACK = 1;
+
   private final ChannelStats[] channels;
 
   private final String[] keys;
@@ -102,27 +105,39 @@ final class ChannelPicker {
   }
 
   /**
-   * The channel with the fewest calls in flight; among those, the one that has carried the fewest
-   * calls, so that light traffic, where every channel is idle, still goes round them all; the
-   * rest of a tie is broken by where the scan starts, at random. The channel is counted before
-   * the scan returns, and the scan is repeated if another thread counted a call on it in between.
+   * Among the channels with at most {@value #SLACK} call more in flight than the least busy one,
+   * the one that has carried the fewest calls; the rest of a tie is broken by where the scan
+   * starts, at random. In-flight counts decide between a channel that is slow or overloaded and
+   * the others; call counts decide among channels about equally busy, which keeps light traffic
+   * (every channel idle at each pick) going round them all and keeps bursts even where in-flight
+   * counts differ by a call or two from moment to moment. The channel is counted before the pick
+   * returns, and the pick is repeated if another thread counted a call on it in between.
    */
   private int pick() {
     ChannelStats[] channels = this.channels;
     int n = channels.length;
     int start = ThreadLocalRandom.current().nextInt(n);
     for (int attempt = 1; ; attempt++) {
-      int best = start;
-      int bestLoad = channels[start].activeStreams();
-      long bestCalls = channels[start].calls();
-      for (int k = 1; k < n; k++) {
+      int least = Integer.MAX_VALUE;
+      for (ChannelStats channel : channels) {
+        least = Math.min(least, channel.activeStreams());
+      }
+      int best = -1;
+      int bestLoad = 0;
+      long bestCalls = Long.MAX_VALUE;
+      for (int k = 0; k < n; k++) {
         int i = (start + k < n) ? start + k : start + k - n;
         int load = channels[i].activeStreams();
-        if (load < bestLoad || (load == bestLoad && channels[i].calls() < bestCalls)) {
+        long calls = channels[i].calls();
+        if (load <= least + SLACK && calls < bestCalls) {
           best = i;
           bestLoad = load;
-          bestCalls = channels[i].calls();
+          bestCalls = calls;
         }
+      }
+      if (best < 0) {
+        best = start;
+        bestLoad = channels[start].activeStreams();
       }
       if (channels[best].tryReserve(bestLoad)) {
         return best;
