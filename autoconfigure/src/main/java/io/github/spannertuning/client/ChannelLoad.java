@@ -145,19 +145,27 @@ public final class ChannelLoad {
     }
 
     /**
-     * Counts a call that is about to be made as in flight, if the count is still {@code expected}.
-     * Counting at the pick rather than when the call starts is what keeps concurrent picks apart.
+     * Counts a call that is about to be made, as made and in flight, if the in-flight count is
+     * still {@code expected}. Counting at the pick rather than when the call starts is what keeps
+     * concurrent picks apart.
      */
     boolean tryReserve(int expected) {
-      return this.activeStreams.compareAndSet(expected, expected + 1);
+      if (this.activeStreams.compareAndSet(expected, expected + 1)) {
+        this.calls.incrementAndGet();
+        return true;
+      }
+      return false;
     }
 
     void reserve() {
       this.activeStreams.incrementAndGet();
+      this.calls.incrementAndGet();
     }
 
-    void release() {
+    /** Takes back a reservation whose call was made elsewhere or not at all. */
+    void unreserve() {
       this.activeStreams.decrementAndGet();
+      this.calls.decrementAndGet();
     }
   }
 
@@ -193,7 +201,7 @@ public final class ChannelLoad {
     /** Gives the reservation back if no call claimed it (the client failed before its call). */
     void releaseUnclaimed() {
       if (this.reserved != null && this.claimed.compareAndSet(false, true)) {
-        this.reserved.release();
+        this.reserved.unreserve();
       }
     }
 
@@ -261,11 +269,10 @@ public final class ChannelLoad {
 
     @Override
     public void start(Listener<RespT> listener, Metadata headers) {
-      this.stats.calls.incrementAndGet();
       if (this.stats != this.reserved) {
         this.stats.reserve();
         this.countedOn = this.stats;
-        this.reserved.release();
+        this.reserved.unreserve();
       }
       super.start(
           new SimpleForwardingClientCallListener<>(listener) {
@@ -287,7 +294,7 @@ public final class ChannelLoad {
 
     private void uncount() {
       if (this.counted.compareAndSet(true, false)) {
-        this.countedOn.release();
+        this.countedOn.activeStreams.decrementAndGet();
       }
     }
   }

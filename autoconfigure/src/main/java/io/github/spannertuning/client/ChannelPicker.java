@@ -42,7 +42,7 @@ final class ChannelPicker {
   private static final int RESERVE_ATTEMPTS = 3;
 
   /** How many more calls in flight than the least busy channel still count as about as busy. */
-  private static final int SLACK = 1;
+  private static final int SLACK = 2;
 
   private final ChannelStats[] channels;
 

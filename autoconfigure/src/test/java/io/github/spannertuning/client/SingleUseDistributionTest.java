@@ -579,6 +579,13 @@ class SingleUseDistributionTest {
   }
 
   private static void printRuns(String name, List<Spread> stock, List<Spread> tuned) {
+    for (Spread spread : tuned) {
+      if (spread.busiestOverMean() > SPREAD_BOUND) {
+        System.out.printf(
+            "[routing %s] %s, tuned run over the bound: per-connection=%s%n",
+            VERSION, name, spread.perConnection());
+      }
+    }
     System.out.printf(
         "[routing %s] %s, busiest/mean of %d runs (bound %.1f): stock %d of %d %s | tuned %d of"
             + " %d %s%n",
