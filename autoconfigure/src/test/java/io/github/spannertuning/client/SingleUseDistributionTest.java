@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.google.cloud.spanner.DatabaseClient;
 import com.google.cloud.spanner.DatabaseId;
 import com.google.cloud.spanner.KeySet;
-import com.google.cloud.spanner.MockSpannerServiceImpl.SimulatedExecutionTime;
 import com.google.cloud.spanner.MockSpannerServiceImpl.StatementResult;
 import com.google.cloud.spanner.Options;
 import com.google.cloud.spanner.ReadOnlyTransaction;
@@ -56,7 +55,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Where single-use reads and transactions land, stock client beside tuned client, each against its
  * own mock server over real loopback TCP (one TCP connection per client channel, so connections
- * are channels), with every query taking 2 to 5 ms of server time.
+ * are channels), with every data-plane call taking 2 to 5 ms of server time.
  *
  * <p>What each client line must show is pinned by the build, not read from the code under test:
  * the system property {@value #EXPECTED_PROPERTY} is {@code on} for the client-6.113 profile and
@@ -91,11 +90,6 @@ class SingleUseDistributionTest {
   private static final List<String> READ_COLUMNS = List.of("id", "name");
 
   private static final String STREAMING_SQL = "ExecuteStreamingSql";
-
-  /** Server time per query: a real point select's pace. */
-  private static final int SERVER_MIN_MILLIS = 2;
-
-  private static final int SERVER_MAX_MILLIS = 5;
 
   /** The bound on busiest/mean that every burst run must meet where routing is on. */
   private static final double SPREAD_BOUND = 1.3;
@@ -748,8 +742,9 @@ class SingleUseDistributionTest {
   // ---------------------------------------------------------------------------------------------
 
   /**
-   * A client with its own mock server, every query taking {@value #SERVER_MIN_MILLIS} to {@value
-   * #SERVER_MAX_MILLIS} ms: stock, or tuned with {@link SpannerTuning#defaults()}, whose state is
+   * A client with its own production-like mock server ({@link MockSpannerServer#start()}: 2 to 5
+   * ms per data-plane call, scheduled without holding a thread, {@code last} on the final message,
+   * trailers 1 ms later): stock, or tuned with {@link SpannerTuning#defaults()}, whose state is
    * asserted against the one the build expects before anything else.
    */
   private static final class Subject implements AutoCloseable {
@@ -785,12 +780,6 @@ class SingleUseDistributionTest {
         server
             .mock()
             .putStatementResult(StatementResult.read(TABLE, READ_KEYS, READ_COLUMNS, pointRow()));
-        // Stand-in for the server's service-time model: the mock sleeps in its handler thread.
-        SimulatedExecutionTime pace =
-            SimulatedExecutionTime.ofMinimumAndRandomTime(
-                SERVER_MIN_MILLIS, SERVER_MAX_MILLIS - SERVER_MIN_MILLIS);
-        server.mock().setExecuteStreamingSqlExecutionTime(pace);
-        server.mock().setExecuteSqlExecutionTime(pace);
         SpannerOptions.Builder builder = server.clientOptions(CHANNELS);
         SpannerTuningState state = tuned ? SpannerTuning.defaults().applyTo(builder) : null;
         Spanner spanner = builder.build().getService();
