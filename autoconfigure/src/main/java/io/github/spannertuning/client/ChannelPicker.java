@@ -105,12 +105,13 @@ final class ChannelPicker {
   }
 
   /**
-   * Among the channels with at most {@value #SLACK} call more in flight than the least busy one,
+   * Among the channels with at most {@value #SLACK} calls more in flight than the least busy one,
    * the one that has carried the fewest calls; the rest of a tie is broken by where the scan
    * starts, at random. In-flight counts decide between a channel that is slow or overloaded and
    * the others; call counts decide among channels about equally busy, which keeps light traffic
    * (every channel idle at each pick) going round them all and keeps bursts even where in-flight
-   * counts differ by a call or two from moment to moment. The channel is counted before the pick
+   * counts differ by a call or two from moment to moment (with only the in-flight counts, bursts
+   * at 2 to 5 ms of server time gave busiest/mean up to 1.65 on two busy cores). The channel is counted before the pick
    * returns, and the pick is repeated if another thread counted a call on it in between.
    */
   private int pick() {
@@ -175,7 +176,8 @@ final class ChannelPicker {
   private static void bindNegativeKeys(GcpManagedChannel pool, int numChannels) {
     try {
       Class<?> channelRef = Class.forName(GcpManagedChannel.class.getName() + "$ChannelRef");
-      Method getChannelRef = GcpManagedChannel.class.getDeclaredMethod("getChannelRef", String.class);
+      Method getChannelRef =
+          GcpManagedChannel.class.getDeclaredMethod("getChannelRef", String.class);
       Method bind = GcpManagedChannel.class.getDeclaredMethod("bind", channelRef, List.class);
       getChannelRef.setAccessible(true);
       bind.setAccessible(true);

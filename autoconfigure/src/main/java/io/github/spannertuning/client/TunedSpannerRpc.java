@@ -47,7 +47,8 @@ final class TunedSpannerRpc extends GapicSpannerRpc {
     try {
       return ChannelPicker.install(this, options.getNumChannels(), state.channelLoad());
     } catch (RuntimeException ex) {
-      state.unsupported(Feature.SINGLE_USE_DISTRIBUTION, "cannot set up the channel pool: " + ex.getMessage());
+      state.unsupported(
+          Feature.SINGLE_USE_DISTRIBUTION, "cannot set up the channel pool: " + ex.getMessage());
       return null;
     }
   }

@@ -80,7 +80,7 @@ class SingleUseDistributionTest {
 
   private static final String UPDATE = "UPDATE Singers SET name = 'Bob' WHERE id = 1";
 
-  /** A statement the server rejects: as a transaction's first statement it forces an explicit begin. */
+  /** Rejected by the server: as a transaction's first statement it forces an explicit begin. */
   private static final String INVALID_UPDATE = "UPDATE Singers SET nope = 1 WHERE id = 1";
 
   private static final String TABLE = "Singers";
@@ -544,6 +544,50 @@ class SingleUseDistributionTest {
   }
 
   // ---------------------------------------------------------------------------------------------
+  // 7. A pool the picker cannot set up
+  // ---------------------------------------------------------------------------------------------
+
+  /**
+   * grpc-gcp's dynamic pool creates channels as it is built and scales them itself, so keys cannot
+   * be bound one per channel: where routing would be on, it must be reported unsupported, with a
+   * reason, and the client must route as stock.
+   */
+  @Test
+  void poolThatCannotBeSetUpLeavesRoutingToTheClient() throws Exception {
+    try (MockSpannerServer server = MockSpannerServer.start()) {
+      SpannerOptions.Builder builder =
+          SpannerOptions.newBuilder()
+              .setProjectId("test-project")
+              .setHost("http://127.0.0.1:" + server.port())
+              .setChannelConfigurator(io.grpc.ManagedChannelBuilder::usePlaintext)
+              .setCredentials(com.google.cloud.NoCredentials.getInstance())
+              .enableDynamicChannelPool();
+      SpannerTuningState state = SpannerTuning.defaults().applyTo(builder);
+      try (Spanner spanner = builder.build().getService()) {
+        FeatureState feature = state.feature(Feature.SINGLE_USE_DISTRIBUTION);
+        System.out.printf(
+            "[routing %s] dynamic pool: single-use-distribution=%s%n", VERSION, feature);
+        if (routes()) {
+          assertThat(feature.status())
+              .as("single-use distribution on a dynamic pool")
+              .isEqualTo(FeatureState.Status.UNSUPPORTED);
+          assertThat(feature.reason()).contains("channel pool");
+        } else {
+          assertThat(feature.status()).isEqualTo(FeatureState.Status.NATIVE);
+        }
+        DatabaseClient client = spanner.getDatabaseClient(DATABASE);
+        for (int i = 0; i < 20; i++) {
+          try (ResultSet rs = client.singleUse().executeQuery(Statement.of(POINT_SELECT))) {
+            assertThat(rs.next()).as("point select returns its row").isTrue();
+          }
+        }
+        assertThat(state.singleUseRoutedCount()).as("single-use reads routed").isZero();
+        assertThat(server.calls(STREAMING_SQL)).hasSize(20);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
   // Assertions and figures
   // ---------------------------------------------------------------------------------------------
 
@@ -776,7 +820,9 @@ class SingleUseDistributionTest {
             .putStatementResult(
                 StatementResult.exception(
                     Statement.of(INVALID_UPDATE),
-                    Status.INVALID_ARGUMENT.withDescription("no column nope").asRuntimeException()));
+                    Status.INVALID_ARGUMENT
+                        .withDescription("no column nope")
+                        .asRuntimeException()));
         server
             .mock()
             .putStatementResult(StatementResult.read(TABLE, READ_KEYS, READ_COLUMNS, pointRow()));
