@@ -152,7 +152,7 @@ public final class ChannelLoad {
       return this.activeStreams.get();
     }
 
-    /** Calls started on this sub-channel. */
+    /** Calls made on this sub-channel; one routed by {@link ChannelPicker} counts from its pick. */
     public long calls() {
       return this.calls.get();
     }

@@ -32,9 +32,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p>So, before the client makes any call, every key the client can derive from a hint ({@code
  * -(n-1)} to {@code n-1}) is bound, key {@code i} and {@code -i} to channel {@code i}; nothing in
  * grpc-gcp 1.9 moves a bound key. Transactions then stay where the client's own hint sends them.
- * Single-use reads carry no hint; this picker sends each to the channel with the fewest calls in
- * flight as the {@link ChannelLoad} interceptor counts them, by naming that channel's key in the
- * call's context, and counts the call at the pick.
+ * Single-use reads carry no hint; this picker chooses their channel from the in-flight and call
+ * counts the {@link ChannelLoad} interceptor keeps (see {@link #pick()}), names that channel's key
+ * in the call's context, and counts the call at the pick.
  */
 final class ChannelPicker {
 
@@ -111,8 +111,9 @@ final class ChannelPicker {
    * the others; call counts decide among channels about equally busy, which keeps light traffic
    * (every channel idle at each pick) going round them all and keeps bursts even where in-flight
    * counts differ by a call or two from moment to moment (with only the in-flight counts, bursts
-   * at 2 to 5 ms of server time gave busiest/mean up to 1.65 on two busy cores). The channel is counted before the pick
-   * returns, and the pick is repeated if another thread counted a call on it in between.
+   * at 2 to 5 ms of server time gave busiest/mean up to 1.65 on two busy cores). The channel is
+   * counted before the pick returns, and the pick is repeated if another thread counted a call on
+   * it in between.
    */
   private int pick() {
     ChannelStats[] channels = this.channels;
