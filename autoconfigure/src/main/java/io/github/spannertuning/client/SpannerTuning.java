@@ -234,7 +234,9 @@ public final class SpannerTuning {
     if (!ClientSupport.AFFINITY_CONTEXT_PRESENT) {
       return unsupported(
           Feature.SINGLE_USE_DISTRIBUTION,
-          "grpc-gcp " + ClientVersions.detected().grpcGcp() + " cannot take an affinity key per call");
+          "grpc-gcp "
+              + ClientVersions.detected().grpcGcp()
+              + " cannot take an affinity key per call");
     }
     return FeatureState.on();
   }
