@@ -8,6 +8,7 @@ import com.google.spanner.v1.ExecuteSqlRequest;
 import com.google.spanner.v1.ReadRequest;
 import com.google.spanner.v1.ResultSet;
 import com.google.spanner.v1.TransactionSelector;
+import io.github.spannertuning.client.ChannelLoad.Routing;
 import io.grpc.Context;
 import java.util.Map;
 
@@ -27,9 +28,30 @@ final class TunedSpannerRpc extends GapicSpannerRpc {
 
   private final SpannerTuningState state;
 
+  /** {@code null} when single-use distribution is not on for this client. */
+  private final ChannelPicker picker;
+
   TunedSpannerRpc(SpannerOptions options, SpannerTuningState state) {
     super(options);
     this.state = state;
+    this.picker = picker(options, state);
+  }
+
+  /**
+   * Sets up the pool before the client's first call; that is the only moment its keys can be
+   * bound one per channel.
+   */
+  private ChannelPicker picker(SpannerOptions options, SpannerTuningState state) {
+    if (!state.isActive(Feature.SINGLE_USE_DISTRIBUTION)) {
+      return null;
+    }
+    try {
+      return ChannelPicker.install(this, options.getNumChannels(), state.channelLoad());
+    } catch (RuntimeException ex) {
+      state.unsupported(
+          Feature.SINGLE_USE_DISTRIBUTION, "cannot set up the channel pool: " + ex.getMessage());
+      return null;
+    }
   }
 
   @Override
@@ -70,12 +92,12 @@ final class TunedSpannerRpc extends GapicSpannerRpc {
     if (!routeToLeastBusy(request.hasTransaction(), request.getTransaction())) {
       return super.executeQueryAsync(request, options, routeToLeader);
     }
-    Context previous = LeastBusyRouting.enter();
+    Routing routing = this.picker.enter();
     try {
       return super.executeQueryAsync(
           request, LeastBusyRouting.withoutChannelHint(options), routeToLeader);
     } finally {
-      LeastBusyRouting.exit(previous);
+      this.picker.exit(routing);
     }
   }
 
@@ -103,28 +125,45 @@ final class TunedSpannerRpc extends GapicSpannerRpc {
       ResultStreamConsumer consumer,
       Map<Option, ?> options,
       StreamStarter starter) {
-    GuardedStream guarded =
-        this.state.isActive(Feature.STREAM_END_GUARD)
-            ? new GuardedStream(consumer, this.state)
-            : null;
-    ResultStreamConsumer target = (guarded != null) ? guarded : consumer;
-    StreamingCall call;
-    if (routeToLeastBusy(hasTransaction, selector)) {
-      Context previous = LeastBusyRouting.enter();
-      try {
-        call = starter.start(target, LeastBusyRouting.withoutChannelHint(options));
-      } finally {
-        LeastBusyRouting.exit(previous);
-      }
-    } else {
-      call = starter.start(target, options);
+    boolean leastBusy = routeToLeastBusy(hasTransaction, selector);
+    Map<Option, ?> callOptions = leastBusy ? LeastBusyRouting.withoutChannelHint(options) : options;
+    if (!this.state.isActive(Feature.STREAM_END_GUARD)) {
+      return start(leastBusy, consumer, callOptions, starter);
     }
-    return (guarded != null) ? guarded.attach(call) : call;
+    GuardedStream guarded = new GuardedStream(consumer, this.state);
+    // The channel-load interceptor reads the stream from the context to report the end of its
+    // call: gax creates the first attempt's gRPC call on this thread, before start returns.
+    Context context = Context.current().withValue(GuardedStream.STARTING, guarded);
+    Context previous = context.attach();
+    StreamingCall call;
+    try {
+      call = start(leastBusy, guarded, callOptions, starter);
+    } finally {
+      context.detach(previous);
+    }
+    return guarded.attach(call);
+  }
+
+  private StreamingCall start(
+      boolean leastBusy,
+      ResultStreamConsumer consumer,
+      Map<Option, ?> options,
+      StreamStarter starter) {
+    if (!leastBusy) {
+      return starter.start(consumer, options);
+    }
+    Routing routing = this.picker.enter();
+    try {
+      return starter.start(consumer, options);
+    } finally {
+      this.picker.exit(routing);
+    }
   }
 
   private boolean routeToLeastBusy(
       boolean hasTransaction, TransactionSelector selector) {
-    if (this.state.isActive(Feature.SINGLE_USE_DISTRIBUTION)
+    if (this.picker != null
+        && this.state.isActive(Feature.SINGLE_USE_DISTRIBUTION)
         && LeastBusyRouting.isSingleUse(hasTransaction, selector)) {
       this.state.singleUseRouted();
       return true;
