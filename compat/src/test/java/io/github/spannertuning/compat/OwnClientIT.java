@@ -231,7 +231,7 @@ class OwnClientIT {
     long skipped = Endpoint.counter(Endpoint.client(this.port, "spanner"), "streamEndGuardSkipped") - skippedBefore;
     int rstBefore = SERVER.rstStreams();
     double immediate = cancelsPerQuery(queries, false);
-    MockSpannerServer.awaitStreamEnd();
+    awaitStreamEnd();
     double rst = (SERVER.rstStreams() - rstBefore) / (double) queries;
     return new Cancels(settled, skipped / (double) queries, immediate, rst);
   }
@@ -270,11 +270,24 @@ class OwnClientIT {
       try (ResultSet rs = this.client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
         assertThat(rs.next()).isTrue();
         if (settle) {
-          MockSpannerServer.awaitStreamEnd();
+          awaitStreamEnd();
         }
       }
     }
     return (this.cancels.cancels() - before) / (double) queries;
+  }
+
+  /**
+   * Gives a point select's end of stream (its {@code last} message, and the trailers 1 ms later)
+   * time to reach the client after its row, so that the close that follows is a close of a
+   * finished stream.
+   */
+  private static void awaitStreamEnd() {
+    try {
+      Thread.sleep(5);
+    } catch (InterruptedException ex) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   private void switchFeature(String feature, boolean enabled, int expectedStatus) {
