@@ -13,7 +13,8 @@ import org.springframework.context.annotation.Bean;
 @AutoConfiguration(after = SpannerTuningAutoConfiguration.class)
 @ConditionalOnClass(Endpoint.class)
 @ConditionalOnBean(SpannerTuningRegistry.class)
-@ConditionalOnAvailableEndpoint(SpannerTuningEndpoint.class)
+// "endpoint =", not the value alias: Boot 3.3 has only the former.
+@ConditionalOnAvailableEndpoint(endpoint = SpannerTuningEndpoint.class)
 public class SpannerTuningEndpointAutoConfiguration {
 
   @Bean

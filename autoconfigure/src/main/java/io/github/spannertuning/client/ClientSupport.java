@@ -32,6 +32,9 @@ final class ClientSupport {
    */
   static final boolean RPC_METHODS_MATCH = rpcMethodsMatch();
 
+  /** Whether {@link GapicSpannerRpc} has the public constructor the client's default factory uses. */
+  static final boolean HAS_OPTIONS_CONSTRUCTOR = hasOptionsConstructor();
+
   /**
    * Whether the client gives each single-use read its own {@code ChannelAffinityRef}, which
    * grpc-gcp resolves to the least busy channel (google-cloud-spanner 6.119+ with grpc-gcp 1.12+).
@@ -130,6 +133,14 @@ final class ClientSupport {
           && GapicSpannerRpc.class.getConstructor(SpannerOptions.class) != null;
     } catch (ReflectiveOperationException | LinkageError ex) {
       logger.fine(() -> "GapicSpannerRpc does not have the expected methods: " + ex);
+      return false;
+    }
+  }
+
+  private static boolean hasOptionsConstructor() {
+    try {
+      return GapicSpannerRpc.class.getConstructor(SpannerOptions.class) != null;
+    } catch (ReflectiveOperationException | LinkageError ex) {
       return false;
     }
   }

@@ -53,15 +53,29 @@ public record ClientVersions(String spanner, String grpcGcp, String gax, String 
     return versionFromJarName(artifactId, type);
   }
 
-  /** Some releases (grpc-gcp 1.9.0) carry no version at all but in the name Maven gave the jar. */
-  private static String versionFromJarName(String artifactId, Class<?> type) {
+  /**
+   * Some releases (grpc-gcp 1.9.0) carry no version at all but in the name Maven gave the jar. The
+   * jar's location is a {@code file:} URL on a plain classpath and a nested one in an executable
+   * jar ({@code jar:nested:/app.jar/!BOOT-INF/lib/grpc-gcp-1.9.0.jar!/} on Boot 3.2+, {@code
+   * jar:file:/app.jar!/BOOT-INF/lib/grpc-gcp-1.9.0.jar!/} before): the name is the last path
+   * segment once the trailing {@code !/} is gone.
+   */
+  static String versionFromJarName(String artifactId, Class<?> type) {
     CodeSource source = type.getProtectionDomain().getCodeSource();
-    if (source != null && source.getLocation() != null) {
-      String path = source.getLocation().getPath();
-      String name = path.substring(path.lastIndexOf('/') + 1);
-      if (name.startsWith(artifactId + "-") && name.endsWith(".jar")) {
-        return name.substring(artifactId.length() + 1, name.length() - ".jar".length());
-      }
+    if (source == null || source.getLocation() == null) {
+      return "unknown";
+    }
+    return versionFromJarLocation(artifactId, source.getLocation().toString());
+  }
+
+  static String versionFromJarLocation(String artifactId, String location) {
+    String path = location;
+    while (path.endsWith("!/") || path.endsWith("/")) {
+      path = path.substring(0, path.length() - (path.endsWith("!/") ? 2 : 1));
+    }
+    String name = path.substring(path.lastIndexOf('/') + 1);
+    if (name.startsWith(artifactId + "-") && name.endsWith(".jar")) {
+      return name.substring(artifactId.length() + 1, name.length() - ".jar".length());
     }
     return "unknown";
   }

@@ -125,7 +125,7 @@ public final class SpannerTuning {
     features.put(Feature.SINGLE_USE_DISTRIBUTION, singleUseState(rpcHookMissing, grpcGcpOn));
     SpannerTuningState state =
         new SpannerTuningState(this, features, rpcHookMissing == null);
-    if (rpcHookMissing == null) {
+    if (rpcHookMissing == null || canObserveDefaultRpc(builder)) {
       builder.setServiceRpcFactory(new TunedSpannerRpcFactory(state));
       if (ClientSupport.canReadInterceptorProvider()) {
         builder.setInterceptorProvider(
@@ -216,6 +216,17 @@ public final class SpannerTuning {
       return "the application set its own SpannerRpcFactory";
     }
     return null;
+  }
+
+  /**
+   * Whether the client's default rpc can be created unchanged by a factory that carries the state:
+   * then a client whose {@code GapicSpannerRpc} does not match still shows up in the registry, the
+   * meters and the endpoint, with its features unsupported.
+   */
+  private static boolean canObserveDefaultRpc(SpannerOptions.Builder builder) {
+    return ClientSupport.canReadRpcFactory()
+        && ClientSupport.isDefaultRpcFactory(ClientSupport.rpcFactory(builder))
+        && ClientSupport.HAS_OPTIONS_CONSTRUCTOR;
   }
 
   private FeatureState streamEndGuardState(String rpcHookMissing) {

@@ -60,6 +60,11 @@ public final class SpannerTuningState {
     return this.tuning;
   }
 
+  /** Whether the client runs {@link TunedSpannerRpc}, not the client's rpc as it is. */
+  boolean rpcInstalled() {
+    return this.rpcInstalled;
+  }
+
   /** The effective state of every feature, in declaration order. */
   public Map<Feature, FeatureState> features() {
     return this.features;

@@ -5,7 +5,10 @@ import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.spi.SpannerRpcFactory;
 import java.util.logging.Logger;
 
-/** Creates a {@link TunedSpannerRpc} in place of the client's default rpc. */
+/**
+ * Creates a {@link TunedSpannerRpc} in place of the client's default rpc, or, where its methods do
+ * not match this client version, an {@link ObservedSpannerRpc} that only reports the client's close.
+ */
 final class TunedSpannerRpcFactory implements SpannerRpcFactory {
 
   private static final Logger logger = Logger.getLogger(TunedSpannerRpcFactory.class.getName());
@@ -24,7 +27,10 @@ final class TunedSpannerRpcFactory implements SpannerRpcFactory {
   public ServiceRpc create(SpannerOptions options) {
     this.state.resolve(
         options.isGrpcGcpExtensionEnabled(), options.getNumChannels(), options.getOpenTelemetry());
-    TunedSpannerRpc rpc = new TunedSpannerRpc(options, this.state);
+    ServiceRpc rpc =
+        this.state.rpcInstalled()
+            ? new TunedSpannerRpc(options, this.state)
+            : new ObservedSpannerRpc(options, this.state);
     if (this.state.tuning().isLogWhenBuilt()) {
       logger.info(
           "spanner-tuning: tuned Spanner client of project '"
