@@ -34,7 +34,7 @@ class MockSpannerServerTest {
   @Test
   void marksTheFinalMessageLastAndSendsTheTrailersLater() throws Exception {
     try (MockSpannerServer server =
-        MockSpannerServer.builder().trailersDelay(Duration.ofMillis(30)).start()) {
+        MockSpannerServer.builder().trailersDelay(Duration.ofMillis(200)).start()) {
       ManagedChannel channel = channel(server);
       try {
         Stream stream = query(channel, session(channel), MockSpannerServer.POINT_SELECT);
@@ -43,8 +43,10 @@ class MockSpannerServerTest {
         assertThat(stream.messages.get(stream.messages.size() - 1).getLast()).isTrue();
         assertThat(stream.messages.subList(0, stream.messages.size() - 1))
             .noneMatch(PartialResultSet::getLast);
+        // Sent 200 ms apart; the client may take the message late on a busy machine, not the
+        // trailers early.
         assertThat(stream.closedNanos - stream.lastMessageNanos)
-            .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(25));
+            .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(100));
       } finally {
         channel.shutdownNow();
       }

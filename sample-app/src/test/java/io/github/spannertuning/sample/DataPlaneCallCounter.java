@@ -7,6 +7,8 @@ import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
+import io.grpc.ForwardingClientCall.SimpleForwardingClientCall;
+import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import java.util.concurrent.atomic.AtomicLong;
 import org.springframework.beans.factory.config.BeanPostProcessor;
@@ -17,7 +19,9 @@ import org.springframework.context.annotation.Bean;
  * Counts, independently of spanner-tuning, the data-plane calls ({@code google.spanner.v1.Spanner})
  * the sample's client makes: an interceptor on every sub-channel, installed in the client's
  * builder before spanner-tuning wraps the interceptor provider. Admin calls (instance and database
- * admin) pass the same interceptor and are not counted.
+ * admin) pass the same interceptor and are not counted. A call counts when it starts: a call
+ * object that is created and never started sends nothing (on 6.113 spanner-tuning creates one per
+ * channel to bind the client's affinity keys).
  */
 final class DataPlaneCallCounter implements ClientInterceptor {
 
@@ -37,11 +41,17 @@ final class DataPlaneCallCounter implements ClientInterceptor {
   @Override
   public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(
       MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next) {
-    this.allCalls.incrementAndGet();
-    if (SpannerGrpc.SERVICE_NAME.equals(method.getServiceName())) {
-      this.calls.incrementAndGet();
-    }
-    return next.newCall(method, callOptions);
+    boolean dataPlane = SpannerGrpc.SERVICE_NAME.equals(method.getServiceName());
+    return new SimpleForwardingClientCall<>(next.newCall(method, callOptions)) {
+      @Override
+      public void start(Listener<RespT> listener, Metadata headers) {
+        DataPlaneCallCounter.this.allCalls.incrementAndGet();
+        if (dataPlane) {
+          DataPlaneCallCounter.this.calls.incrementAndGet();
+        }
+        super.start(listener, headers);
+      }
+    };
   }
 
   @TestConfiguration(proxyBeanMethods = false)
