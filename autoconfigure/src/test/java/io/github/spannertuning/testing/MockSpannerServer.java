@@ -6,15 +6,18 @@ import com.google.cloud.spanner.MockSpannerServiceImpl.StatementResult;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
 import com.google.protobuf.AbstractMessage;
+import com.google.protobuf.ByteString;
 import com.google.protobuf.ListValue;
 import com.google.protobuf.Value;
 import com.google.spanner.v1.ExecuteSqlRequest;
+import com.google.spanner.v1.PartialResultSet;
 import com.google.spanner.v1.ReadRequest;
 import com.google.spanner.v1.ResultSet;
 import com.google.spanner.v1.ResultSetMetadata;
 import com.google.spanner.v1.StructType;
 import com.google.spanner.v1.Type;
 import com.google.spanner.v1.TypeCode;
+import io.grpc.ForwardingServerCall;
 import io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener;
 import io.grpc.Grpc;
 import io.grpc.ManagedChannelBuilder;
@@ -105,7 +108,7 @@ public final class MockSpannerServer implements AutoCloseable {
 
   private volatile long slowMillis;
 
-  private final Server server;
+  private volatile Server server;
 
   private MockSpannerServer() throws IOException {
     this.mock.setAbortProbability(0.0);
@@ -113,7 +116,7 @@ public final class MockSpannerServer implements AutoCloseable {
     this.mock.putStatementResult(StatementResult.query(Statement.of(BIG_QUERY), numbers(10_000)));
     this.server =
         NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
-            .addService(ServerInterceptors.intercept(this.mock, new Recorder()))
+            .addService(ServerInterceptors.intercept(this.mock, new ResumeFromToken(), new Recorder()))
             .build()
             .start();
   }
@@ -191,6 +194,26 @@ public final class MockSpannerServer implements AutoCloseable {
   public void slowDown(SocketAddress connection, long millis) {
     this.slowMillis = millis;
     this.slowConnection = connection;
+  }
+
+  /**
+   * Stops the server and starts it again on the same port with the same backend state, as a
+   * restart behind a stable address would. Graceful: the server sends GOAWAY and lets calls in
+   * flight finish; otherwise every connection is dropped at once.
+   */
+  public void restart(boolean graceful) throws IOException, InterruptedException {
+    int port = port();
+    if (graceful) {
+      this.server.shutdown();
+    } else {
+      this.server.shutdownNow();
+    }
+    this.server.awaitTermination(30, TimeUnit.SECONDS);
+    this.server =
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
+            .addService(ServerInterceptors.intercept(this.mock, new ResumeFromToken(), new Recorder()))
+            .build()
+            .start();
   }
 
   public void reset() {
@@ -319,6 +342,54 @@ public final class MockSpannerServer implements AutoCloseable {
     @Override
     public void onReady() {
       submit(this.delegate::onReady);
+    }
+  }
+
+  /**
+   * Makes a resumed streaming query start after its resume token, as Spanner does.
+   * google-cloud-spanner 6.113's {@code MockSpannerServiceImpl} ignores the token and sends the
+   * whole result again (6.119's honours it, and then nothing is dropped here): the messages up to
+   * the token, which the client already has, are dropped, keeping only the result's metadata.
+   */
+  private static final class ResumeFromToken implements ServerInterceptor {
+
+    @Override
+    public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
+        ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
+      if (!call.getMethodDescriptor().getBareMethodName().equals("ExecuteStreamingSql")) {
+        return next.startCall(call, headers);
+      }
+      long[] resumeAfter = {-1};
+      ServerCall<ReqT, RespT> skipping =
+          new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
+            @Override
+            @SuppressWarnings("unchecked")
+            public void sendMessage(RespT message) {
+              PartialResultSet part = (PartialResultSet) message;
+              if (resumeAfter[0] >= 0) {
+                String token = part.getResumeToken().toStringUtf8();
+                if (token.isEmpty() || Long.parseLong(token) <= resumeAfter[0]) {
+                  if (part.hasMetadata()) {
+                    super.sendMessage(
+                        (RespT) PartialResultSet.newBuilder().setMetadata(part.getMetadata()).build());
+                  }
+                  return;
+                }
+                resumeAfter[0] = -1;
+              }
+              super.sendMessage(message);
+            }
+          };
+      return new SimpleForwardingServerCallListener<>(next.startCall(skipping, headers)) {
+        @Override
+        public void onMessage(ReqT message) {
+          ByteString token = ((ExecuteSqlRequest) message).getResumeToken();
+          if (!token.isEmpty()) {
+            resumeAfter[0] = Long.parseLong(token.toStringUtf8());
+          }
+          super.onMessage(message);
+        }
+      };
     }
   }
 }
