@@ -246,13 +246,13 @@ public final class SpannerTuning {
   }
 
   /**
-   * One warning for everything this client version lacks, once per JVM for the same list, so that
+   * One warning for every hook this client lacks, once per JVM for the same list, so that
    * an application that builds many clients is told once.
    */
   private static void warnOnce(String missing) {
     if (warned.add(missing)) {
       logger.warning(
-          "spanner-tuning: off for this Spanner client, its version lacks a hook: "
+          "spanner-tuning: off for this Spanner client, a hook is missing: "
               + missing
               + ". Spanner traffic is not affected.");
     }
