@@ -4,6 +4,7 @@ import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
+import io.grpc.Context;
 import io.grpc.ForwardingClientCall.SimpleForwardingClientCall;
 import io.grpc.ForwardingClientCallListener.SimpleForwardingClientCallListener;
 import io.grpc.Metadata;
@@ -13,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
@@ -24,6 +26,12 @@ import java.util.function.Consumer;
  * The cost per call is a map lookup, two atomic increments, one decrement and the wrappers.
  */
 public final class ChannelLoad {
+
+  /**
+   * The channel a {@link ChannelPicker} reserved for the call about to be made on this thread. The
+   * interceptor runs inside grpc-gcp's {@code newCall}, on the thread that picked.
+   */
+  static final Context.Key<Routing> ROUTING = Context.key("spanner-tuning-routing");
 
   /** How long a window of the imbalance figure lasts, at least. */
   static final long WINDOW_NANOS = 30_000_000_000L;
@@ -42,14 +50,18 @@ public final class ChannelLoad {
 
   private long windowNextNanos = System.nanoTime();
 
+  private volatile int poolSize;
+
   /** The sub-channels that have carried a call, in the order they were first used. */
   public List<ChannelStats> channels() {
     return List.copyOf(this.channels);
   }
 
   /**
-   * The busiest sub-channel's calls over the mean, over the last 30 to 60 seconds: 1.0 is even.
-   * NaN when no call was made in that window.
+   * The busiest sub-channel's calls over the mean per channel of the pool, over the last 30 to 60
+   * seconds: 1.0 is even, the pool size when every call went to one channel. The mean is taken over
+   * the whole pool, idle channels included, so a pool that uses one channel of eight reads 8.0, not
+   * 1.0. NaN when no call was made in that window.
    */
   public synchronized double imbalance() {
     long now = System.nanoTime();
@@ -66,7 +78,8 @@ public final class ChannelLoad {
       max = Math.max(max, delta);
       sum += delta;
     }
-    return (sum == 0) ? Double.NaN : max / ((double) sum / counts.length);
+    int channels = Math.max(this.poolSize, counts.length);
+    return (sum == 0) ? Double.NaN : max / ((double) sum / channels);
   }
 
   /** Forgets the sub-channels of a client that was closed; a reopened client has new ones. */
@@ -75,6 +88,14 @@ public final class ChannelLoad {
     this.channels.clear();
     this.windowStart = new long[0];
     this.windowNext = new long[0];
+  }
+
+  /**
+   * The number of channels the pool was built with; the imbalance's mean is taken over at least
+   * this many. grpc-gcp's dynamic pool may grow past it: then the channels seen count.
+   */
+  void poolSize(int poolSize) {
+    this.poolSize = poolSize;
   }
 
   /** Called once for each sub-channel, when it carries its first call. */
@@ -131,18 +152,105 @@ public final class ChannelLoad {
       return this.activeStreams.get();
     }
 
-    /** Calls started on this sub-channel. */
+    /** Calls made on this sub-channel; one routed by {@link ChannelPicker} counts from its pick. */
     public long calls() {
       return this.calls.get();
+    }
+
+    /**
+     * Counts a call that is about to be made, as made and in flight, if the in-flight count is
+     * still {@code expected}. Counting at the pick rather than when the call starts is what keeps
+     * concurrent picks apart.
+     */
+    boolean tryReserve(int expected) {
+      if (this.activeStreams.compareAndSet(expected, expected + 1)) {
+        this.calls.incrementAndGet();
+        return true;
+      }
+      return false;
+    }
+
+    void reserve() {
+      this.activeStreams.incrementAndGet();
+      this.calls.incrementAndGet();
+    }
+
+    /** Takes back a reservation whose call was made elsewhere or not at all. */
+    void unreserve() {
+      this.activeStreams.decrementAndGet();
+      this.calls.decrementAndGet();
+    }
+  }
+
+  /**
+   * One pick: the channel counted for it ({@code null} for a probe, which only asks where a call
+   * would land), and the channel the call was really created on. Claimed by the first call made
+   * under it, so a call made later in the same context is counted normally.
+   */
+  static final class Routing {
+
+    private final ChannelStats reserved;
+
+    private final Context previous;
+
+    private final AtomicBoolean claimed = new AtomicBoolean();
+
+    private volatile ChannelStats landed;
+
+    Routing(ChannelStats reserved, Context previous) {
+      this.reserved = reserved;
+      this.previous = previous;
+    }
+
+    /** The context to restore once the call is made. */
+    Context previous() {
+      return this.previous;
+    }
+
+    ChannelStats landed() {
+      return this.landed;
+    }
+
+    /** Gives the reservation back if no call claimed it (the client failed before its call). */
+    void releaseUnclaimed() {
+      if (this.reserved != null && this.claimed.compareAndSet(false, true)) {
+        this.reserved.unreserve();
+      }
+    }
+
+    private boolean claim(ChannelStats stats) {
+      if (this.claimed.compareAndSet(false, true)) {
+        this.landed = stats;
+        return true;
+      }
+      return false;
     }
   }
 
   private final class CountingInterceptor implements ClientInterceptor {
 
+    /**
+     * The only service counted. The client hands the same interceptors to its instance-admin and
+     * database-admin channels as to its data pool; their calls pass uncounted, so channels and
+     * imbalance describe only the pool that carries queries, reads and transactions. The check costs
+     * a field read ({@code MethodDescriptor.getServiceName()}) and a compare that the admin and
+     * long-running-operation service names fail at once on their length.
+     */
+    private static final String DATA_SERVICE = "google.spanner.v1.Spanner";
+
     @Override
     public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(
         MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next) {
+      if (!DATA_SERVICE.equals(method.getServiceName())) {
+        return next.newCall(method, callOptions);
+      }
       ChannelStats stats = stats(next);
+      Routing routing = ROUTING.get();
+      if (routing != null && routing.claim(stats)) {
+        return (routing.reserved != null)
+            ? new ReservedCall<>(next.newCall(method, callOptions), stats, routing.reserved)
+            : next.newCall(method, callOptions);
+      }
       return new SimpleForwardingClientCall<>(next.newCall(method, callOptions)) {
         @Override
         public void start(Listener<RespT> listener, Metadata headers) {
@@ -159,6 +267,60 @@ public final class ChannelLoad {
               headers);
         }
       };
+    }
+  }
+
+  /**
+   * A call whose channel was counted when it was picked. Should grpc-gcp have sent it elsewhere,
+   * the count moves to the channel it really went to.
+   */
+  private static final class ReservedCall<ReqT, RespT>
+      extends SimpleForwardingClientCall<ReqT, RespT> {
+
+    private final ChannelStats stats;
+
+    private final ChannelStats reserved;
+
+    private final AtomicBoolean counted = new AtomicBoolean(true);
+
+    private volatile ChannelStats countedOn;
+
+    ReservedCall(ClientCall<ReqT, RespT> call, ChannelStats stats, ChannelStats reserved) {
+      super(call);
+      this.stats = stats;
+      this.reserved = reserved;
+      this.countedOn = reserved;
+    }
+
+    @Override
+    public void start(Listener<RespT> listener, Metadata headers) {
+      if (this.stats != this.reserved) {
+        this.stats.reserve();
+        this.countedOn = this.stats;
+        this.reserved.unreserve();
+      }
+      super.start(
+          new SimpleForwardingClientCallListener<>(listener) {
+            @Override
+            public void onClose(Status status, Metadata trailers) {
+              uncount();
+              super.onClose(status, trailers);
+            }
+          },
+          headers);
+    }
+
+    @Override
+    public void cancel(String message, Throwable cause) {
+      // A call cancelled before it starts never sees onClose.
+      uncount();
+      super.cancel(message, cause);
+    }
+
+    private void uncount() {
+      if (this.counted.compareAndSet(true, false)) {
+        this.countedOn.activeStreams.decrementAndGet();
+      }
     }
   }
 }

@@ -47,12 +47,15 @@ public final class SpannerTuning {
 
   private final boolean grpcGcpExtension;
 
+  private final boolean logWhenBuilt;
+
   private final Integer channels;
 
   private SpannerTuning(Builder builder) {
     this.singleUseDistribution = builder.singleUseDistribution;
     this.streamEndGuard = builder.streamEndGuard;
     this.grpcGcpExtension = builder.grpcGcpExtension;
+    this.logWhenBuilt = builder.logWhenBuilt;
     this.channels = builder.channels;
   }
 
@@ -75,6 +78,11 @@ public final class SpannerTuning {
 
   public boolean isGrpcGcpExtension() {
     return this.grpcGcpExtension;
+  }
+
+  /** Whether one INFO line describes each tuned client when it is built. */
+  public boolean isLogWhenBuilt() {
+    return this.logWhenBuilt;
   }
 
   /** The pool size to set, or {@code null} to keep the client's. */
@@ -238,16 +246,23 @@ public final class SpannerTuning {
     if (rpcHookMissing != null) {
       return FeatureState.unsupported(rpcHookMissing);
     }
-    if (!ClientSupport.DISABLE_AFFINITY_PRESENT) {
+    if (!ClientSupport.AFFINITY_CONTEXT_PRESENT) {
       return FeatureState.unsupported(
-          "grpc-gcp " + ClientVersions.detected().grpcGcp() + " cannot disable affinity per call");
+          "grpc-gcp "
+              + ClientVersions.detected().grpcGcp()
+              + " cannot take an affinity key per call");
     }
     return FeatureState.on();
   }
 
+  /** One warning for a hook found missing once the client was built. */
+  static void warnOnce(String what, String reason) {
+    warnOnce(what + ": " + reason);
+  }
+
   /**
-   * One warning for every hook this client lacks, once per JVM for the same list, so that
-   * an application that builds many clients is told once.
+   * One warning for every hook this client lacks, once per JVM for the same list, so that an
+   * application that builds many clients is told once.
    */
   private static void warnOnce(String missing) {
     if (warned.add(missing)) {
@@ -280,6 +295,8 @@ public final class SpannerTuning {
 
     private boolean grpcGcpExtension = true;
 
+    private boolean logWhenBuilt = true;
+
     private Integer channels;
 
     private Builder() {}
@@ -297,6 +314,16 @@ public final class SpannerTuning {
     /** Switch the grpc-gcp extension on when the client has it off. */
     public Builder grpcGcpExtension(boolean enabled) {
       this.grpcGcpExtension = enabled;
+      return this;
+    }
+
+    /**
+     * Whether to log one INFO line when a tuned client is built: its project, client versions,
+     * pool and each feature's state. A framework that logs its own line, with a name for the
+     * client, switches this off.
+     */
+    public Builder logWhenBuilt(boolean enabled) {
+      this.logWhenBuilt = enabled;
       return this;
     }
 

@@ -37,8 +37,9 @@ import org.junit.jupiter.api.Test;
  * <ul>
  *   <li>grpc-gcp absent: its jar is left out of the loader's classpath (the application excluded
  *       the dependency and switched the extension off);
- *   <li>no {@code DISABLE_AFFINITY_CTX_KEY}: grpc-gcp's per-call switches are renamed in every class
- *       of the client and of grpc-gcp, as in a grpc-gcp that lacks them (an older one);
+ *   <li>no {@code DISABLE_AFFINITY_CTX_KEY}: grpc-gcp's per-call affinity keys ({@code
+ *       DISABLE_AFFINITY*}, {@code AFFINITY_CTX_KEY}, {@code CHANNEL_AFFINITY_REF_KEY}) are renamed in
+ *       every class of the client and of grpc-gcp, as in a grpc-gcp that lacks them;
  *   <li>another {@code GapicSpannerRpc} signature: the client's streaming query method is renamed
  *       in every class of the client, as in a client whose method changed;
  *   <li>an application's own {@code SpannerRpcFactory}: real, no rewriting.
@@ -96,7 +97,9 @@ class MissingHookTest {
           @Override
           public String mapFieldName(String owner, String name, String descriptor) {
             if (owner.equals("com/google/cloud/grpc/GcpManagedChannel")
-                && (name.startsWith("DISABLE_AFFINITY") || name.equals("CHANNEL_AFFINITY_REF_KEY"))) {
+                && (name.startsWith("DISABLE_AFFINITY")
+                    || name.equals("AFFINITY_CTX_KEY")
+                    || name.equals("CHANNEL_AFFINITY_REF_KEY"))) {
               return name + "_RENAMED";
             }
             return name;
@@ -105,10 +108,10 @@ class MissingHookTest {
     Outcome outcome = run((entry) -> true, renamed, false, true);
     outcome.print("no DISABLE_AFFINITY_CTX_KEY");
     outcome.assertTrafficWorks();
-    outcome.assertOneWarning("cannot disable affinity per call");
+    outcome.assertOneWarning("cannot take an affinity key per call");
     assertThat(outcome.features().get("single-use-distribution"))
         .startsWith("unsupported (grpc-gcp ")
-        .endsWith(" cannot disable affinity per call)");
+        .endsWith(" cannot take an affinity key per call)");
     assertThat(outcome.features().get("stream-end-guard")).isEqualTo("on");
   }
 
