@@ -183,9 +183,12 @@ class SoakTest {
           assertThat(sample.closeListeners())
               .as("close listeners")
               .isEqualTo(first.closeListeners());
-          assertThat(sample.meters())
-              .as("meters: 4 per client and 2 per channel")
-              .isEqualTo(4 + 2 * sample.loadChannels());
+          assertThat(sample.channelMeters())
+              .as("per-channel meter sets: one per channel counted")
+              .isEqualTo(sample.loadChannels());
+          assertThat(sample.meters() - 2 * sample.loadChannels())
+              .as("the client's own meters")
+              .isEqualTo(first.meters() - 2 * first.loadChannels());
           assertThat(sample.heapMb())
               .as("heap after GC at %.0f s against %d MB at the first sample", sample.seconds(), first.heapMb())
               .isLessThanOrEqualTo(first.heapMb() + 64);
@@ -316,6 +319,7 @@ class SoakTest {
       int loadListeners,
       int closeListeners,
       int meters,
+      int channelMeters,
       long heapMb,
       int threads) {
 
@@ -342,6 +346,7 @@ class SoakTest {
           sizeOfField(List.of(load), "listeners"),
           sizeOfField(List.of(state), "closeListeners"),
           registry.getMeters().size(),
+          registry.find("spanner.tuning.channel.active.streams").gauges().size(),
           memory.getHeapMemoryUsage().getUsed() >> 20,
           Thread.activeCount());
     }
@@ -352,7 +357,7 @@ class SoakTest {
           Locale.ROOT,
           "t=%4.0fs sent=%d succeeded=%d failed=%d backlog=%d | grpc-gcp affinity keys=%d"
               + " (last-used %d) | ChannelLoad channels=%d keys=%d listeners=%d | close"
-              + " listeners=%d | meters=%d | heap after GC=%d MB | threads=%d",
+              + " listeners=%d | meters=%d (per-channel sets %d) | heap after GC=%d MB | threads=%d",
           this.seconds,
           this.sent,
           this.succeeded,
@@ -365,6 +370,7 @@ class SoakTest {
           this.loadListeners,
           this.closeListeners,
           this.meters,
+          this.channelMeters,
           this.heapMb,
           this.threads);
     }
