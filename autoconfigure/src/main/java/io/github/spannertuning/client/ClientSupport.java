@@ -180,7 +180,9 @@ final class ClientSupport {
       Field field = type.getDeclaredField(name);
       field.setAccessible(true);
       return field;
-    } catch (ReflectiveOperationException | RuntimeException ex) {
+    } catch (ReflectiveOperationException | RuntimeException | LinkageError ex) {
+      // LinkageError: a field of the class has a type that is not on the classpath (grpc-gcp's
+      // options when grpc-gcp is absent), so none of its fields can be listed.
       logger.fine(() -> "Cannot read " + type.getName() + "." + name + ": " + ex);
       return null;
     }

@@ -5,7 +5,9 @@ import com.google.cloud.spanner.SpannerOptions;
 import io.opentelemetry.api.GlobalOpenTelemetry;
 import io.opentelemetry.api.OpenTelemetry;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -40,6 +42,8 @@ public final class SpannerTuning {
   private static final Set<String> warned = ConcurrentHashMap.newKeySet();
 
   private static final SpannerTuning DEFAULTS = newBuilder().build();
+
+  private static final String GRPC_GCP_ABSENT = "grpc-gcp is not on the classpath";
 
   private final boolean singleUseDistribution;
 
@@ -125,17 +129,26 @@ public final class SpannerTuning {
     features.put(Feature.SINGLE_USE_DISTRIBUTION, singleUseState(rpcHookMissing, grpcGcpOn));
     SpannerTuningState state =
         new SpannerTuningState(this, features, rpcHookMissing == null);
+    List<String> missing = new ArrayList<>();
+    features.forEach(
+        (feature, featureState) -> {
+          if (featureState.status() == FeatureState.Status.UNSUPPORTED) {
+            missing.add(feature.id() + ": " + featureState.reason());
+          }
+        });
     if (rpcHookMissing == null || canObserveDefaultRpc(builder)) {
       builder.setServiceRpcFactory(new TunedSpannerRpcFactory(state));
       if (ClientSupport.canReadInterceptorProvider()) {
         builder.setInterceptorProvider(
             new LoadCountingInterceptorProvider(ClientSupport.interceptorProvider(builder), state));
       } else {
-        warnOnce(
-            "channel load",
-            "cannot read the interceptor provider of this client version, so channels are not"
-                + " counted");
+        missing.add(
+            "channel load: cannot read the interceptor provider of this client version, so"
+                + " channels are not counted");
       }
+    }
+    if (!missing.isEmpty()) {
+      warnOnce(String.join("; ", missing));
     }
     logger.fine(() -> "Spanner client tuned: " + state);
     return state;
@@ -186,11 +199,11 @@ public final class SpannerTuning {
     if (!this.grpcGcpExtension) {
       state = FeatureState.off(FeatureState.DISABLED_BY_CONFIGURATION);
     } else if (!ClientSupport.GRPC_GCP_PRESENT) {
-      state = unsupported(Feature.GRPC_GCP, "grpc-gcp is not on the classpath");
+      state = FeatureState.unsupported(GRPC_GCP_ABSENT);
     } else if (!readable) {
       state =
-          unsupported(
-              Feature.GRPC_GCP, "cannot tell whether this client version has grpc-gcp switched on");
+          FeatureState.unsupported(
+              "cannot tell whether this client version has grpc-gcp switched on");
     } else if (enabled) {
       state = FeatureState.nativeIn("the client already uses grpc-gcp");
     } else {
@@ -234,7 +247,7 @@ public final class SpannerTuning {
       return FeatureState.off(FeatureState.DISABLED_BY_CONFIGURATION);
     }
     if (rpcHookMissing != null) {
-      return unsupported(Feature.STREAM_END_GUARD, rpcHookMissing);
+      return FeatureState.unsupported(rpcHookMissing);
     }
     return FeatureState.on();
   }
@@ -243,9 +256,11 @@ public final class SpannerTuning {
     if (!this.singleUseDistribution) {
       return FeatureState.off(FeatureState.DISABLED_BY_CONFIGURATION);
     }
+    if (!ClientSupport.GRPC_GCP_PRESENT) {
+      return FeatureState.unsupported(GRPC_GCP_ABSENT);
+    }
     if (!grpcGcpOn) {
-      return unsupported(
-          Feature.SINGLE_USE_DISTRIBUTION,
+      return FeatureState.unsupported(
           "the grpc-gcp extension is off: gax's channel pool does not pick channels by load");
     }
     if (ClientSupport.NATIVE_SINGLE_USE_ROUTING) {
@@ -255,11 +270,10 @@ public final class SpannerTuning {
               + " sends each single-use read to the least busy channel itself");
     }
     if (rpcHookMissing != null) {
-      return unsupported(Feature.SINGLE_USE_DISTRIBUTION, rpcHookMissing);
+      return FeatureState.unsupported(rpcHookMissing);
     }
     if (!ClientSupport.AFFINITY_CONTEXT_PRESENT) {
-      return unsupported(
-          Feature.SINGLE_USE_DISTRIBUTION,
+      return FeatureState.unsupported(
           "grpc-gcp "
               + ClientVersions.detected().grpcGcp()
               + " cannot take an affinity key per call");
@@ -267,18 +281,20 @@ public final class SpannerTuning {
     return FeatureState.on();
   }
 
-  private static FeatureState unsupported(Feature feature, String reason) {
-    warnOnce(feature.id(), reason);
-    return FeatureState.unsupported(reason);
+  /** One warning for a hook found missing once the client was built. */
+  static void warnOnce(String what, String reason) {
+    warnOnce(what + ": " + reason);
   }
 
-  static void warnOnce(String what, String reason) {
-    if (warned.add(what + reason)) {
+  /**
+   * One warning for every hook this client lacks, once per JVM for the same list, so that an
+   * application that builds many clients is told once.
+   */
+  private static void warnOnce(String missing) {
+    if (warned.add(missing)) {
       logger.warning(
-          "spanner-tuning: "
-              + what
-              + " is off for this Spanner client: "
-              + reason
+          "spanner-tuning: off for this Spanner client, a hook is missing: "
+              + missing
               + ". Spanner traffic is not affected.");
     }
   }

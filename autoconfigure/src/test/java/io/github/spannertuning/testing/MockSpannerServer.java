@@ -6,6 +6,7 @@ import com.google.cloud.spanner.MockSpannerServiceImpl.StatementResult;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
 import com.google.protobuf.AbstractMessage;
+import com.google.protobuf.ByteString;
 import com.google.protobuf.ListValue;
 import com.google.protobuf.Value;
 import com.google.spanner.v1.ExecuteSqlRequest;
@@ -178,7 +179,9 @@ public final class MockSpannerServer implements AutoCloseable {
 
   private volatile long slowMillis;
 
-  private final Server server;
+  private final Builder settings;
+
+  private volatile Server server;
 
   private final FrameCountingProxy proxy;
 
@@ -189,21 +192,42 @@ public final class MockSpannerServer implements AutoCloseable {
     this.mock.setAbortProbability(0.0);
     this.mock.putStatementResult(StatementResult.query(Statement.of(POINT_SELECT), pointRow()));
     this.mock.putStatementResult(StatementResult.query(Statement.of(BIG_QUERY), numbers(10_000)));
+    this.settings = builder;
+    this.server = newServer(0);
+    this.proxy = builder.countFrames ? new FrameCountingProxy(this.server.getPort()) : null;
+  }
+
+  private Server newServer(int port) throws IOException {
     NettyServerBuilder server =
-        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
-            .addService(ServerInterceptors.intercept(this.mock, new Recorder()))
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
+            .addService(ServerInterceptors.intercept(this.mock, new ResumeFromToken(), new Recorder()))
             // Spanner's frontends accept the client's flow-control (BDP) pings; grpc-java's
             // default policy would answer them with GOAWAY too_many_pings between calls.
             .permitKeepAliveWithoutCalls(true)
             .permitKeepAliveTime(0, TimeUnit.NANOSECONDS);
-    if (builder.maxConcurrentStreams > 0) {
-      server.maxConcurrentCallsPerConnection(builder.maxConcurrentStreams);
+    if (this.settings.maxConcurrentStreams > 0) {
+      server.maxConcurrentCallsPerConnection(this.settings.maxConcurrentStreams);
     }
-    if (builder.maxResets > 0) {
-      server.maxRstFramesPerWindow(builder.maxResets, builder.resetWindowSeconds);
+    if (this.settings.maxResets > 0) {
+      server.maxRstFramesPerWindow(this.settings.maxResets, this.settings.resetWindowSeconds);
     }
-    this.server = server.build().start();
-    this.proxy = builder.countFrames ? new FrameCountingProxy(this.server.getPort()) : null;
+    return server.build().start();
+  }
+
+  /**
+   * Stops the server and starts it again on the same port with the same backend state, as a
+   * restart behind a stable address would. Graceful: the server sends GOAWAY and lets calls in
+   * flight finish; otherwise every connection is dropped at once.
+   */
+  public void restart(boolean graceful) throws IOException, InterruptedException {
+    int port = this.server.getPort();
+    if (graceful) {
+      this.server.shutdown();
+    } else {
+      this.server.shutdownNow();
+    }
+    this.server.awaitTermination(30, TimeUnit.SECONDS);
+    this.server = newServer(port);
   }
 
   /** A production-like server: see the class description. */
@@ -588,6 +612,54 @@ public final class MockSpannerServer implements AutoCloseable {
 
     public MockSpannerServer start() throws IOException {
       return new MockSpannerServer(this);
+    }
+  }
+
+  /**
+   * Makes a resumed streaming query start after its resume token, as Spanner does.
+   * google-cloud-spanner 6.113's {@code MockSpannerServiceImpl} ignores the token and sends the
+   * whole result again (6.119's honours it, and then nothing is dropped here): the messages up to
+   * the token, which the client already has, are dropped, keeping only the result's metadata.
+   */
+  private static final class ResumeFromToken implements ServerInterceptor {
+
+    @Override
+    public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
+        ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
+      if (!call.getMethodDescriptor().getBareMethodName().equals("ExecuteStreamingSql")) {
+        return next.startCall(call, headers);
+      }
+      long[] resumeAfter = {-1};
+      ServerCall<ReqT, RespT> skipping =
+          new SimpleForwardingServerCall<>(call) {
+            @Override
+            @SuppressWarnings("unchecked")
+            public void sendMessage(RespT message) {
+              PartialResultSet part = (PartialResultSet) message;
+              if (resumeAfter[0] >= 0) {
+                String token = part.getResumeToken().toStringUtf8();
+                if (token.isEmpty() || Long.parseLong(token) <= resumeAfter[0]) {
+                  if (part.hasMetadata()) {
+                    super.sendMessage(
+                        (RespT) PartialResultSet.newBuilder().setMetadata(part.getMetadata()).build());
+                  }
+                  return;
+                }
+                resumeAfter[0] = -1;
+              }
+              super.sendMessage(message);
+            }
+          };
+      return new SimpleForwardingServerCallListener<>(next.startCall(skipping, headers)) {
+        @Override
+        public void onMessage(ReqT message) {
+          ByteString token = ((ExecuteSqlRequest) message).getResumeToken();
+          if (!token.isEmpty()) {
+            resumeAfter[0] = Long.parseLong(token.toStringUtf8());
+          }
+          super.onMessage(message);
+        }
+      };
     }
   }
 }

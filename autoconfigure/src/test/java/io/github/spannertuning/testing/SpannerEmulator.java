@@ -74,8 +74,11 @@ public final class SpannerEmulator implements AutoCloseable {
         + " to its emulator_main); skipping";
   }
 
-  /** Starts the emulator found by {@link #find()} on a free loopback port. */
-  public static SpannerEmulator start() throws IOException, InterruptedException {
+  /**
+   * Starts the emulator found by {@link #find()} on a free loopback port, with the given extra
+   * flags (such as {@code --enable_fault_injection}).
+   */
+  public static SpannerEmulator start(String... flags) throws IOException, InterruptedException {
     Path binary = find().orElseThrow(() -> new IllegalStateException(notFoundMessage()));
     IOException last = null;
     // The free port is found by binding and releasing it: another process may take it in
@@ -83,8 +86,11 @@ public final class SpannerEmulator implements AutoCloseable {
     for (int attempt = 0; attempt < 3; attempt++) {
       int port = freePort();
       Path log = Files.createTempFile("spanner-emulator", ".log");
+      List<String> command =
+          new ArrayList<>(List.of(binary.toString(), "--host_port", "127.0.0.1:" + port));
+      command.addAll(List.of(flags));
       Process process =
-          new ProcessBuilder(binary.toString(), "--host_port", "127.0.0.1:" + port)
+          new ProcessBuilder(command)
               .redirectErrorStream(true)
               .redirectOutput(log.toFile())
               .start();
