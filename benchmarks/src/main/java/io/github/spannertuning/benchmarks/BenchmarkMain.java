@@ -272,10 +272,13 @@ public final class BenchmarkMain {
       String degraded = frontend.degrade(workload.degradeMillis(), this.seed + round);
       frontend.resetCounters();
       long[] before = client.clientChannelCalls();
-      ProcessMeters.Reading start = meters.start();
-      OpenLoop.Window window =
-          OpenLoop.run(client, workload, this.windowSeconds, this.bucketSeconds, this.seed + round);
-      ProcessMeters.Reading cost = meters.end().minus(start);
+      OpenLoop.Window window;
+      ProcessMeters.Reading cost;
+      try (OpenLoop loop = new OpenLoop(workload.threads())) {
+        ProcessMeters.Snapshot start = meters.start();
+        window = loop.run(client, workload, this.windowSeconds, this.bucketSeconds, this.seed + round);
+        cost = meters.end(start);
+      }
       JsonNode stats = frontend.stats();
       long[] after = client.clientChannelCalls();
       long[] delta = new long[after.length];

@@ -2,13 +2,15 @@ package io.github.spannertuning.benchmarks;
 
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import jdk.jfr.consumer.RecordingStream;
 
 /**
  * What the client JVM spends over a measurement window: process CPU time (all threads, from the
- * OS), bytes allocated (sum of {@code com.sun.management.ThreadMXBean} per-thread counters over all
- * live threads), and throwables created (JFR {@code jdk.ExceptionStatistics}, a JVM-wide counter
+ * OS), bytes allocated ({@code com.sun.management.ThreadMXBean} per-thread counters, summed over
+ * the threads alive at the window's end), and throwables created (JFR {@code jdk.ExceptionStatistics}, a JVM-wide counter
  * sampled every 20 ms). The frontend runs in another JVM, so none of this is the server's.
  */
 final class ProcessMeters implements AutoCloseable {
@@ -34,15 +36,8 @@ final class ProcessMeters implements AutoCloseable {
     this.stream.startAsync();
   }
 
-  /** A reading at one instant; the difference of two is a window's cost. */
+  /** What a window cost. */
   record Reading(long cpuNanos, long allocatedBytes, long throwables) {
-
-    Reading minus(Reading start) {
-      return new Reading(
-          this.cpuNanos - start.cpuNanos,
-          this.allocatedBytes - start.allocatedBytes,
-          this.throwables - start.throwables);
-    }
 
     Reading plus(Reading other) {
       return new Reading(
@@ -54,17 +49,28 @@ final class ProcessMeters implements AutoCloseable {
 
   static final Reading ZERO = new Reading(0, 0, 0);
 
+  /** The counters at a window's start. */
+  record Snapshot(long cpuNanos, Map<Long, Long> allocatedByThread, long throwables) {}
+
   /** At a window's start: waits for a throwables sample that covers everything before it. */
-  Reading start() throws InterruptedException {
+  Snapshot start() throws InterruptedException {
     long throwables = settledThrowables();
-    return new Reading(this.os.getProcessCpuTime(), allocated(), throwables);
+    return new Snapshot(this.os.getProcessCpuTime(), allocatedByThread(), throwables);
   }
 
-  /** At a window's end: CPU and allocation now, throwables from the next sample. */
-  Reading end() throws InterruptedException {
+  /**
+   * At a window's end: what the window cost. Allocation is summed per thread over the threads
+   * alive at the end (a thread started in the window counts from zero), so the caller keeps its
+   * load threads alive until this returns; a thread that ended inside the window is not counted.
+   */
+  Reading end(Snapshot start) throws InterruptedException {
     long cpu = this.os.getProcessCpuTime();
-    long allocated = allocated();
-    return new Reading(cpu, allocated, settledThrowables());
+    long allocated = 0;
+    for (Map.Entry<Long, Long> thread : allocatedByThread().entrySet()) {
+      allocated += thread.getValue() - start.allocatedByThread().getOrDefault(thread.getKey(), 0L);
+    }
+    return new Reading(
+        cpu - start.cpuNanos(), allocated, settledThrowables() - start.throwables());
   }
 
   private long settledThrowables() throws InterruptedException {
@@ -79,15 +85,16 @@ final class ProcessMeters implements AutoCloseable {
     return this.throwables.get();
   }
 
-  private long allocated() {
+  private Map<Long, Long> allocatedByThread() {
     long[] ids = this.threads.getAllThreadIds();
-    long total = 0;
-    for (long bytes : this.threads.getThreadAllocatedBytes(ids)) {
-      if (bytes > 0) {
-        total += bytes;
+    long[] bytes = this.threads.getThreadAllocatedBytes(ids);
+    Map<Long, Long> byThread = new HashMap<>();
+    for (int i = 0; i < ids.length; i++) {
+      if (bytes[i] >= 0) {
+        byThread.put(ids[i], bytes[i]);
       }
     }
-    return total;
+    return byThread;
   }
 
   @Override
