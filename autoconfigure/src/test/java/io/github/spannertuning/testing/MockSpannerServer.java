@@ -15,6 +15,13 @@ import com.google.spanner.v1.ResultSetMetadata;
 import com.google.spanner.v1.StructType;
 import com.google.spanner.v1.Type;
 import com.google.spanner.v1.TypeCode;
+import com.google.spanner.v1.PartialResultSet;
+import io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
 import io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener;
 import io.grpc.Grpc;
 import io.grpc.ManagedChannelBuilder;
@@ -43,18 +50,42 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Google's {@link MockSpannerServiceImpl} served over real loopback TCP by Netty, with the
- * bookkeeping the tests need: every call recorded with the TCP connection it arrived on (one
- * connection per client channel), server-side cancels, and an optional delay on one connection.
+ * Google's {@link MockSpannerServiceImpl} served over real loopback TCP by Netty, made to behave
+ * like a Cloud Spanner frontend where that matters to spanner-tuning, with the bookkeeping the tests
+ * need.
  *
- * <p>What is simulated: the Spanner backend (the mock answers registered statements instantly) and,
- * when asked, a slow connection. What is real: the client, its channel pool, gRPC and TCP.
+ * <p>{@link #start()} gives the production-like server every test should use unless it studies
+ * another case:
+ *
+ * <ul>
+ *   <li>the final {@code PartialResultSet} of a streaming query or read carries {@code last =
+ *       true}, and the trailers follow {@link Builder#trailersDelay 1 ms} later, as real Spanner
+ *       does (the mock itself never sets {@code last} and sends trailers at once);
+ *   <li>each data-plane call (queries, reads, DML, begin, commit) takes a service time drawn from
+ *       2 to 5 ms, a point select's pace; session calls are answered at once;
+ *   <li>at most 100 concurrent streams per connection, as Spanner's frontends allow.
+ * </ul>
+ *
+ * <p>Every delay is scheduled: no server thread is held while a call waits. On request the server
+ * also limits RST_STREAM frames per connection (HTTP/2 rapid-reset protection, grpc-java's {@code
+ * maxRstFramesPerWindow}: past it the server sends GOAWAY ENHANCE_YOUR_CALM) and puts a {@link
+ * FrameCountingProxy} in front of itself that counts the RST_STREAM and GOAWAY frames on the wire.
+ *
+ * <p>Recorded: every call with the TCP connection it arrived on (one connection per client
+ * channel) and the cancels the server saw.
+ *
+ * <p>What is simulated: the Spanner backend (the mock answers registered statements), its service
+ * time, and, when asked, a slow connection. What is real: the client, its channel pool, gRPC, Netty
+ * and TCP.
  */
 public final class MockSpannerServer implements AutoCloseable {
 
   public static final String POINT_SELECT = "SELECT id, name FROM Singers WHERE id = 1";
 
   public static final String BIG_QUERY = "SELECT id FROM Numbers";
+
+  /** A GOAWAY for too many resets: ENHANCE_YOUR_CALM (11) with grpc-java's debug data. */
+  private static final String TOO_MANY_RESETS = "11/too_many_rststreams";
 
   /** One RPC as the server saw it. */
   public record Call(String method, SocketAddress connection, AbstractMessage request) {
@@ -85,6 +116,41 @@ public final class MockSpannerServer implements AutoCloseable {
     }
   }
 
+  /** How long the server takes to serve one data-plane call, drawn per call. */
+  @FunctionalInterface
+  public interface ServiceTime {
+
+    long sampleNanos();
+
+    /** Answered at once (the bare mock). */
+    static ServiceTime none() {
+      return () -> 0L;
+    }
+
+    static ServiceTime fixed(Duration time) {
+      long nanos = time.toNanos();
+      return () -> nanos;
+    }
+
+    /** Uniformly between the two bounds: 2 to 5 ms is a point select's pace. */
+    static ServiceTime uniform(Duration min, Duration max) {
+      long low = min.toNanos();
+      long spread = max.toNanos() - low;
+      return () -> low + (long) (ThreadLocalRandom.current().nextDouble() * spread);
+    }
+
+    /** A floor plus an exponentially distributed part with the given mean. */
+    static ServiceTime floorPlusExponential(Duration floor, Duration mean) {
+      long low = floor.toNanos();
+      double meanNanos = mean.toNanos();
+      return () -> low + (long) (-Math.log(1.0 - ThreadLocalRandom.current().nextDouble()) * meanNanos);
+    }
+  }
+
+  /** Methods that carry no query work: answered without service time. */
+  private static final Set<String> SESSION_METHODS =
+      Set.of("CreateSession", "BatchCreateSessions", "GetSession", "ListSessions", "DeleteSession");
+
   private final MockSpannerServiceImpl mock = new MockSpannerServiceImpl();
 
   private final Queue<Call> calls = new ConcurrentLinkedQueue<>();
@@ -94,12 +160,19 @@ public final class MockSpannerServer implements AutoCloseable {
   private final AtomicInteger cancels = new AtomicInteger();
 
   private final ScheduledExecutorService scheduler =
-      Executors.newSingleThreadScheduledExecutor(
+      Executors.newScheduledThreadPool(
+          2,
           (runnable) -> {
             Thread thread = new Thread(runnable, "mock-spanner-delay");
             thread.setDaemon(true);
             return thread;
           });
+
+  private volatile ServiceTime serviceTime;
+
+  private volatile boolean markLast;
+
+  private volatile long trailersDelayNanos;
 
   private volatile SocketAddress slowConnection;
 
@@ -107,27 +180,106 @@ public final class MockSpannerServer implements AutoCloseable {
 
   private final Server server;
 
-  private MockSpannerServer() throws IOException {
+  private final FrameCountingProxy proxy;
+
+  private MockSpannerServer(Builder builder) throws IOException {
+    this.serviceTime = builder.serviceTime;
+    this.markLast = builder.markLast;
+    this.trailersDelayNanos = builder.trailersDelay.toNanos();
     this.mock.setAbortProbability(0.0);
     this.mock.putStatementResult(StatementResult.query(Statement.of(POINT_SELECT), pointRow()));
     this.mock.putStatementResult(StatementResult.query(Statement.of(BIG_QUERY), numbers(10_000)));
-    this.server =
+    NettyServerBuilder server =
         NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
             .addService(ServerInterceptors.intercept(this.mock, new Recorder()))
-            .build()
-            .start();
+            // Spanner's frontends accept the client's flow-control (BDP) pings; grpc-java's
+            // default policy would answer them with GOAWAY too_many_pings between calls.
+            .permitKeepAliveWithoutCalls(true)
+            .permitKeepAliveTime(0, TimeUnit.NANOSECONDS);
+    if (builder.maxConcurrentStreams > 0) {
+      server.maxConcurrentCallsPerConnection(builder.maxConcurrentStreams);
+    }
+    if (builder.maxResets > 0) {
+      server.maxRstFramesPerWindow(builder.maxResets, builder.resetWindowSeconds);
+    }
+    this.server = server.build().start();
+    this.proxy = builder.countFrames ? new FrameCountingProxy(this.server.getPort()) : null;
   }
 
+  /** A production-like server: see the class description. */
   public static MockSpannerServer start() throws IOException {
-    return new MockSpannerServer();
+    return builder().start();
+  }
+
+  public static Builder builder() {
+    return new Builder();
   }
 
   public MockSpannerServiceImpl mock() {
     return this.mock;
   }
 
+  /** The port clients connect to: the frame-counting proxy's when there is one. */
   public int port() {
-    return this.server.getPort();
+    return (this.proxy != null) ? this.proxy.port() : this.server.getPort();
+  }
+
+  /** Changes the service time of calls that arrive from now on. */
+  public void setServiceTime(ServiceTime serviceTime) {
+    this.serviceTime = serviceTime;
+  }
+
+  /** Changes how long the trailers of streams that end from now on lag their last message. */
+  public void setTrailersDelay(Duration delay) {
+    this.trailersDelayNanos = delay.toNanos();
+  }
+
+  /** Whether streams that end from now on mark their final message {@code last}. */
+  public void setMarkLast(boolean markLast) {
+    this.markLast = markLast;
+  }
+
+  /** RST_STREAM frames the client sent over the wire. Needs {@link Builder#countFrames()}. */
+  public int rstStreams() {
+    return requireProxy().rstStreams();
+  }
+
+  /** RST_STREAM frames the client sent on one connection, as {@link Call#connection()} names it. */
+  public int rstStreams(SocketAddress connection) {
+    return requireProxy().rstStreams(connection);
+  }
+
+  /**
+   * RST_STREAM frames the server sent. The reset limit counts them beside the client's: a server
+   * that resets streams itself reaches it sooner.
+   */
+  public int serverRstStreams() {
+    return requireProxy().serverRstStreams();
+  }
+
+  /** GOAWAY frames the server sent, all error codes. Needs {@link Builder#countFrames()}. */
+  public int goAways() {
+    return requireProxy().goAways().values().stream().mapToInt(Integer::intValue).sum();
+  }
+
+  /** GOAWAY frames the server sent, by error code and debug data ({@code 11/too_many_rststreams}). */
+  public Map<String, Integer> goAwaysByReason() {
+    return requireProxy().goAways();
+  }
+
+  /**
+   * GOAWAY frames the server sent with ENHANCE_YOUR_CALM, its answer to too many resets. Needs
+   * {@link Builder#countFrames()}.
+   */
+  public int goAwaysForResets() {
+    return requireProxy().goAways().getOrDefault(TOO_MANY_RESETS, 0);
+  }
+
+  private FrameCountingProxy requireProxy() {
+    if (this.proxy == null) {
+      throw new IllegalStateException("frames are counted only by a server built with countFrames()");
+    }
+    return this.proxy;
   }
 
   /**
@@ -197,10 +349,16 @@ public final class MockSpannerServer implements AutoCloseable {
     this.calls.clear();
     this.cancels.set(0);
     this.mock.clearRequests();
+    if (this.proxy != null) {
+      this.proxy.resetCounts();
+    }
   }
 
   @Override
   public void close() throws InterruptedException {
+    if (this.proxy != null) {
+      this.proxy.close();
+    }
     this.server.shutdownNow();
     this.server.awaitTermination(10, TimeUnit.SECONDS);
     this.scheduler.shutdownNow();
@@ -245,9 +403,12 @@ public final class MockSpannerServer implements AutoCloseable {
       SocketAddress connection = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
       connections.computeIfAbsent(connection, (key) -> new AtomicInteger()).incrementAndGet();
       String method = call.getMethodDescriptor().getBareMethodName();
-      boolean slow = connection.equals(slowConnection);
+      ServerCall<ReqT, RespT> served =
+          (call.getMethodDescriptor().getType() == MethodDescriptor.MethodType.SERVER_STREAMING)
+              ? new StreamEnding<>(call)
+              : call;
       ServerCall.Listener<ReqT> listener =
-          new SimpleForwardingServerCallListener<>(next.startCall(call, headers)) {
+          new SimpleForwardingServerCallListener<>(next.startCall(served, headers)) {
             @Override
             public void onMessage(ReqT message) {
               calls.add(new Call(method, connection, (AbstractMessage) message));
@@ -260,7 +421,56 @@ public final class MockSpannerServer implements AutoCloseable {
               super.onCancel();
             }
           };
-      return slow ? new DelayedListener<>(listener, slowMillis) : listener;
+      long delayNanos = SESSION_METHODS.contains(method) ? 0 : serviceTime.sampleNanos();
+      if (connection.equals(slowConnection)) {
+        delayNanos += TimeUnit.MILLISECONDS.toNanos(slowMillis);
+      }
+      return (delayNanos > 0) ? new DelayedListener<>(listener, delayNanos) : listener;
+    }
+  }
+
+  /**
+   * Ends a stream the way Spanner does: the final message carries {@code last = true} and the
+   * trailers follow after a delay. It holds back one message so that it can mark the final one
+   * when the stream closes; the trailers are sent from the scheduler, holding no thread meanwhile.
+   */
+  private final class StreamEnding<ReqT, RespT> extends SimpleForwardingServerCall<ReqT, RespT> {
+
+    private RespT held;
+
+    StreamEnding(ServerCall<ReqT, RespT> delegate) {
+      super(delegate);
+    }
+
+    @Override
+    public void sendMessage(RespT message) {
+      if (this.held != null) {
+        super.sendMessage(this.held);
+      }
+      this.held = message;
+    }
+
+    @Override
+    public void close(Status status, Metadata trailers) {
+      RespT last = this.held;
+      this.held = null;
+      boolean ended = status.isOk();
+      if (last != null) {
+        super.sendMessage((ended && markLast) ? markedLast(last) : last);
+      }
+      long delay = trailersDelayNanos;
+      if (ended && delay > 0) {
+        scheduler.schedule(() -> super.close(status, trailers), delay, TimeUnit.NANOSECONDS);
+      } else {
+        super.close(status, trailers);
+      }
+    }
+
+    @SuppressWarnings("unchecked")
+    private RespT markedLast(RespT message) {
+      return (message instanceof PartialResultSet results)
+          ? (RespT) results.toBuilder().setLast(true).build()
+          : message;
     }
   }
 
@@ -273,9 +483,9 @@ public final class MockSpannerServer implements AutoCloseable {
 
     private boolean released;
 
-    DelayedListener(ServerCall.Listener<ReqT> delegate, long millis) {
+    DelayedListener(ServerCall.Listener<ReqT> delegate, long nanos) {
       this.delegate = delegate;
-      scheduler.schedule(this::release, millis, TimeUnit.MILLISECONDS);
+      scheduler.schedule(this::release, nanos, TimeUnit.NANOSECONDS);
     }
 
     private void release() {
@@ -319,6 +529,78 @@ public final class MockSpannerServer implements AutoCloseable {
     @Override
     public void onReady() {
       submit(this.delegate::onReady);
+    }
+  }
+
+  /** Builds a server; the defaults are those of {@link MockSpannerServer#start()}. */
+  public static final class Builder {
+
+    private ServiceTime serviceTime =
+        ServiceTime.uniform(Duration.ofMillis(2), Duration.ofMillis(5));
+
+    private boolean markLast = true;
+
+    private Duration trailersDelay = Duration.ofMillis(1);
+
+    private int maxConcurrentStreams = 100;
+
+    private int maxResets;
+
+    private int resetWindowSeconds;
+
+    private boolean countFrames;
+
+    private Builder() {}
+
+    /**
+     * The bare mock: answers at once, no {@code last}, trailers with the last message. Real
+     * Spanner never behaves like this; use it only to show what that hides.
+     */
+    public Builder instant() {
+      return serviceTime(ServiceTime.none()).markLast(false).trailersDelay(Duration.ZERO);
+    }
+
+    public Builder serviceTime(ServiceTime serviceTime) {
+      this.serviceTime = serviceTime;
+      return this;
+    }
+
+    /** Whether the final message of a stream carries {@code last = true}. */
+    public Builder markLast(boolean markLast) {
+      this.markLast = markLast;
+      return this;
+    }
+
+    /** How long a stream's trailers lag its final message. */
+    public Builder trailersDelay(Duration trailersDelay) {
+      this.trailersDelay = trailersDelay;
+      return this;
+    }
+
+    /** Concurrent streams allowed per connection, 0 for no limit. */
+    public Builder maxConcurrentStreams(int maxConcurrentStreams) {
+      this.maxConcurrentStreams = maxConcurrentStreams;
+      return this;
+    }
+
+    /**
+     * At most {@code maxResets} RST_STREAM frames per connection in each window of {@code
+     * seconds}; past that the server sends GOAWAY ENHANCE_YOUR_CALM and ends the connection.
+     */
+    public Builder resetLimit(int maxResets, int seconds) {
+      this.maxResets = maxResets;
+      this.resetWindowSeconds = seconds;
+      return this;
+    }
+
+    /** Puts a proxy in front of the server that counts RST_STREAM and GOAWAY frames. */
+    public Builder countFrames() {
+      this.countFrames = true;
+      return this;
+    }
+
+    public MockSpannerServer start() throws IOException {
+      return new MockSpannerServer(this);
     }
   }
 }
