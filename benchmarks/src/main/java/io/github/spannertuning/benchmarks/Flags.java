@@ -73,6 +73,14 @@ final class Flags {
     return value;
   }
 
+  boolean bool(String name, boolean defaultValue) {
+    String value = string(name, Boolean.toString(defaultValue));
+    if (!value.equals("true") && !value.equals("false")) {
+      throw new IllegalArgumentException("--" + name + " must be true or false, was '" + value + "'");
+    }
+    return Boolean.parseBoolean(value);
+  }
+
   int integer(String name, int defaultValue, int min, int max) {
     String value = string(name, Integer.toString(defaultValue));
     try {

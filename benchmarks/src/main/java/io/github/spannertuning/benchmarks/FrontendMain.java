@@ -27,7 +27,9 @@ import java.util.Set;
  *   <li>{@code degrade <ms> <seed>}: slow down one connection opened since the mark, picked at
  *       random with the seed ({@code 0} ms clears it);
  *   <li>{@code reset}: counters restart, connections stay;
- *   <li>{@code stats}: {@code STATS <json>} with calls per connection since the mark and counters;
+ *   <li>{@code stats}: {@code STATS <json>}: point selects per connection opened since the mark,
+ *       cancels the server saw, RST_STREAM frames the client sent and GOAWAY frames the server
+ *       sent (counted on the wire), since the last mark or reset;
  *   <li>{@code quit}.
  * </ul>
  */
@@ -41,8 +43,11 @@ public final class FrontendMain {
 
   private SocketAddress degraded;
 
-  private FrontendMain(MockSpannerServer server) {
+  private final boolean countFrames;
+
+  private FrontendMain(MockSpannerServer server, boolean countFrames) {
     this.server = server;
+    this.countFrames = countFrames;
   }
 
   public static void main(String[] args) throws Exception {
@@ -50,7 +55,7 @@ public final class FrontendMain {
     FrontendKnobs knobs = FrontendKnobs.from(flags);
     PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
     try (MockSpannerServer server = knobs.start()) {
-      FrontendMain frontend = new FrontendMain(server);
+      FrontendMain frontend = new FrontendMain(server, knobs.countFrames());
       out.println("KNOBS " + json.writeValueAsString(knobs.asMap()));
       out.println("READY " + server.port());
       BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
@@ -110,6 +115,11 @@ public final class FrontendMain {
     stats.put("queriesPerConnection", perConnection);
     stats.put("degraded", (this.degraded != null) ? this.degraded.toString() : null);
     stats.put("serverCancels", this.server.cancels());
+    if (this.countFrames) {
+      stats.put("rstStreams", this.server.rstStreams());
+      stats.put("goAways", this.server.goAways());
+      stats.put("goAwaysForResets", this.server.goAwaysForResets());
+    }
     return stats;
   }
 }

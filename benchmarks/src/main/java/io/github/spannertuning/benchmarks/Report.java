@@ -103,8 +103,8 @@ public final class Report {
           .append(fmt(workload.path("windowS").asDouble(), 0)).append(" s per variant |\n");
     }
     md.append("\n## Headline: tuned / stock\n\n")
-        .append("| client line | workload | P50 | P90 | P99 | CPU / query | bytes / query | throwables / query | cancels seen by server / query | busiest / mean (server) |\n")
-        .append("|---|---|---|---|---|---|---|---|---|---|\n");
+        .append("| client line | workload | P50 | P90 | P99 | CPU / query | bytes / query | throwables / query | RST_STREAM sent / query | GOAWAY received | busiest / mean (server) |\n")
+        .append("|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (JsonNode results : lines) {
       for (JsonNode workload : results.path("workloads")) {
         JsonNode stock = variant(workload, "stock");
@@ -119,8 +119,10 @@ public final class Report {
         }
         md.append(" | ").append(fmt(stock.path("throwablesPerQuery"), 2)).append(" -> ")
             .append(fmt(tuned.path("throwablesPerQuery"), 2))
-            .append(" | ").append(fmt(stock.path("serverCancelsPerQuery"), 2)).append(" -> ")
-            .append(fmt(tuned.path("serverCancelsPerQuery"), 2))
+            .append(" | ").append(fmt(stock.path("rstStreamsPerQuery"), 2)).append(" -> ")
+            .append(fmt(tuned.path("rstStreamsPerQuery"), 2))
+            .append(" | ").append(stock.path("goAways").asText("n/a")).append(" -> ")
+            .append(tuned.path("goAways").asText("n/a"))
             .append(" | ").append(fmt(stock.path("serverBusiestOverMean"), 2)).append(" -> ")
             .append(fmt(tuned.path("serverBusiestOverMean"), 2)).append(" |\n");
       }
@@ -144,8 +146,9 @@ public final class Report {
     }
     md.append("\nMs are milliseconds; \"delta\" is tuned against stock. Throwables: JFR"
         + " jdk.ExceptionStatistics over the client JVM. Bytes: per-thread allocation counters"
-        + " (com.sun.management.ThreadMXBean) summed over live threads. CPU: the client process's"
-        + " CPU time. Cancels: calls the server saw cancelled by the client. Busiest / mean: the"
+        + " (com.sun.management.ThreadMXBean) summed over the threads alive at the window's end. CPU: the client process's"
+        + " CPU time. RST_STREAM and GOAWAY: frames counted on the wire by a loopback proxy in front of the"
+        + " server; cancels seen by server: streams still open on the server when the reset came. Busiest / mean: the"
         + " busiest connection's point selects over an even share of the pool, counted by the"
         + " server per TCP connection; client-counted: by the starter's channel counter.\n");
     return md.toString();
@@ -195,8 +198,13 @@ public final class Report {
         (pair) -> ratio(pair[0].path("bytesPerQuery"), pair[1].path("bytesPerQuery")));
     row(md, "throwables / query", columns, delta, (v) -> fmt(v.path("throwablesPerQuery"), 2),
         null);
+    row(md, "RST_STREAM sent / query (wire)", columns, delta,
+        (v) -> fmt(v.path("rstStreamsPerQuery"), 2), null);
     row(md, "cancels seen by server / query", columns, delta,
         (v) -> fmt(v.path("serverCancelsPerQuery"), 2), null);
+    row(md, "GOAWAY received (for resets)", columns, delta,
+        (v) -> v.path("goAways").asText("n/a") + " (" + v.path("goAwaysForResets").asText("n/a") + ")",
+        null);
     row(md, "busiest / mean, server", columns, delta, (v) -> fmt(v.path("serverBusiestOverMean"), 2),
         null);
     row(md, "busiest / mean, client-counted", columns, delta,

@@ -32,6 +32,12 @@ final class VariantTally {
 
   private long serverCancels;
 
+  private long rstStreams = -1;
+
+  private long goAways = -1;
+
+  private long goAwaysForResets = -1;
+
   private final long[] sortedServerShares;
 
   private final List<Map<String, Object>> rounds = new ArrayList<>();
@@ -70,6 +76,12 @@ final class VariantTally {
     }
     this.cost = this.cost.plus(cost);
     this.serverCancels += serverStats.path("serverCancels").asLong();
+    if (serverStats.has("rstStreams")) {
+      this.rstStreams = Math.max(0, this.rstStreams) + serverStats.path("rstStreams").asLong();
+      this.goAways = Math.max(0, this.goAways) + serverStats.path("goAways").asLong();
+      this.goAwaysForResets =
+          Math.max(0, this.goAwaysForResets) + serverStats.path("goAwaysForResets").asLong();
+    }
     long[] perConnection = perConnection(serverStats);
     long[] sorted = perConnection.clone();
     Arrays.sort(sorted);
@@ -87,6 +99,8 @@ final class VariantTally {
     round.put("p99Ms", ms(window.latency().getValueAtPercentile(99)));
     round.put("cpuMsPer1000", perThousandMs(cost.cpuNanos(), window.ops() + window.errors()));
     round.put("busiestOverMean", busiestOverMean(perConnection));
+    round.put("rstStreams", serverStats.path("rstStreams").asLong(-1));
+    round.put("goAways", serverStats.path("goAways").asLong(-1));
     String degraded = serverStats.path("degraded").asText(null);
     if (degraded != null) {
       long slow = serverStats.path("queriesPerConnection").path(degraded).asLong();
@@ -136,6 +150,11 @@ final class VariantTally {
     json.put("bytesPerQuery", (queries == 0) ? null : (double) this.cost.allocatedBytes() / queries);
     json.put("throwablesPerQuery", (queries == 0) ? null : (double) this.cost.throwables() / queries);
     json.put("serverCancelsPerQuery", (queries == 0) ? null : (double) this.serverCancels / queries);
+    json.put(
+        "rstStreamsPerQuery",
+        (queries == 0 || this.rstStreams < 0) ? null : (double) this.rstStreams / queries);
+    json.put("goAways", (this.goAways < 0) ? null : this.goAways);
+    json.put("goAwaysForResets", (this.goAwaysForResets < 0) ? null : this.goAwaysForResets);
     json.put("serverSharesSorted", shares(this.sortedServerShares));
     json.put("serverBusiestOverMean", busiestOverMean(this.sortedServerShares));
     json.put("clientChannelShares", shares(this.clientChannelCalls));
