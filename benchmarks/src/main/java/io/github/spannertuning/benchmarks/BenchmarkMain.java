@@ -55,6 +55,7 @@ public final class BenchmarkMain {
 
   private BenchmarkMain(Flags flags) {
     this.flags = flags;
+    flags.string("command", "java " + BenchmarkMain.class.getName());
     this.out = Paths.get(flags.string("out", "target/benchmark-results"));
     this.channels = flags.integer("channels", 8, 1, 256);
     this.rounds = flags.integer("rounds", 2, 1, 1000);

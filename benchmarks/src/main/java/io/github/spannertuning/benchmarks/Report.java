@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.Function;
@@ -36,22 +37,95 @@ public final class Report {
   }
 
   static void write(Path folder) throws IOException {
-    List<JsonNode> lines = new ArrayList<>();
-    try (Stream<Path> files = Files.list(folder)) {
-      for (Path file :
-          files
-              .filter((path) -> path.getFileName().toString().matches("results-.*\\.json"))
-              .sorted()
-              .toList()) {
-        lines.add(json.readTree(file.toFile()));
-      }
+    // Newest client line first: the baseline.
+    List<JsonNode> lines = new ArrayList<>(read(folder, "results-.*\\.json"));
+    Collections.reverse(lines);
+    List<JsonNode> jmh = new ArrayList<>();
+    for (Path file : files(folder, "jmh-.*\\.json")) {
+      ObjectNode run = json.createObjectNode();
+      String name = file.getFileName().toString();
+      run.put("client", name.substring(4, name.length() - 5));
+      run.set("results", json.readTree(file.toFile()));
+      jmh.add(run);
     }
     ObjectNode all = json.createObjectNode();
     ArrayNode array = all.putArray("lines");
     lines.forEach(array::add);
+    ArrayNode micro = all.putArray("jmh");
+    jmh.forEach(micro::add);
     json.writeValue(folder.resolve("benchmarks.json").toFile(), all);
-    Files.writeString(folder.resolve("benchmarks.md"), markdown(lines), StandardCharsets.UTF_8);
+    Files.writeString(
+        folder.resolve("benchmarks.md"), markdown(lines) + jmhMarkdown(jmh), StandardCharsets.UTF_8);
     Files.writeString(folder.resolve("benchmarks.html"), html(lines), StandardCharsets.UTF_8);
+  }
+
+  private static List<Path> files(Path folder, String pattern) throws IOException {
+    try (Stream<Path> files = Files.list(folder)) {
+      return files.filter((path) -> path.getFileName().toString().matches(pattern)).sorted().toList();
+    }
+  }
+
+  private static List<JsonNode> read(Path folder, String pattern) throws IOException {
+    List<JsonNode> read = new ArrayList<>();
+    for (Path file : files(folder, pattern)) {
+      read.add(json.readTree(file.toFile()));
+    }
+    return read;
+  }
+
+  /** JMH's per-benchmark results (its {@code -rf json} output), one file per client line. */
+  static String jmhMarkdown(List<JsonNode> runs) {
+    if (runs.isEmpty()) {
+      return "";
+    }
+    StringBuilder md = new StringBuilder();
+    md.append("\n## What the starter adds per call (JMH, `-prof gc`)\n\n")
+        .append("Stream path: request classification, routing and the guard's wrapper for one point"
+            + " select (start, row with `last`, end, close), against the same sequence on the bare"
+            + " call. Channel: the load-counting interceptor around one gRPC call. The sum is what"
+            + " one query pays; what the guard saves is in the load tables above.\n\n")
+        .append("| client line | request | stream: stock -> tuned (ns) | stream: added B/op | channel:"
+            + " bare -> counted (ns) | channel: added B/op | added per call |\n")
+        .append("|---|---|---|---|---|---|---|\n");
+    for (JsonNode run : runs) {
+      for (String request : new String[] {"single-use", "transaction"}) {
+        double[] streamStock = jmhScore(run, "streamStock", request);
+        double[] streamTuned = jmhScore(run, "streamTuned", request);
+        double[] channelStock = jmhScore(run, "channelStock", request);
+        double[] channelCounted = jmhScore(run, "channelCounted", request);
+        if (streamStock == null || streamTuned == null || channelStock == null
+            || channelCounted == null) {
+          continue;
+        }
+        double ns = (streamTuned[0] - streamStock[0]) + (channelCounted[0] - channelStock[0]);
+        double bytes = (streamTuned[1] - streamStock[1]) + (channelCounted[1] - channelStock[1]);
+        md.append("| ").append(run.path("client").asText()).append(" | ").append(request)
+            .append(" | ").append(fmt(streamStock[0], 1)).append(" -> ").append(fmt(streamTuned[0], 1))
+            .append(" | ").append(fmt(streamTuned[1] - streamStock[1], 0))
+            .append(" | ").append(fmt(channelStock[0], 1)).append(" -> ")
+            .append(fmt(channelCounted[0], 1))
+            .append(" | ").append(fmt(channelCounted[1] - channelStock[1], 0))
+            .append(" | ").append(fmt(ns, 0)).append(" ns, ").append(fmt(bytes, 0)).append(" B |\n");
+      }
+    }
+    return md.toString();
+  }
+
+  /** Score (ns/op) and normalised allocation (B/op) of one benchmark, or null. */
+  private static double[] jmhScore(JsonNode run, String benchmark, String request) {
+    for (JsonNode result : run.path("results")) {
+      if (result.path("benchmark").asText().endsWith("." + benchmark)
+          && result.path("params").path("request").asText().equals(request)) {
+        JsonNode secondary = result.path("secondaryMetrics");
+        JsonNode alloc = secondary.has("gc.alloc.rate.norm")
+            ? secondary.path("gc.alloc.rate.norm") : secondary.path("\u00b7gc.alloc.rate.norm");
+        return new double[] {
+          result.path("primaryMetric").path("score").asDouble(),
+          alloc.path("score").asDouble(Double.NaN)
+        };
+      }
+    }
+    return null;
   }
 
   private static String line(JsonNode results) {
@@ -81,10 +155,15 @@ public final class Report {
           .append(results.path("machine").path("java").asText()).append("\n");
     }
     JsonNode first = lines.get(0);
-    md.append("\nFlags: `");
+    md.append("\nCommand: `").append(first.path("flags").path("command").asText())
+        .append("`\n\nAll flags, as used: `");
     first.path("flags").fields().forEachRemaining(
-        (entry) -> md.append("--").append(entry.getKey()).append(' ')
-            .append(entry.getValue().asText()).append(' '));
+        (entry) -> {
+          if (!entry.getKey().equals("command") && !entry.getKey().equals("out")) {
+            md.append("--").append(entry.getKey()).append(' ').append(entry.getValue().asText())
+                .append(' ');
+          }
+        });
     md.append("`\n\nFrontend model: ");
     first.path("frontend").fields().forEachRemaining(
         (entry) -> md.append(entry.getKey()).append(" = ").append(entry.getValue().asText())
@@ -114,9 +193,12 @@ public final class Report {
         }
         md.append("| ").append(results.path("client").path("spanner").asText())
             .append(" | ").append(workload.path("name").asText());
-        for (String key : new String[] {"p50Ms", "p90Ms", "p99Ms", "cpuMsPer1000", "bytesPerQuery"}) {
-          md.append(" | ").append(pair(stock.path(key), tuned.path(key)));
+        for (String key : new String[] {"p50Ms", "p90Ms", "p99Ms"}) {
+          md.append(" | ").append(pair(stock.path(key), tuned.path(key), 2));
         }
+        md.append(" | ").append(pair(stock.path("cpuMsPer1000"), tuned.path("cpuMsPer1000"), 0))
+            .append(" ms/1000");
+        md.append(" | ").append(pair(stock.path("bytesPerQuery"), tuned.path("bytesPerQuery"), 0));
         md.append(" | ").append(fmt(stock.path("throwablesPerQuery"), 2)).append(" -> ")
             .append(fmt(tuned.path("throwablesPerQuery"), 2))
             .append(" | ").append(fmt(stock.path("rstStreamsPerQuery"), 2)).append(" -> ")
@@ -273,8 +355,8 @@ public final class Report {
         + " s every " + fmt(workload.path("burstPeriodS").asDouble(), 1) + " s";
   }
 
-  private static String pair(JsonNode stock, JsonNode tuned) {
-    return fmt(stock, 2) + " -> " + fmt(tuned, 2) + " (" + ratio(stock, tuned) + ")";
+  private static String pair(JsonNode stock, JsonNode tuned, int digits) {
+    return fmt(stock, digits) + " -> " + fmt(tuned, digits) + " (" + ratio(stock, tuned) + ")";
   }
 
   private static String ratio(JsonNode stock, JsonNode tuned) {
@@ -342,12 +424,12 @@ public final class Report {
       }
     }
     double top = Math.log10(Math.max(10, maxMs * 1.2));
-    double bottomLog = -1;
+    double bottomLog = 0;
     double plotWidth = width - left - 10;
     double plotHeight = height - bottom - 10;
     Function<Double, Double> x = (t) -> left + t / window * plotWidth;
     Function<Double, Double> y =
-        (ms) -> 10 + (top - Math.log10(Math.max(0.1, ms))) / (top - bottomLog) * plotHeight;
+        (ms) -> 10 + (top - Math.log10(Math.max(1, ms))) / (top - bottomLog) * plotHeight;
     StringBuilder svg = new StringBuilder();
     svg.append("<svg width=\"").append(width).append("\" height=\"").append(height)
         .append("\" xmlns=\"http://www.w3.org/2000/svg\" font-size=\"10\">");
@@ -358,7 +440,7 @@ public final class Report {
           "<rect x=\"%.1f\" y=\"10\" width=\"%.1f\" height=\"%.1f\" fill=\"#f6d8d8\"/>",
           from, Math.max(1, to - from), plotHeight));
     }
-    for (double ms : new double[] {0.1, 1, 10, 100, 1000, 10000}) {
+    for (double ms : new double[] {1, 10, 100, 1000, 10000}) {
       if (Math.log10(ms) > top) {
         break;
       }
@@ -366,7 +448,7 @@ public final class Report {
       svg.append(String.format(Locale.ROOT,
           "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>"
               + "<text x=\"4\" y=\"%.1f\">%s ms</text>",
-          left, width - 10, yy, yy, yy + 3, (ms < 1) ? "0.1" : fmt(ms, 0)));
+          left, width - 10, yy, yy, yy + 3, fmt(ms, 0)));
     }
     for (int t = 0; t <= window; t += Math.max(1, (int) (window / 10))) {
       svg.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\">%d s</text>",
