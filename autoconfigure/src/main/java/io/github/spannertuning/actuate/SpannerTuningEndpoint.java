@@ -1,14 +1,20 @@
 package io.github.spannertuning.actuate;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import io.github.spannertuning.autoconfigure.SpannerTuningRegistry;
 import io.github.spannertuning.client.ChannelLoad.ChannelStats;
 import io.github.spannertuning.client.ClientVersions;
 import io.github.spannertuning.client.Feature;
 import io.github.spannertuning.client.FeatureState;
 import io.github.spannertuning.client.SpannerTuningState;
+import java.security.Principal;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.OperationResponseBody;
@@ -29,6 +35,8 @@ public class SpannerTuningEndpoint {
 
   private final SpannerTuningRegistry registry;
 
+  private static final Log logger = LogFactory.getLog(SpannerTuningEndpoint.class);
+
   public SpannerTuningEndpoint(SpannerTuningRegistry registry) {
     this.registry = registry;
   }
@@ -47,28 +55,69 @@ public class SpannerTuningEndpoint {
   }
 
   /**
-   * Switches a feature of one client. An unknown client or feature, or a feature that cannot be
-   * switched on this client, is a bad request.
+   * Switches a feature of one client, and logs who did. An unknown client or feature, or a feature
+   * that cannot be switched on this client, is a bad request; its reason is logged at debug level.
    *
    * @param client the Spanner bean name
    * @param feature {@code single-use-distribution} or {@code stream-end-guard}
    * @param enabled the new state
+   * @param principal the caller, when the request was authenticated
    */
   @WriteOperation
-  public ClientDescriptor switchFeature(@Selector String client, String feature, boolean enabled) {
+  public ClientDescriptor switchFeature(
+      @Selector String client, String feature, boolean enabled, @Nullable Principal principal) {
     SpannerTuningState state =
         this.registry
             .client(client)
             .orElseThrow(
-                () ->
-                    new InvalidEndpointRequestException(
-                        "Unknown Spanner client '" + client + "'", "unknown client"));
+                () -> refused(client, feature, "Unknown Spanner client '" + client + "'"));
+    Feature target = switchable(client, feature);
+    FeatureState before = state.feature(target);
     try {
-      state.setEnabled(Feature.fromId(feature), enabled);
+      state.setEnabled(target, enabled);
     } catch (IllegalArgumentException | IllegalStateException ex) {
-      throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage());
+      throw refused(client, feature, ex.getMessage());
     }
+    logger.info(
+        "spanner-tuning: "
+            + feature
+            + " switched "
+            + (enabled ? "on" : "off")
+            + " on Spanner client '"
+            + client
+            + "' by "
+            + ((principal != null) ? principal.getName() : "anonymous")
+            + " through the spannertuning endpoint (was "
+            + before
+            + ")");
     return ClientDescriptor.of(state);
+  }
+
+  private static Feature switchable(String client, String id) {
+    for (Feature feature : Feature.values()) {
+      if (feature.id().equals(id)) {
+        return feature;
+      }
+    }
+    String allowed =
+        Arrays.stream(Feature.values())
+            .filter(Feature::isSwitchableAtRuntime)
+            .map(Feature::id)
+            .collect(Collectors.joining(", "));
+    throw refused(
+        client, id, "Unknown feature '" + id + "'; features that can be switched: " + allowed);
+  }
+
+  private static InvalidEndpointRequestException refused(
+      String client, String feature, String reason) {
+    logger.debug(
+        "spanner-tuning: refused to switch '"
+            + feature
+            + "' on Spanner client '"
+            + client
+            + "': "
+            + reason);
+    return new InvalidEndpointRequestException(reason, reason);
   }
 
   /** Every tuned client, by bean name. */
@@ -81,7 +130,7 @@ public class SpannerTuningEndpoint {
       VersionsDescriptor versions,
       PoolDescriptor pool,
       List<ChannelDescriptor> channels,
-      @Nullable Double imbalance,
+      @JsonInclude(JsonInclude.Include.ALWAYS) @Nullable Double imbalance,
       long singleUseRouted,
       long streamEndGuardSkipped)
       implements OperationResponseBody {
@@ -102,7 +151,7 @@ public class SpannerTuningEndpoint {
     }
   }
 
-  /** JSON has no NaN: no calls in the window shows as null. */
+  /** JSON has no NaN: no calls in the window shows as null, and the key stays. */
   private static Double orNull(double value) {
     return Double.isNaN(value) ? null : value;
   }

@@ -16,7 +16,9 @@ import org.springframework.core.Ordered;
  * (spring-cloud-gcp's emulator path, or an application's own) are rebuilt tuned. {@link Spanner}
  * beans are recorded in the {@link SpannerTuningRegistry} under their bean name.
  *
- * <p>Fails open: if tuning a bean throws, the bean is kept as it was and a warning is logged.
+ * <p>Logs one INFO line per tuned client, with its bean name. Fails open: if tuning a bean throws,
+ * the bean is kept as it was and a warning is logged. A bad {@code spanner.tuning.*} value is not
+ * failed open: it stops startup before the first Spanner bean is tuned.
  */
 class SpannerTuningBeanPostProcessor implements BeanPostProcessor, Ordered {
 
@@ -37,20 +39,42 @@ class SpannerTuningBeanPostProcessor implements BeanPostProcessor, Ordered {
 
   @Override
   public Object postProcessAfterInitialization(Object bean, String beanName) {
+    if (bean instanceof Spanner spanner) {
+      register(spanner, beanName);
+      return bean;
+    }
+    if (!(bean instanceof SpannerOptions.Builder) && !(bean instanceof SpannerOptions)) {
+      return bean;
+    }
+    // Outside the fail-open block: a bad spanner.tuning value is the application's mistake, and
+    // binding it fails startup here, before any client is built, with the failure analyzer's
+    // report. Failing open is for client versions that lack a hook.
+    SpannerTuning tuning = tuning();
     try {
       if (bean instanceof SpannerOptions.Builder builder) {
-        tuning().applyTo(builder);
-      } else if (bean instanceof SpannerOptions options) {
-        return tuning().tune(options);
-      } else if (bean instanceof Spanner spanner) {
-        SpannerTuning.stateOf(spanner.getOptions())
-            .ifPresent((state) -> this.registry.getObject().register(beanName, state));
+        tuning.applyTo(builder);
+      } else {
+        return tuning.tune((SpannerOptions) bean);
       }
     } catch (RuntimeException | LinkageError ex) {
       logger.warn(
           "spanner-tuning could not tune bean '" + beanName + "'; it is left as it was", ex);
     }
     return bean;
+  }
+
+  private void register(Spanner spanner, String beanName) {
+    try {
+      SpannerTuning.stateOf(spanner.getOptions())
+          .ifPresent(
+              (state) -> {
+                this.registry.getObject().register(beanName, state);
+                logger.info(
+                    "spanner-tuning: tuned Spanner client '" + beanName + "' " + state.summary());
+              });
+    } catch (RuntimeException | LinkageError ex) {
+      logger.warn("spanner-tuning could not record Spanner bean '" + beanName + "'", ex);
+    }
   }
 
   private SpannerTuning tuning() {

@@ -77,9 +77,13 @@ public class SpannerTuningProperties implements Validator {
     }
   }
 
-  /** The runtime configuration these properties describe. */
+  /**
+   * The runtime configuration these properties describe. The client's INFO line is logged by the
+   * auto-configuration, which knows the Spanner bean's name, not by the runtime.
+   */
   public SpannerTuning toTuning() {
     return SpannerTuning.newBuilder()
+        .logWhenBuilt(false)
         .singleUseDistribution(this.singleUseDistribution.isEnabled())
         .streamEndGuard(this.streamEndGuard.isEnabled())
         .grpcGcpExtension(this.grpcGcp.isEnabled())

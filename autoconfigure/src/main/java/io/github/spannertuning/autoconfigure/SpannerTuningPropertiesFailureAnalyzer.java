@@ -1,6 +1,7 @@
 package io.github.spannertuning.autoconfigure;
 
 import java.util.Map;
+import java.util.stream.Collectors;
 import org.springframework.boot.context.properties.bind.BindException;
 import org.springframework.boot.context.properties.bind.UnboundConfigurationPropertiesException;
 import org.springframework.boot.context.properties.bind.validation.BindValidationException;
@@ -9,9 +10,15 @@ import org.springframework.validation.ObjectError;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.origin.Origin;
+import org.springframework.core.Ordered;
 
-/** Explains a bad {@code spanner.tuning.*} value: which property, and what it accepts. */
-class SpannerTuningPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<BindException> {
+/**
+ * Explains a bad {@code spanner.tuning.*} value: which property, where the value came from, and
+ * what it accepts. Ordered first so that it, not Boot's generic binding analyzers, reports these.
+ */
+class SpannerTuningPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<BindException>
+    implements Ordered {
 
   private static final String PREFIX = "spanner.tuning";
 
@@ -25,6 +32,11 @@ class SpannerTuningPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
           "spanner.tuning.metrics.enabled", "true or false");
 
   @Override
+  public int getOrder() {
+    return Ordered.HIGHEST_PRECEDENCE;
+  }
+
+  @Override
   protected FailureAnalysis analyze(Throwable rootFailure, BindException cause) {
     String name = cause.getName().toString();
     if (!name.startsWith(PREFIX)) {
@@ -33,11 +45,9 @@ class SpannerTuningPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
     if (cause.getCause() instanceof UnboundConfigurationPropertiesException unbound) {
       String unknown =
           unbound.getUnboundProperties().stream()
-              .map(ConfigurationProperty::getName)
-              .map(Object::toString)
               .sorted()
-              .reduce((a, b) -> a + ", " + b)
-              .orElse(name);
+              .map((property) -> property.getName() + from(property.getOrigin()))
+              .collect(Collectors.joining(", "));
       return new FailureAnalysis(
           "Unknown spanner-tuning propert" + (unbound.getUnboundProperties().size() > 1 ? "ies" : "y")
               + ": " + unknown,
@@ -51,7 +61,8 @@ class SpannerTuningPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
     String value = (property != null) ? String.valueOf(property.getValue()) : "?";
     String allowed = ALLOWED.getOrDefault(name, "see the spanner-tuning README");
     return new FailureAnalysis(
-        "Invalid value '" + value + "' for property '" + name + "': " + rootMessage(cause),
+        "Invalid value '" + value + "' for property '" + name + "'"
+            + from((property != null) ? property.getOrigin() : null) + ": " + rootMessage(cause),
         "Set '" + name + "' to " + allowed + ".",
         cause);
   }
@@ -66,8 +77,8 @@ class SpannerTuningPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
         name = PREFIX + "." + field.getField();
         value = field.getRejectedValue();
       }
-      description.append(String.format("Invalid value '%s' for property '%s': %s%n",
-          value, name, error.getDefaultMessage()));
+      description.append(String.format("Invalid value '%s' for property '%s'%s: %s%n",
+          value, name, from(Origin.from(error)), error.getDefaultMessage()));
       action.append(String.format("Set '%s' to %s.%n", name,
           ALLOWED.getOrDefault(name, "a valid value")));
     }
@@ -80,5 +91,10 @@ class SpannerTuningPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
       root = root.getCause();
     }
     return root.getMessage();
+  }
+
+  /** Where a value came from, as Boot's own binding report names it. */
+  private static String from(Origin origin) {
+    return (origin != null) ? " (from " + origin + ")" : "";
   }
 }

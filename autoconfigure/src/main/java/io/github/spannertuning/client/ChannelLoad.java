@@ -42,14 +42,18 @@ public final class ChannelLoad {
 
   private long windowNextNanos = System.nanoTime();
 
+  private volatile int poolSize;
+
   /** The sub-channels that have carried a call, in the order they were first used. */
   public List<ChannelStats> channels() {
     return List.copyOf(this.channels);
   }
 
   /**
-   * The busiest sub-channel's calls over the mean, over the last 30 to 60 seconds: 1.0 is even.
-   * NaN when no call was made in that window.
+   * The busiest sub-channel's calls over the mean per channel of the pool, over the last 30 to 60
+   * seconds: 1.0 is even, the pool size when every call went to one channel. The mean is taken over
+   * the whole pool, idle channels included, so a pool that uses one channel of eight reads 8.0, not
+   * 1.0. NaN when no call was made in that window.
    */
   public synchronized double imbalance() {
     long now = System.nanoTime();
@@ -66,7 +70,8 @@ public final class ChannelLoad {
       max = Math.max(max, delta);
       sum += delta;
     }
-    return (sum == 0) ? Double.NaN : max / ((double) sum / counts.length);
+    int channels = Math.max(this.poolSize, counts.length);
+    return (sum == 0) ? Double.NaN : max / ((double) sum / channels);
   }
 
   /** Forgets the sub-channels of a client that was closed; a reopened client has new ones. */
@@ -75,6 +80,14 @@ public final class ChannelLoad {
     this.channels.clear();
     this.windowStart = new long[0];
     this.windowNext = new long[0];
+  }
+
+  /**
+   * The number of channels the pool was built with; the imbalance's mean is taken over at least
+   * this many. grpc-gcp's dynamic pool may grow past it: then the channels seen count.
+   */
+  void poolSize(int poolSize) {
+    this.poolSize = poolSize;
   }
 
   /** Called once for each sub-channel, when it carries its first call. */
@@ -139,9 +152,21 @@ public final class ChannelLoad {
 
   private final class CountingInterceptor implements ClientInterceptor {
 
+    /**
+     * The only service counted. The client hands the same interceptors to its instance-admin and
+     * database-admin channels as to its data pool; their calls pass uncounted, so channels and
+     * imbalance describe only the pool that carries queries, reads and transactions. The check costs
+     * a field read ({@code MethodDescriptor.getServiceName()}) and a compare that the admin and
+     * long-running-operation service names fail at once on their length.
+     */
+    private static final String DATA_SERVICE = "google.spanner.v1.Spanner";
+
     @Override
     public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(
         MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next) {
+      if (!DATA_SERVICE.equals(method.getServiceName())) {
+        return next.newCall(method, callOptions);
+      }
       ChannelStats stats = stats(next);
       return new SimpleForwardingClientCall<>(next.newCall(method, callOptions)) {
         @Override

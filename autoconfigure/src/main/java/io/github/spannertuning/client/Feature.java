@@ -24,9 +24,17 @@ public enum Feature {
   }
 
   /**
+   * Whether the feature can be switched on a running client. grpc-gcp cannot: it is chosen when
+   * the channels are built.
+   */
+  public boolean isSwitchableAtRuntime() {
+    return this != GRPC_GCP;
+  }
+
+  /**
    * Returns the feature with the given id.
    *
-   * @throws IllegalArgumentException naming the allowed ids when there is none
+   * @throws IllegalArgumentException naming the known ids when there is none
    */
   public static Feature fromId(String id) {
     for (Feature feature : values()) {
@@ -35,6 +43,6 @@ public enum Feature {
       }
     }
     throw new IllegalArgumentException(
-        "Unknown feature '" + id + "'; allowed: single-use-distribution, stream-end-guard, grpc-gcp");
+        "Unknown feature '" + id + "'; known: single-use-distribution, stream-end-guard, grpc-gcp");
   }
 }

@@ -43,12 +43,15 @@ public final class SpannerTuning {
 
   private final boolean grpcGcpExtension;
 
+  private final boolean logWhenBuilt;
+
   private final Integer channels;
 
   private SpannerTuning(Builder builder) {
     this.singleUseDistribution = builder.singleUseDistribution;
     this.streamEndGuard = builder.streamEndGuard;
     this.grpcGcpExtension = builder.grpcGcpExtension;
+    this.logWhenBuilt = builder.logWhenBuilt;
     this.channels = builder.channels;
   }
 
@@ -71,6 +74,11 @@ public final class SpannerTuning {
 
   public boolean isGrpcGcpExtension() {
     return this.grpcGcpExtension;
+  }
+
+  /** Whether one INFO line describes each tuned client when it is built. */
+  public boolean isLogWhenBuilt() {
+    return this.logWhenBuilt;
   }
 
   /** The pool size to set, or {@code null} to keep the client's. */
@@ -269,6 +277,8 @@ public final class SpannerTuning {
 
     private boolean grpcGcpExtension = true;
 
+    private boolean logWhenBuilt = true;
+
     private Integer channels;
 
     private Builder() {}
@@ -286,6 +296,16 @@ public final class SpannerTuning {
     /** Switch the grpc-gcp extension on when the client has it off. */
     public Builder grpcGcpExtension(boolean enabled) {
       this.grpcGcpExtension = enabled;
+      return this;
+    }
+
+    /**
+     * Whether to log one INFO line when a tuned client is built: its project, client versions,
+     * pool and each feature's state. A framework that logs its own line, with a name for the
+     * client, switches this off.
+     */
+    public Builder logWhenBuilt(boolean enabled) {
+      this.logWhenBuilt = enabled;
       return this;
     }
 

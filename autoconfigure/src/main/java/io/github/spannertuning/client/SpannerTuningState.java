@@ -104,7 +104,7 @@ public final class SpannerTuningState {
    * @throws IllegalStateException when the feature cannot be switched on this client
    */
   public synchronized void setEnabled(Feature feature, boolean enabled) {
-    if (feature == Feature.GRPC_GCP) {
+    if (!feature.isSwitchableAtRuntime()) {
       throw new IllegalArgumentException(
           "grpc-gcp is chosen when the channels are built and cannot be switched at runtime");
     }
@@ -133,6 +133,36 @@ public final class SpannerTuningState {
     return this.numChannels;
   }
 
+  /**
+   * One line for a log: client versions, the pool, and each feature's state, for example {@code
+   * (google-cloud-spanner 6.119.0, grpc-gcp 1.12.0, gax 2.82.0, grpc-java 1.81.0; pool grpc-gcp of
+   * 8 channels): single-use-distribution=native (...), stream-end-guard=on, grpc-gcp=native (...)}.
+   * The pool is known once the client is built.
+   */
+  public String summary() {
+    ClientVersions versions = versions();
+    StringBuilder line =
+        new StringBuilder("(google-cloud-spanner ")
+            .append(versions.spanner())
+            .append(", grpc-gcp ")
+            .append((versions.grpcGcp() != null) ? versions.grpcGcp() : "absent")
+            .append(", gax ")
+            .append(versions.gax())
+            .append(", grpc-java ")
+            .append(versions.grpc())
+            .append("; pool ")
+            .append(poolKind())
+            .append(" of ")
+            .append(poolSize())
+            .append(" channels):");
+    String separator = " ";
+    for (Map.Entry<Feature, FeatureState> feature : this.features.entrySet()) {
+      line.append(separator).append(feature.getKey().id()).append('=').append(feature.getValue());
+      separator = ", ";
+    }
+    return line.toString();
+  }
+
   /** Runs when the client is closed, for example to remove its meters. */
   public void onClose(Runnable listener) {
     this.closeListeners.add(listener);
@@ -155,6 +185,7 @@ public final class SpannerTuningState {
     this.openTelemetry = openTelemetry;
     this.grpcGcpEnabled = grpcGcpEnabled;
     this.numChannels = numChannels;
+    this.channelLoad.poolSize(numChannels);
     this.open = true;
     FeatureState singleUse = this.features.get(Feature.SINGLE_USE_DISTRIBUTION);
     if (!grpcGcpEnabled

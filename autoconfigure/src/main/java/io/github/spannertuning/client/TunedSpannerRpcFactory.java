@@ -3,9 +3,12 @@ package io.github.spannertuning.client;
 import com.google.cloud.ServiceRpc;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.spi.SpannerRpcFactory;
+import java.util.logging.Logger;
 
 /** Creates a {@link TunedSpannerRpc} in place of the client's default rpc. */
 final class TunedSpannerRpcFactory implements SpannerRpcFactory {
+
+  private static final Logger logger = Logger.getLogger(TunedSpannerRpcFactory.class.getName());
 
   private final SpannerTuningState state;
 
@@ -21,6 +24,14 @@ final class TunedSpannerRpcFactory implements SpannerRpcFactory {
   public ServiceRpc create(SpannerOptions options) {
     this.state.resolve(
         options.isGrpcGcpExtensionEnabled(), options.getNumChannels(), options.getOpenTelemetry());
-    return new TunedSpannerRpc(options, this.state);
+    TunedSpannerRpc rpc = new TunedSpannerRpc(options, this.state);
+    if (this.state.tuning().isLogWhenBuilt()) {
+      logger.info(
+          "spanner-tuning: tuned Spanner client of project '"
+              + options.getProjectId()
+              + "' "
+              + this.state.summary());
+    }
+    return rpc;
   }
 }

@@ -43,14 +43,15 @@ public class SpannerChannelMetrics implements MeterBinder {
     meters.add(
         Gauge.builder(PREFIX + ".channel.count", load, (l) -> l.channels().size())
             .tags(this.tags)
-            .description("Channels of the client's gRPC pool that have carried calls")
+            .description("Channels of the client's data pool that have carried calls")
             .baseUnit("channels")
             .register(registry));
     meters.add(
         Gauge.builder(PREFIX + ".channel.imbalance", load, ChannelLoad::imbalance)
             .tags(this.tags)
             .description(
-                "Busiest channel's calls over the mean over the last 30 to 60 seconds (1.0 = even)")
+                "Busiest channel's calls over the mean per pool channel over the last 30 to 60"
+                    + " seconds (1.0 = even, the pool size = all on one channel)")
             .baseUnit("ratio")
             .register(registry));
     meters.add(

@@ -11,9 +11,12 @@ import io.github.spannertuning.testing.MockSpannerServer;
 import java.util.Map;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.client.TestRestTemplate;
 import org.springframework.http.HttpStatus;
@@ -29,8 +32,10 @@ import org.springframework.http.ResponseEntity;
       "spring.cloud.gcp.spanner.database=test-database",
       "spring.cloud.gcp.secretmanager.enabled=false",
       "management.endpoints.web.exposure.include=spannertuning",
-      "management.endpoint.spannertuning.access=unrestricted"
+      "management.endpoint.spannertuning.access=unrestricted",
+      "logging.level.io.github.spannertuning.actuate=debug"
     })
+@ExtendWith(OutputCaptureExtension.class)
 class SpannerTuningEndpointWebTests {
 
   private final ObjectMapper json = new ObjectMapper();
@@ -78,7 +83,7 @@ class SpannerTuningEndpointWebTests {
   }
 
   @Test
-  void writeSwitchesTheGuardAndTheCountersShowIt() throws Exception {
+  void writeSwitchesTheGuardAndTheCountersShowIt(CapturedOutput output) throws Exception {
     ResponseEntity<String> off =
         this.http.postForEntity(
             "/actuator/spannertuning/spanner",
@@ -100,6 +105,15 @@ class SpannerTuningEndpointWebTests {
     pointSelects(30);
     assertThat(skipped()).isGreaterThan(skippedWhileOff);
 
+    assertThat(output)
+        .contains(
+            "spanner-tuning: stream-end-guard switched off on Spanner client 'spanner' by"
+                + " anonymous through the spannertuning endpoint (was on)")
+        .contains(
+            "spanner-tuning: stream-end-guard switched on on Spanner client 'spanner' by"
+                + " anonymous through the spannertuning endpoint (was off (switched off at"
+                + " runtime))");
+
     assertThat(
             this.http
                 .postForEntity(
@@ -108,6 +122,23 @@ class SpannerTuningEndpointWebTests {
                     String.class)
                 .getStatusCode())
         .isEqualTo(HttpStatus.BAD_REQUEST);
+    assertThat(output)
+        .contains(
+            "spanner-tuning: refused to switch 'turbo' on Spanner client 'spanner': Unknown"
+                + " feature 'turbo'; features that can be switched: single-use-distribution,"
+                + " stream-end-guard");
+    assertThat(
+            this.http
+                .postForEntity(
+                    "/actuator/spannertuning/spanner",
+                    Map.of("feature", "grpc-gcp", "enabled", false),
+                    String.class)
+                .getStatusCode())
+        .isEqualTo(HttpStatus.BAD_REQUEST);
+    assertThat(output)
+        .contains(
+            "spanner-tuning: refused to switch 'grpc-gcp' on Spanner client 'spanner': grpc-gcp is"
+                + " chosen when the channels are built and cannot be switched at runtime");
     assertThat(
             this.http
                 .postForEntity(

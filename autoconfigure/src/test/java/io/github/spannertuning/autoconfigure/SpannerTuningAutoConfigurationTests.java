@@ -24,6 +24,9 @@ import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.gson.GsonAutoConfiguration;
@@ -38,6 +41,7 @@ import org.springframework.context.annotation.Configuration;
  * The auto-configuration with spring-cloud-gcp's real Spanner auto-configuration, against
  * Google's mock Spanner server on loopback.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class SpannerTuningAutoConfigurationTests {
 
   private static MockSpannerServer server;
@@ -86,6 +90,28 @@ class SpannerTuningAutoConfigurationTests {
           pointSelects(context, 20);
           assertThat(state.streamEndGuardSkippedCount()).isGreaterThan(skippedBefore);
         });
+  }
+
+  @Test
+  void logsOneInfoLineNamingTheBeanVersionsAndFeatures(CapturedOutput output) {
+    this.contextRunner
+        .withPropertyValues(
+            "spanner.tuning.stream-end-guard.enabled=false", "spanner.tuning.channels=3")
+        .run(
+            (context) -> {
+              assertThat(context).hasNotFailed();
+              String prefix =
+                  "spanner-tuning: tuned Spanner client 'spanner' (google-cloud-spanner "
+                      + SpannerOptions.class.getPackage().getImplementationVersion()
+                      + ", grpc-gcp ";
+              assertThat(output.getAll().split(java.util.regex.Pattern.quote(prefix), -1))
+                  .as("one line for the one client")
+                  .hasSize(2);
+              assertThat(output)
+                  .contains("; pool grpc-gcp of 3 channels): single-use-distribution=")
+                  .contains(", stream-end-guard=off (disabled by configuration), grpc-gcp=")
+                  .doesNotContain("tuned Spanner client of project");
+            });
   }
 
   @Test

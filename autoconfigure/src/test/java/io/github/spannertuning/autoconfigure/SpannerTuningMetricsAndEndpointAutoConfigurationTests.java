@@ -1,6 +1,10 @@
 package io.github.spannertuning.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 
 import com.google.cloud.spanner.DatabaseClient;
 import com.google.cloud.spanner.DatabaseId;
@@ -15,6 +19,12 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.actuate.autoconfigure.endpoint.jackson.JacksonEndpointAutoConfiguration;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
+import org.springframework.boot.actuate.endpoint.jackson.EndpointObjectMapper;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration;
 import org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration;
@@ -26,6 +36,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /** Meters and endpoint auto-configuration, with applications' own Spanner clients. */
+@ExtendWith(OutputCaptureExtension.class)
 class SpannerTuningMetricsAndEndpointAutoConfigurationTests {
 
   private static MockSpannerServer server;
@@ -152,6 +163,48 @@ class SpannerTuningMetricsAndEndpointAutoConfigurationTests {
               assertThat(context).hasSingleBean(SpannerTuningEndpoint.class);
               assertThat(context.getBean(SpannerTuningEndpoint.class).clients().clients())
                   .containsOnlyKeys("spannerA", "spannerB");
+            });
+  }
+
+  @Test
+  void imbalanceIsNullButPresentInTheJsonBeforeAnyCall() {
+    this.contextRunner
+        .withConfiguration(AutoConfigurations.of(JacksonEndpointAutoConfiguration.class))
+        .withPropertyValues("management.endpoints.web.exposure.include=spannertuning")
+        .run(
+            (context) -> {
+              ObjectMapper json = context.getBean(EndpointObjectMapper.class).get();
+              SpannerTuningEndpoint endpoint = context.getBean(SpannerTuningEndpoint.class);
+              JsonNode idle = json.valueToTree(endpoint.client("spannerA"));
+              assertThat(idle.has("imbalance")).as("imbalance key present").isTrue();
+              assertThat(idle.get("imbalance").isNull()).isTrue();
+              pointSelects(context, "spannerA", 4);
+              JsonNode busy = json.valueToTree(endpoint.client("spannerA"));
+              assertThat(busy.get("imbalance").isNumber()).isTrue();
+            });
+  }
+
+  @Test
+  void switchingLogsWhoSwitchedWhatAndUnknownFeaturesListOnlySwitchableOnes(
+      CapturedOutput output) {
+    this.contextRunner
+        .withPropertyValues("management.endpoints.web.exposure.include=spannertuning")
+        .run(
+            (context) -> {
+              SpannerTuningEndpoint endpoint = context.getBean(SpannerTuningEndpoint.class);
+              endpoint.switchFeature("spannerA", "stream-end-guard", false, () -> "alice");
+              assertThat(output)
+                  .contains(
+                      "spanner-tuning: stream-end-guard switched off on Spanner client 'spannerA'"
+                          + " by alice through the spannertuning endpoint (was on)");
+              assertThatExceptionOfType(InvalidEndpointRequestException.class)
+                  .isThrownBy(() -> endpoint.switchFeature("spannerA", "turbo", true, null))
+                  .satisfies(
+                      (ex) ->
+                          assertThat(ex.getReason())
+                              .isEqualTo(
+                                  "Unknown feature 'turbo'; features that can be switched:"
+                                      + " single-use-distribution, stream-end-guard"));
             });
   }
 

@@ -119,34 +119,29 @@ class EmulatorIntegrationTest {
 
   @Test
   void tunedClientReadsAndWritesExactlyWhatAPlainClientDoes() {
-    long start = System.nanoTime();
     Results off;
     try (Spanner spanner = options().build().getService()) {
       off = runWorkload(spanner.getDatabaseClient(DatabaseId.of(PROJECT, INSTANCE, "tuning-off")));
     }
-    double offMillis = (System.nanoTime() - start) / 1e6;
-
-    start = System.nanoTime();
     SpannerOptions.Builder builder = options();
     SpannerTuningState state = SpannerTuning.defaults().applyTo(builder);
     Results on;
     try (Spanner spanner = builder.build().getService()) {
       on = runWorkload(spanner.getDatabaseClient(DatabaseId.of(PROJECT, INSTANCE, "tuning-on")));
     }
-    double onMillis = (System.nanoTime() - start) / 1e6;
 
     assertThat(state.isActive(Feature.STREAM_END_GUARD)).as("stream-end guard on").isTrue();
     Results expected = expected();
     assertThat(off).as("plain client").isEqualTo(expected);
     assertThat(on).as("tuned client").isEqualTo(off);
     System.out.printf(Locale.ROOT, "[emulator] rows=%d identical=true%n", on.scan().size());
+    // No timings: the two clients run one after the other on a cold JVM, so the first is slower
+    // whatever it is; a speed comparison belongs to an interleaved, warmed-up benchmark.
     System.out.printf(
         Locale.ROOT,
-        "[emulator %s] tuning off %.0f ms, tuning on %.0f ms; tuned client %s,"
-            + " stream-end guard skipped %d cancels, single-use routed %d%n",
+        "[emulator %s] tuned client %s, stream-end guard skipped %d cancels, single-use routed"
+            + " %d%n",
         ClientVersions.detected().spanner(),
-        offMillis,
-        onMillis,
         state,
         state.streamEndGuardSkippedCount(),
         state.singleUseRoutedCount());

@@ -17,6 +17,11 @@ import io.github.spannertuning.client.FeatureState.Status;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.opentelemetry.api.OpenTelemetry;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -34,6 +39,49 @@ class SpannerTuningTest {
   @AfterAll
   static void stopServer() throws Exception {
     server.close();
+  }
+
+  @Test
+  void logsOneInfoLinePerClientWhenBuilt() {
+    List<String> lines = new CopyOnWriteArrayList<>();
+    Logger logger = Logger.getLogger(TunedSpannerRpcFactory.class.getName());
+    Handler handler =
+        new Handler() {
+          @Override
+          public void publish(LogRecord record) {
+            if (record.getLevel() == Level.INFO) {
+              lines.add(record.getMessage());
+            }
+          }
+
+          @Override
+          public void flush() {}
+
+          @Override
+          public void close() {}
+        };
+    logger.addHandler(handler);
+    try {
+      SpannerOptions.Builder quiet = server.clientOptions(3);
+      SpannerTuning.newBuilder().logWhenBuilt(false).build().applyTo(quiet);
+      try (Spanner spanner = quiet.build().getService()) {
+        assertThat(lines).isEmpty();
+      }
+      SpannerOptions.Builder builder = server.clientOptions(3);
+      SpannerTuning.newBuilder().streamEndGuard(false).build().applyTo(builder);
+      try (Spanner spanner = builder.build().getService()) {
+        assertThat(lines)
+            .singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
+            .startsWith(
+                "spanner-tuning: tuned Spanner client of project 'test-project' (google-cloud-spanner "
+                    + SpannerOptions.class.getPackage().getImplementationVersion()
+                    + ", grpc-gcp ")
+            .contains("; pool grpc-gcp of 3 channels): single-use-distribution=")
+            .contains(", stream-end-guard=off (disabled by configuration), grpc-gcp=");
+      }
+    } finally {
+      logger.removeHandler(handler);
+    }
   }
 
   @Test

@@ -1,0 +1,130 @@
+package io.github.spannertuning.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.spanner.admin.database.v1.DatabaseAdminGrpc;
+import com.google.spanner.v1.SpannerGrpc;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The imbalance figure and which calls are counted, with the interceptor handed sub-channels that
+ * answer every call at once. Each expectation follows from how the calls are spread by the test.
+ */
+class ChannelLoadTest {
+
+  private static final int POOL = 8;
+
+  @Test
+  void allCallsOnOneChannelOfEightReadsEight() {
+    ChannelLoad load = newLoad(POOL);
+    Channel only = new ClosingChannel();
+    for (int i = 0; i < 40; i++) {
+      call(load, only, SpannerGrpc.getExecuteStreamingSqlMethod());
+    }
+    assertThat(load.channels()).hasSize(1);
+    assertThat(load.imbalance()).isEqualTo(8.0);
+  }
+
+  @Test
+  void evenCallsReadOne() {
+    ChannelLoad load = newLoad(POOL);
+    for (Channel channel : channels(POOL)) {
+      for (int i = 0; i < 5; i++) {
+        call(load, channel, SpannerGrpc.getExecuteStreamingSqlMethod());
+      }
+    }
+    assertThat(load.channels()).hasSize(POOL);
+    assertThat(load.imbalance()).isEqualTo(1.0);
+  }
+
+  @Test
+  void halfThePoolEvenlyReadsTwo() {
+    ChannelLoad load = newLoad(POOL);
+    for (Channel channel : channels(POOL / 2)) {
+      for (int i = 0; i < 5; i++) {
+        call(load, channel, SpannerGrpc.getExecuteStreamingSqlMethod());
+      }
+    }
+    assertThat(load.imbalance()).isEqualTo(2.0);
+  }
+
+  @Test
+  void noCallsReadNaN() {
+    assertThat(newLoad(POOL).imbalance()).isNaN();
+  }
+
+  @Test
+  void adminCallsAreNotCounted() {
+    ChannelLoad load = newLoad(POOL);
+    Channel admin = new ClosingChannel();
+    call(load, admin, DatabaseAdminGrpc.getUpdateDatabaseDdlMethod());
+    call(load, admin, DatabaseAdminGrpc.getGetDatabaseDdlMethod());
+    assertThat(load.channels()).isEmpty();
+    assertThat(load.imbalance()).isNaN();
+    Channel data = new ClosingChannel();
+    call(load, data, SpannerGrpc.getCreateSessionMethod());
+    assertThat(load.channels()).singleElement().extracting(ChannelLoad.ChannelStats::calls)
+        .isEqualTo(1L);
+  }
+
+  private static ChannelLoad newLoad(int poolSize) {
+    ChannelLoad load = new ChannelLoad();
+    load.poolSize(poolSize);
+    return load;
+  }
+
+  private static List<Channel> channels(int count) {
+    List<Channel> channels = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      channels.add(new ClosingChannel());
+    }
+    return channels;
+  }
+
+  private static <ReqT, RespT> void call(
+      ChannelLoad load, Channel channel, MethodDescriptor<ReqT, RespT> method) {
+    ClientCall<ReqT, RespT> call =
+        load.interceptor().interceptCall(method, CallOptions.DEFAULT, channel);
+    call.start(new ClientCall.Listener<>() {}, new Metadata());
+  }
+
+  /** A sub-channel whose calls end as soon as they start. */
+  private static final class ClosingChannel extends Channel {
+
+    @Override
+    public <ReqT, RespT> ClientCall<ReqT, RespT> newCall(
+        MethodDescriptor<ReqT, RespT> method, CallOptions callOptions) {
+      return new ClientCall<>() {
+        @Override
+        public void start(Listener<RespT> listener, Metadata headers) {
+          listener.onClose(Status.OK, new Metadata());
+        }
+
+        @Override
+        public void request(int numMessages) {}
+
+        @Override
+        public void cancel(String message, Throwable cause) {}
+
+        @Override
+        public void halfClose() {}
+
+        @Override
+        public void sendMessage(ReqT message) {}
+      };
+    }
+
+    @Override
+    public String authority() {
+      return "localhost";
+    }
+  }
+}
