@@ -271,7 +271,7 @@ public final class BenchmarkMain {
     try (BenchClient client = BenchClient.open(tally.variant(), frontend.port(), this.channels)) {
       warmUp(client, Math.min(16, workload.threads()));
       String degraded = frontend.degrade(workload.degradeMillis(), this.seed + round);
-      frontend.resetCounters();
+      long serverCpuStart = frontend.resetCounters();
       long[] before = client.clientChannelCalls();
       OpenLoop.Window window;
       ProcessMeters.Reading cost;
@@ -286,7 +286,7 @@ public final class BenchmarkMain {
       for (int i = 0; i < after.length; i++) {
         delta[i] = after[i] - ((i < before.length) ? before[i] : 0);
       }
-      tally.add(window, cost, stats, delta);
+      tally.add(window, cost, stats, stats.path("processCpuNanos").asLong() - serverCpuStart, delta);
       log(
           "%-8s round %d %-17s ops %6d errors %4d p50 %7.2f ms p99 %8.2f ms cpu %5.0f ms/1000q%s",
           workload.name(),

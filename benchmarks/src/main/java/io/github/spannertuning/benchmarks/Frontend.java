@@ -77,8 +77,9 @@ final class Frontend implements AutoCloseable {
     return command("degrade " + millis + " " + seed).substring(2).trim();
   }
 
-  void resetCounters() throws Exception {
-    command("reset");
+  /** Restarts the counters; returns the frontend's process CPU time so far, in ns. */
+  long resetCounters() throws Exception {
+    return Long.parseLong(command("reset").substring(2).trim());
   }
 
   JsonNode stats() throws Exception {

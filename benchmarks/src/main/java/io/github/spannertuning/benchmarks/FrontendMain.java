@@ -5,6 +5,7 @@ import io.github.spannertuning.testing.MockSpannerServer;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
 import java.net.SocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -26,7 +27,8 @@ import java.util.Set;
  *   <li>{@code mark}: the connections open so far belong to earlier clients; counters restart;
  *   <li>{@code degrade <ms> <seed>}: slow down one connection opened since the mark, picked at
  *       random with the seed ({@code 0} ms clears it);
- *   <li>{@code reset}: counters restart, connections stay;
+ *   <li>{@code reset}: counters restart, connections stay; answers with the server's process CPU
+ *       time so far, in ns;
  *   <li>{@code stats}: {@code STATS <json>}: point selects per connection opened since the mark,
  *       cancels the server saw, RST_STREAM frames the client sent and GOAWAY frames the server
  *       sent (counted on the wire), since the last mark or reset;
@@ -44,6 +46,9 @@ public final class FrontendMain {
   private SocketAddress degraded;
 
   private final boolean countFrames;
+
+  private final com.sun.management.OperatingSystemMXBean os =
+      (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
 
   private FrontendMain(MockSpannerServer server, boolean countFrames) {
     this.server = server;
@@ -86,7 +91,7 @@ public final class FrontendMain {
       }
       case "reset" -> {
         this.server.reset();
-        return "OK";
+        return "OK " + this.os.getProcessCpuTime();
       }
       case "stats" -> {
         return "STATS " + json.writeValueAsString(stats());
@@ -115,6 +120,7 @@ public final class FrontendMain {
     stats.put("queriesPerConnection", perConnection);
     stats.put("degraded", (this.degraded != null) ? this.degraded.toString() : null);
     stats.put("serverCancels", this.server.cancels());
+    stats.put("processCpuNanos", this.os.getProcessCpuTime());
     if (this.countFrames) {
       stats.put("rstStreams", this.server.rstStreams());
       stats.put("goAways", this.server.goAways());

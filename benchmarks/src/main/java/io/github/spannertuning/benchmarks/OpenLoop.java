@@ -43,7 +43,13 @@ final class OpenLoop implements AutoCloseable {
 
   /** What one window produced; latencies in microseconds. */
   record Window(
-      Histogram latency, Histogram[] series, long ops, long errors, String firstError) {}
+      Histogram latency,
+      Histogram[] series,
+      long ops,
+      long errors,
+      String firstError,
+      long wallNanos,
+      int maxQueued) {}
 
   Window run(BenchClient client, Workload workload, double seconds, double bucketSeconds, long seed)
       throws InterruptedException {
@@ -60,6 +66,7 @@ final class OpenLoop implements AutoCloseable {
     long bucketNanos = (long) (bucketSeconds * 1e9);
     long origin = System.nanoTime() + 20_000_000L;
     long submitted = 0;
+    int maxQueued = 0;
     double at = 0;
     while (true) {
       at += -Math.log(1 - random.nextDouble()) / workload.rateAt(at);
@@ -93,11 +100,13 @@ final class OpenLoop implements AutoCloseable {
               done.incrementAndGet();
             }
           });
+      maxQueued = Math.max(maxQueued, this.pool.getQueue().size());
     }
     long deadline = System.nanoTime() + DRAIN_NANOS;
     while (done.get() < submitted && System.nanoTime() < deadline) {
       Thread.sleep(2);
     }
+    long wallNanos = System.nanoTime() - origin;
     long unfinished = submitted - done.get();
     synchronized (latency) {
       if (unfinished > 0) {
@@ -106,7 +115,14 @@ final class OpenLoop implements AutoCloseable {
           firstError[0] = unfinished + " queries unfinished 30 s after the window";
         }
       }
-      return new Window(latency.copy(), copy(series), ops.get(), errors.get(), firstError[0]);
+      return new Window(
+          latency.copy(),
+          copy(series),
+          ops.get(),
+          errors.get(),
+          firstError[0],
+          wallNanos,
+          maxQueued);
     }
   }
 

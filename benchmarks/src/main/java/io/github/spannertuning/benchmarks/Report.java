@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.MissingNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -55,7 +56,9 @@ public final class Report {
     jmh.forEach(micro::add);
     json.writeValue(folder.resolve("benchmarks.json").toFile(), all);
     Files.writeString(
-        folder.resolve("benchmarks.md"), markdown(lines) + jmhMarkdown(jmh), StandardCharsets.UTF_8);
+        folder.resolve("benchmarks.md"),
+        markdown(lines) + targetsMarkdown(lines, jmh) + jmhMarkdown(jmh),
+        StandardCharsets.UTF_8);
     Files.writeString(folder.resolve("benchmarks.html"), html(lines), StandardCharsets.UTF_8);
   }
 
@@ -71,6 +74,91 @@ public final class Report {
       read.add(json.readTree(file.toFile()));
     }
     return read;
+  }
+
+  /** The targets, each with what this run measured against it, per client line. */
+  static String targetsMarkdown(List<JsonNode> lines, List<JsonNode> jmh) {
+    if (lines.isEmpty()) {
+      return "";
+    }
+    StringBuilder md = new StringBuilder("\n## Targets\n\n| target |");
+    lines.forEach((line) -> md.append(' ').append(line.path("client").path("spanner").asText()).append(" |"));
+    md.append("\n|---|").append("---|".repeat(lines.size())).append('\n');
+    target(md, lines, "tuned throwables / query at most 0.5 (stock beside it), per workload",
+        (line) -> perWorkload(line, (w) -> fmt(path(w, "tuned", "throwablesPerQuery"), 2)
+            + " (stock " + fmt(path(w, "stock", "throwablesPerQuery"), 2) + ")"));
+    target(md, lines, "RST_STREAM sent / query, tuned (stock)",
+        (line) -> perWorkload(line, (w) -> fmt(path(w, "tuned", "rstStreamsPerQuery"), 2)
+            + " (" + fmt(path(w, "stock", "rstStreamsPerQuery"), 2) + ")"));
+    target(md, lines, "GOAWAYs received: 0 for tuned (stock)",
+        (line) -> perWorkload(line, (w) -> path(w, "tuned", "goAways").asText("n/a")
+            + " (" + path(w, "stock", "goAways").asText("n/a") + ")"));
+    target(md, lines, "goal: bytes / query at least 15% fewer (tuned / stock)",
+        (line) -> perWorkload(line, (w) -> ratio(path(w, "stock", "bytesPerQuery"),
+            path(w, "tuned", "bytesPerQuery"))));
+    target(md, lines, "client CPU / query: tuned no more than stock; goal 10% less (tuned / stock)",
+        (line) -> perWorkload(line, (w) -> ratio(path(w, "stock", "cpuMsPer1000"),
+            path(w, "tuned", "cpuMsPer1000"))));
+    target(md, lines, "P50 within 5% of stock (tuned / stock)",
+        (line) -> perWorkload(line, (w) -> ratio(path(w, "stock", "p50Ms"), path(w, "tuned", "p50Ms"))));
+    target(md, lines, "goal: spiky P99 ratio 0.3 (tuned / stock)",
+        (line) -> ratio(path(workload(line, "spiky"), "stock", "p99Ms"),
+            path(workload(line, "spiky"), "tuned", "p99Ms")));
+    target(md, lines, "goal: bursty P90 ratio 0.25 (tuned / stock)",
+        (line) -> ratio(path(workload(line, "bursty"), "stock", "p90Ms"),
+            path(workload(line, "bursty"), "tuned", "p90Ms")));
+    target(md, lines, "spiky: busiest channel at most 1.2x the mean, tuned (stock), server-counted",
+        (line) -> fmt(path(workload(line, "spiky"), "tuned", "serverBusiestOverMean"), 2) + " ("
+            + fmt(path(workload(line, "spiky"), "stock", "serverBusiestOverMean"), 2) + ")");
+    target(md, lines, "degraded: slowed connection at most its even share, tuned (stock), per round",
+        (line) -> roundsOf(workload(line, "degraded"), "tuned", "degradedShareOfEven") + " ("
+            + roundsOf(workload(line, "degraded"), "stock", "degradedShareOfEven") + ")");
+    target(md, lines, "goal: degraded P99 at most half of stock's (tuned / stock)",
+        (line) -> ratio(path(workload(line, "degraded"), "stock", "p99Ms"),
+            path(workload(line, "degraded"), "tuned", "p99Ms")));
+    target(md, lines, "imbalance that remains: spiky P99, tuned / round robin (busiest/mean tuned, round robin)",
+        (line) -> ratio(path(workload(line, "spiky"), "round robin", "p99Ms"),
+                path(workload(line, "spiky"), "tuned", "p99Ms"))
+            + " (" + fmt(path(workload(line, "spiky"), "tuned", "serverBusiestOverMean"), 2) + ", "
+            + fmt(path(workload(line, "spiky"), "round robin", "serverBusiestOverMean"), 2) + ")");
+    md.append("\nTargets on transactional overhead (under 300 ns and 100 B per call) are in the JMH"
+        + " table below.\n");
+    return md.toString();
+  }
+
+  private static void target(StringBuilder md, List<JsonNode> lines, String name,
+      Function<JsonNode, String> cell) {
+    md.append("| ").append(name);
+    lines.forEach((line) -> md.append(" | ").append(cell.apply(line)));
+    md.append(" |\n");
+  }
+
+  private static String perWorkload(JsonNode line, Function<JsonNode, String> cell) {
+    List<String> cells = new ArrayList<>();
+    for (JsonNode workload : line.path("workloads")) {
+      cells.add(workload.path("name").asText() + " " + cell.apply(workload));
+    }
+    return String.join("; ", cells);
+  }
+
+  private static JsonNode workload(JsonNode line, String name) {
+    for (JsonNode workload : line.path("workloads")) {
+      if (workload.path("name").asText().equals(name)) {
+        return workload;
+      }
+    }
+    return null;
+  }
+
+  private static JsonNode path(JsonNode workload, String variant, String key) {
+    JsonNode found = (workload == null) ? null : variant(workload, variant);
+    return (found == null) ? MissingNode.getInstance()
+        : found.path(key);
+  }
+
+  private static String roundsOf(JsonNode workload, String variant, String key) {
+    JsonNode found = (workload == null) ? null : variant(workload, variant);
+    return (found == null) ? "n/a" : perRound(found, key, 2);
   }
 
   /** JMH's per-benchmark results (its {@code -rf json} output), one file per client line. */
@@ -232,7 +320,10 @@ public final class Report {
         + " CPU time. RST_STREAM and GOAWAY: frames counted on the wire by a loopback proxy in front of the"
         + " server; cancels seen by server: streams still open on the server when the reset came. Busiest / mean: the"
         + " busiest connection's point selects over an even share of the pool, counted by the"
-        + " server per TCP connection; client-counted: by the starter's channel counter.\n");
+        + " server per TCP connection; client-counted: by the starter's channel counter. Where a ratio falls short, the saturation"
+        + " rows say which side ran out: client and frontend CPU busy (process CPU time over the"
+        + " window's wall time and all cores; the two JVMs share the machine's cores), and arrivals"
+        + " queued for want of a free client thread.\n");
     return md.toString();
   }
 
@@ -276,6 +367,14 @@ public final class Report {
             share(pair[1], "50-100") + share(pair[1], ">100")));
     row(md, "client CPU ms / 1000 queries", columns, delta, (v) -> fmt(v.path("cpuMsPer1000"), 0),
         (pair) -> ratio(pair[0].path("cpuMsPer1000"), pair[1].path("cpuMsPer1000")));
+    row(md, "client CPU busy (share of all cores)", columns, delta,
+        (v) -> pct(v.path("clientCpuBusy").asDouble()), null);
+    row(md, "frontend CPU ms / 1000 queries", columns, delta,
+        (v) -> fmt(v.path("serverCpuMsPer1000"), 0), null);
+    row(md, "frontend CPU busy (share of all cores)", columns, delta,
+        (v) -> pct(v.path("serverCpuBusy").asDouble()), null);
+    row(md, "most arrivals waiting for a client thread", columns, delta,
+        (v) -> v.path("maxQueuedArrivals").asText(), null);
     row(md, "bytes allocated / query", columns, delta, (v) -> fmt(v.path("bytesPerQuery"), 0),
         (pair) -> ratio(pair[0].path("bytesPerQuery"), pair[1].path("bytesPerQuery")));
     row(md, "throwables / query", columns, delta, (v) -> fmt(v.path("throwablesPerQuery"), 2),

@@ -32,6 +32,12 @@ final class VariantTally {
 
   private long serverCancels;
 
+  private long serverCpuNanos;
+
+  private long wallNanos;
+
+  private int maxQueued;
+
   private long rstStreams = -1;
 
   private long goAways = -1;
@@ -64,7 +70,11 @@ final class VariantTally {
       OpenLoop.Window window,
       ProcessMeters.Reading cost,
       JsonNode serverStats,
+      long serverCpuNanos,
       long[] clientChannelDelta) {
+    this.serverCpuNanos += serverCpuNanos;
+    this.wallNanos += window.wallNanos();
+    this.maxQueued = Math.max(this.maxQueued, window.maxQueued());
     this.latency.add(window.latency());
     for (int i = 0; i < Math.min(this.series.length, window.series().length); i++) {
       this.series[i].add(window.series()[i]);
@@ -147,6 +157,15 @@ final class VariantTally {
     buckets.put(">" + lower, this.latency.getCountBetweenValues(lower * 1000, Long.MAX_VALUE / 2));
     json.put("bucketsMs", buckets);
     json.put("cpuMsPer1000", perThousandMs(this.cost.cpuNanos(), queries));
+    int cores = Runtime.getRuntime().availableProcessors();
+    json.put(
+        "clientCpuBusy",
+        (this.wallNanos == 0) ? null : (double) this.cost.cpuNanos() / this.wallNanos / cores);
+    json.put("serverCpuMsPer1000", perThousandMs(this.serverCpuNanos, queries));
+    json.put(
+        "serverCpuBusy",
+        (this.wallNanos == 0) ? null : (double) this.serverCpuNanos / this.wallNanos / cores);
+    json.put("maxQueuedArrivals", this.maxQueued);
     json.put("bytesPerQuery", (queries == 0) ? null : (double) this.cost.allocatedBytes() / queries);
     json.put("throwablesPerQuery", (queries == 0) ? null : (double) this.cost.throwables() / queries);
     json.put("serverCancelsPerQuery", (queries == 0) ? null : (double) this.serverCancels / queries);
