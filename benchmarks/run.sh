@@ -28,7 +28,7 @@ for profile in "" client-6.113; do
   java -Xmx2g -cp "$classpath" io.github.spannertuning.benchmarks.BenchmarkMain \
     --out "$OUT" --command "$command" "$@"
   if [ -z "${SKIP_JMH:-}" ]; then
-    java -cp "$classpath" org.openjdk.jmh.Main StarterOverheadBenchmark \
+    java -cp "$classpath" org.openjdk.jmh.Main "io.github.spannertuning.client.*Benchmark" \
       -prof gc -rf json -rff "$OUT/jmh-$line.json" ${JMH_ARGS:-} | tee "$OUT/jmh-$line.txt"
   fi
 done

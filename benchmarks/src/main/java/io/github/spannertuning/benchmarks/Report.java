@@ -167,43 +167,52 @@ public final class Report {
       return "";
     }
     StringBuilder md = new StringBuilder();
-    md.append("\n## What the starter adds per call (JMH, `-prof gc`)\n\n")
-        .append("Stream path: request classification, routing and the guard's wrapper for one point"
-            + " select (start, row with `last`, end, close), against the same sequence on the bare"
-            + " call. Channel: the load-counting interceptor around one gRPC call. The sum is what"
-            + " one query pays; what the guard saves is in the load tables above.\n\n")
-        .append("| client line | request | stream: stock -> tuned (ns) | stream: added B/op | channel:"
-            + " bare -> counted (ns) | channel: added B/op | added per call |\n")
-        .append("|---|---|---|---|---|---|---|\n");
+    md.append("\n## What the starter adds per query (JMH, `-prof gc`)\n\n")
+        .append("Stream path (StarterOverheadBenchmark): request classification, routing and the"
+            + " guard's wrapper for one query (start, the row marked `last`, the end, the close:"
+            + " `at-last` closes before the trailers, as a point select does; `after-end` after"
+            + " them), against the same sequence on the bare call. Channel (ChannelLoadBenchmark):"
+            + " the load-counting interceptor around one gRPC call. Added per query is the sum."
+            + " What the guard saves is in the load tables above.\n\n")
+        .append("| client line | request | close | stream: stock -> tuned (ns) | stream: added B/op"
+            + " | channel: bare -> counted (ns) | channel: added B/op | added per query |\n")
+        .append("|---|---|---|---|---|---|---|---|\n");
     for (JsonNode run : runs) {
+      double[] channelStock = jmhScore(run, "channelStock", null, null);
+      double[] channelCounted = jmhScore(run, "channelCounted", null, null);
       for (String request : new String[] {"single-use", "transaction"}) {
-        double[] streamStock = jmhScore(run, "streamStock", request);
-        double[] streamTuned = jmhScore(run, "streamTuned", request);
-        double[] channelStock = jmhScore(run, "channelStock", request);
-        double[] channelCounted = jmhScore(run, "channelCounted", request);
-        if (streamStock == null || streamTuned == null || channelStock == null
-            || channelCounted == null) {
-          continue;
+        for (String close : new String[] {"at-last", "after-end"}) {
+          double[] streamStock = jmhScore(run, "streamStock", request, close);
+          double[] streamTuned = jmhScore(run, "streamTuned", request, close);
+          if (streamStock == null || streamTuned == null || channelStock == null
+              || channelCounted == null) {
+            continue;
+          }
+          double ns = (streamTuned[0] - streamStock[0]) + (channelCounted[0] - channelStock[0]);
+          double bytes = (streamTuned[1] - streamStock[1]) + (channelCounted[1] - channelStock[1]);
+          md.append("| ").append(run.path("client").asText()).append(" | ").append(request)
+              .append(" | ").append(close)
+              .append(" | ").append(fmt(streamStock[0], 1)).append(" -> ")
+              .append(fmt(streamTuned[0], 1))
+              .append(" | ").append(fmt(streamTuned[1] - streamStock[1], 0))
+              .append(" | ").append(fmt(channelStock[0], 1)).append(" -> ")
+              .append(fmt(channelCounted[0], 1))
+              .append(" | ").append(fmt(channelCounted[1] - channelStock[1], 0))
+              .append(" | ").append(fmt(ns, 0)).append(" ns, ").append(fmt(bytes, 0))
+              .append(" B |\n");
         }
-        double ns = (streamTuned[0] - streamStock[0]) + (channelCounted[0] - channelStock[0]);
-        double bytes = (streamTuned[1] - streamStock[1]) + (channelCounted[1] - channelStock[1]);
-        md.append("| ").append(run.path("client").asText()).append(" | ").append(request)
-            .append(" | ").append(fmt(streamStock[0], 1)).append(" -> ").append(fmt(streamTuned[0], 1))
-            .append(" | ").append(fmt(streamTuned[1] - streamStock[1], 0))
-            .append(" | ").append(fmt(channelStock[0], 1)).append(" -> ")
-            .append(fmt(channelCounted[0], 1))
-            .append(" | ").append(fmt(channelCounted[1] - channelStock[1], 0))
-            .append(" | ").append(fmt(ns, 0)).append(" ns, ").append(fmt(bytes, 0)).append(" B |\n");
       }
     }
     return md.toString();
   }
 
   /** Score (ns/op) and normalised allocation (B/op) of one benchmark, or null. */
-  private static double[] jmhScore(JsonNode run, String benchmark, String request) {
+  private static double[] jmhScore(JsonNode run, String benchmark, String request, String close) {
     for (JsonNode result : run.path("results")) {
+      JsonNode params = result.path("params");
       if (result.path("benchmark").asText().endsWith("." + benchmark)
-          && result.path("params").path("request").asText().equals(request)) {
+          && (request == null || params.path("request").asText().equals(request))
+          && (close == null || params.path("close").asText().equals(close))) {
         JsonNode secondary = result.path("secondaryMetrics");
         JsonNode alloc = secondary.has("gc.alloc.rate.norm")
             ? secondary.path("gc.alloc.rate.norm") : secondary.path("\u00b7gc.alloc.rate.norm");

@@ -9,17 +9,9 @@ import com.google.cloud.spanner.spi.v1.SpannerRpc.StreamingCall;
 import com.google.api.gax.rpc.ApiCallContext;
 import com.google.protobuf.ByteString;
 import com.google.spanner.v1.PartialResultSet;
-import com.google.spanner.v1.SpannerGrpc;
 import com.google.spanner.v1.TransactionOptions;
 import com.google.spanner.v1.TransactionSelector;
-import io.grpc.CallOptions;
-import io.grpc.Channel;
-import io.grpc.ClientCall;
-import io.grpc.ClientInterceptor;
 import io.grpc.ManagedChannelBuilder;
-import io.grpc.Metadata;
-import io.grpc.MethodDescriptor;
-import io.grpc.Status;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
@@ -43,18 +35,14 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * What spanner-tuning adds to each call, measured on its real classes (this class sits in their
- * package, inside the benchmarks module, to reach them): ns/op, and B/op with {@code -prof gc}.
- *
- * <ul>
- *   <li>{@code stream*}: {@code TunedSpannerRpc}'s stream path (request classification, routing,
- *       the guard's wrapper) for one point select: start, the row with {@code last}, the end, the
- *       close. {@code stock} is the same sequence straight on the call the client would get. The
- *       call itself is a no-op stand-in for gax's, started by a proxy of the rpc's private starter
- *       interface, on both sides alike. Single-use and transactional (a transaction id) requests.
- *   <li>{@code channel*}: the load-counting interceptor around one gRPC call (new call, start,
- *       close) against the same call without it.
- * </ul>
+ * What spanner-tuning's stream path adds to each query, measured on its real classes (this class
+ * sits in their package, inside the benchmarks module, to reach them): ns/op, and B/op with {@code
+ * -prof gc}. {@code streamTuned} runs {@code TunedSpannerRpc}'s stream path (request
+ * classification, routing, the guard's wrapper) for one query: start, the row marked {@code last},
+ * the end and the close, in either order. {@code streamStock} is the same sequence straight on the
+ * call the client would get. The call is a no-op stand-in for gax's, started by a proxy of the
+ * rpc's private starter interface, on both sides alike. Single-use and transactional (a
+ * transaction id) requests. {@link ChannelLoadBenchmark} measures the load counting.
  *
  * <p>What the starter saves (the stock client's cancel path with its exceptions) is not here: the
  * stand-in call's cancel costs nothing. That is in the load benchmark's throwables, bytes and CPU.
@@ -77,10 +65,6 @@ public class StarterOverheadBenchmark {
   private static final PartialResultSet LAST_ROW =
       PartialResultSet.newBuilder().setLast(true).setResumeToken(ByteString.copyFromUtf8("r")).build();
 
-  private static final Metadata HEADERS = new Metadata();
-
-  private static final MethodDescriptor<?, ?> METHOD = SpannerGrpc.getExecuteStreamingSqlMethod();
-
   /** Single-use read-only, as the client sends a point select. */
   private static final TransactionSelector SINGLE_USE =
       TransactionSelector.newBuilder()
@@ -95,6 +79,16 @@ public class StarterOverheadBenchmark {
   @Param({"single-use", "transaction"})
   public String request;
 
+  /**
+   * When the application closes the result set: {@code after-end} once the stream completed (a
+   * caller that reads past the last row), {@code at-last} after the row marked {@code last} and
+   * before the trailers (a point select: {@code next()} once, then close).
+   */
+  @Param({"at-last", "after-end"})
+  public String close;
+
+  private boolean closeAtLast;
+
   private TunedSpannerRpc rpc;
 
   private Object starter;
@@ -104,10 +98,6 @@ public class StarterOverheadBenchmark {
   private TransactionSelector selector;
 
   private final NoopConsumer consumer = new NoopConsumer();
-
-  private final NoopChannel channel = new NoopChannel();
-
-  private Channel countedChannel;
 
   @Setup(Level.Trial)
   public void setUp() {
@@ -119,20 +109,6 @@ public class StarterOverheadBenchmark {
             .setCredentials(NoCredentials.getInstance());
     SpannerTuningState state = SpannerTuning.defaults().applyTo(builder);
     this.rpc = (TunedSpannerRpc) new TunedSpannerRpcFactory(state).create(builder.build());
-    ClientInterceptor counting = state.channelLoad().interceptor();
-    this.countedChannel =
-        new Channel() {
-          @Override
-          public <ReqT, RespT> ClientCall<ReqT, RespT> newCall(
-              MethodDescriptor<ReqT, RespT> method, CallOptions callOptions) {
-            return counting.interceptCall(method, callOptions, StarterOverheadBenchmark.this.channel);
-          }
-
-          @Override
-          public String authority() {
-            return StarterOverheadBenchmark.this.channel.authority();
-          }
-        };
     this.starter =
         Proxy.newProxyInstance(
             STARTER.getClassLoader(), new Class<?>[] {STARTER}, (proxy, method, args) -> NoopCall.INSTANCE);
@@ -140,6 +116,7 @@ public class StarterOverheadBenchmark {
     this.options = new EnumMap<>(Option.class);
     this.options.put(Option.CHANNEL_HINT, 3L);
     this.selector = this.request.equals("single-use") ? SINGLE_USE : IN_TRANSACTION;
+    this.closeAtLast = this.close.equals("at-last");
   }
 
   @TearDown(Level.Trial)
@@ -150,7 +127,7 @@ public class StarterOverheadBenchmark {
   @Benchmark
   public Object streamStock() throws Throwable {
     StreamingCall call = (StreamingCall) START.invokeExact(this.starter, (ResultStreamConsumer) this.consumer, (Map<?, ?>) this.options);
-    return pointSelect(this.consumer, call);
+    return pointSelect(this.consumer, call, this.closeAtLast);
   }
 
   @Benchmark
@@ -165,34 +142,21 @@ public class StarterOverheadBenchmark {
                 (ResultStreamConsumer) this.consumer,
                 (Map<?, ?>) this.options,
                 this.starter);
-    return pointSelect((ResultStreamConsumer) call, call);
+    return pointSelect((ResultStreamConsumer) call, call, this.closeAtLast);
   }
 
-  @Benchmark
-  public Object channelStock() {
-    return callOnce(this.channel);
-  }
-
-  @Benchmark
-  public Object channelCounted() {
-    return callOnce(this.countedChannel);
-  }
-
-  private static Object pointSelect(ResultStreamConsumer consumer, StreamingCall call) {
+  private static Object pointSelect(
+      ResultStreamConsumer consumer, StreamingCall call, boolean closeAtLast) {
     call.request(1);
     consumer.onPartialResultSet(LAST_ROW);
-    consumer.onCompleted();
-    call.cancel("closed");
+    if (closeAtLast) {
+      call.cancel("closed");
+      consumer.onCompleted();
+    } else {
+      consumer.onCompleted();
+      call.cancel("closed");
+    }
     return call;
-  }
-
-  @SuppressWarnings({"unchecked", "rawtypes"})
-  private Object callOnce(Channel through) {
-    ClientCall call = through.newCall(METHOD, CallOptions.DEFAULT);
-    NoopListener listener = new NoopListener();
-    call.start(listener, HEADERS);
-    this.channel.last.listener.onClose(Status.OK, HEADERS);
-    return listener;
   }
 
   private static Class<?> starterInterface() {
@@ -281,46 +245,4 @@ public class StarterOverheadBenchmark {
     public void cancel(String message) {}
   }
 
-  private static final class NoopListener extends ClientCall.Listener<Object> {}
-
-  /** A channel whose calls do nothing but keep the listener, so the benchmark can close them. */
-  private static final class NoopChannel extends Channel {
-
-    private RecordingCall last;
-
-    @Override
-    @SuppressWarnings("unchecked")
-    public <ReqT, RespT> ClientCall<ReqT, RespT> newCall(
-        MethodDescriptor<ReqT, RespT> method, CallOptions callOptions) {
-      this.last = new RecordingCall();
-      return (ClientCall<ReqT, RespT>) this.last;
-    }
-
-    @Override
-    public String authority() {
-      return "127.0.0.1:1";
-    }
-  }
-
-  private static final class RecordingCall extends ClientCall<Object, Object> {
-
-    private Listener<Object> listener;
-
-    @Override
-    public void start(Listener<Object> listener, Metadata headers) {
-      this.listener = listener;
-    }
-
-    @Override
-    public void request(int numMessages) {}
-
-    @Override
-    public void cancel(String message, Throwable cause) {}
-
-    @Override
-    public void halfClose() {}
-
-    @Override
-    public void sendMessage(Object message) {}
-  }
 }
