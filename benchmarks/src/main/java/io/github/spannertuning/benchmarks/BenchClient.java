@@ -56,13 +56,23 @@ final class BenchClient implements AutoCloseable {
 
   /** The point-select shape: single-use query, one {@code next()}, close. */
   void pointSelect() {
+    if (this.context == null) {
+      query();
+      return;
+    }
     Context previous = this.context.attach();
+    try {
+      query();
+    } finally {
+      this.context.detach(previous);
+    }
+  }
+
+  private void query() {
     try (ResultSet rows = this.database.singleUse().executeQuery(POINT_SELECT)) {
       if (!rows.next()) {
         throw new IllegalStateException("the point select returned no row");
       }
-    } finally {
-      this.context.detach(previous);
     }
   }
 

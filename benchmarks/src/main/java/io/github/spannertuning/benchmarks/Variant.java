@@ -73,11 +73,11 @@ enum Variant {
     };
   }
 
-  /** The context each query of this variant runs in. */
+  /** The context each query of this variant runs in; {@code null} for the thread's own. */
   Context context() {
     return (this == ROUND_ROBIN)
         ? Context.ROOT.withValue(SpannerOptions.CALL_CONTEXT_CONFIGURATOR_KEY, new RoundRobin())
-        : Context.ROOT;
+        : null;
   }
 
   /**
