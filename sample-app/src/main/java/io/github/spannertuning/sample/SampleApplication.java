@@ -4,8 +4,8 @@ import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 
 /**
- * A Spring Boot application that uses spring-cloud-gcp's Spanner support with the spanner-tuning
- * starter, against an embedded local Spanner backend, so it runs without a Google account.
+ * A small Spring Data Spanner service (singers and their albums) with the spanner-tuning starter,
+ * and a page at {@code /} that shows what the starter does with its traffic.
  */
 @SpringBootApplication
 public class SampleApplication {

@@ -1,0 +1,215 @@
+'use strict';
+
+// Polls /actuator/spannertuning every second and draws it; no framework, no build step.
+const ENDPOINT = 'actuator/spannertuning';
+// What "native" means per feature: the client does it itself, so there is nothing to switch or count.
+const NATIVE_MEANS = {
+  'single-use-distribution':
+    'this client already sends each single-use read to the least busy channel; spanner-tuning leaves ' +
+    'routing alone, so nothing to switch and no "routed" count. The bars show the client\'s own spread.',
+  'grpc-gcp': 'this client already uses the grpc-gcp pool; nothing to switch on.',
+  'stream-end-guard': 'this client already skips cancels of finished streams itself.',
+};
+const COUNTER_MEANS = {
+  singleUseRouted: 'single-use reads spanner-tuning sent to the least busy channel',
+  streamEndGuardSkipped: 'cancels of already-finished streams skipped (existsById closes after one row)',
+  streamEndGuardDrained: 'streams closed at their last row that then completed by themselves, no cancel sent',
+  streamEndGuardDrainTimeouts: 'streams closed at their last row whose trailers did not come in time: cancelled',
+};
+const EXPLAIN = {
+  'single-use-distribution': 'Single-use reads go to the least busy channel instead of a sticky one.',
+  'stream-end-guard': 'Skips the cancel of a read whose stream had already ended (existsById, point selects).',
+  'grpc-gcp': 'The grpc-gcp channel pool, which load-aware picking needs. Chosen when channels are built.',
+};
+const SWITCHABLE = new Set(['single-use-distribution', 'stream-end-guard']);
+
+let clientName = null;
+let baseline = null;      // channel -> calls when the last burst began
+let featureStates = {};
+let lastClient = null;
+const history = [];
+
+function $(id) { return document.getElementById(id); }
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  Object.entries(attrs || {}).forEach(([k, v]) => {
+    if (k === 'class') node.className = v; else if (k.startsWith('data-')) node.setAttribute(k, v); else node[k] = v;
+  });
+  children.flat().forEach((c) => node.append(c instanceof Node ? c : document.createTextNode(String(c))));
+  return node;
+}
+
+function words(key) {
+  return key.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
+}
+
+async function loadBackend() {
+  try {
+    const info = await (await fetch('sample/backend')).json();
+    const box = $('backend');
+    box.textContent = 'backend: ' + info.description;
+    box.classList.toggle('fake', info.fake);
+  } catch (e) {
+    $('backend').textContent = 'backend: unknown (' + e + ')';
+  }
+}
+
+async function poll() {
+  try {
+    const response = await fetch(ENDPOINT, { cache: 'no-store' });
+    if (!response.ok) throw new Error(ENDPOINT + ' answered ' + response.status);
+    const body = await response.json();
+    const names = Object.keys(body.clients || {});
+    if (names.length === 0) throw new Error('no tuned Spanner client in ' + ENDPOINT);
+    clientName = clientName && names.includes(clientName) ? clientName : names[0];
+    render(body.clients[clientName]);
+    $('status').textContent = 'updated ' + new Date().toLocaleTimeString() + ' from /' + ENDPOINT;
+  } catch (e) {
+    $('status').textContent = 'cannot read /' + ENDPOINT + ': ' + e.message;
+  }
+}
+
+function render(client) {
+  lastClient = client;
+  $('client-name').textContent = `client '${clientName}' · ${client.pool.kind}, ${client.pool.size} channels · ` +
+    `google-cloud-spanner ${client.versions.googleCloudSpanner}, grpc-gcp ${client.versions.grpcGcp || '–'}`;
+  renderChannels(client);
+  renderFeatures(client.features);
+  renderCounters(client);
+}
+
+function renderChannels(client) {
+  const byIndex = new Map(client.channels.map((c) => [c.channel, c]));
+  const size = Math.max(client.pool.size, ...client.channels.map((c) => c.channel + 1), 0);
+  const rows = [];
+  const since = [];
+  for (let i = 0; i < size; i++) {
+    const c = byIndex.get(i) || { channel: i, activeStreams: 0, calls: 0 };
+    since.push(c.calls - ((baseline && baseline.get(i)) || 0));
+  }
+  const maxCalls = Math.max(1, ...since);
+  const maxActive = Math.max(1, ...client.channels.map((c) => c.activeStreams));
+  for (let i = 0; i < size; i++) {
+    const c = byIndex.get(i) || { channel: i, activeStreams: 0, calls: 0 };
+    rows.push(el('div', { class: 'channel', 'data-channel': i, 'data-calls': since[i], 'data-active': c.activeStreams },
+      el('span', {}, '#' + i),
+      el('div', { class: 'bars' },
+        el('div', { class: 'bar calls', style: `width:${(100 * since[i]) / maxCalls}%` }),
+        el('div', { class: 'bar active', style: `width:${(100 * c.activeStreams) / maxActive}%` })),
+      el('span', { class: 'nums' }, `${since[i]} calls · ${c.activeStreams} active`)));
+  }
+  $('channels').replaceChildren(...rows);
+  $('imbalance').textContent = client.imbalance == null ? 'no calls in the window' : client.imbalance.toFixed(2);
+  $('calls-legend').textContent = baseline ? 'calls since the last burst began' : 'calls since start';
+  window.lastChannels = client.channels;
+}
+
+function renderFeatures(features) {
+  featureStates = features;
+  const rows = Object.entries(features).map(([id, f]) => {
+    const explain = el('div', { class: 'explain' });
+    if (SWITCHABLE.has(id) && (f.state === 'on' || f.state === 'off')) {
+      const box = el('input', { type: 'checkbox', id: 'switch-' + id, checked: f.state === 'on' });
+      box.addEventListener('change', () => switchFeature(id, box.checked, box));
+      explain.append(el('label', { class: 'switch' }, box, f.state === 'on' ? 'on: switch off' : 'off: switch on'));
+    }
+    explain.append(el('div', {}, EXPLAIN[id] || ''));
+    if (f.state === 'native') explain.append(el('div', { class: 'native-note' }, 'Native: ' + (NATIVE_MEANS[id] || f.reason || '')));
+    else if (f.reason) explain.append(el('div', {}, f.reason));
+    return el('div', { class: 'feature', id: 'feature-' + id, 'data-state': f.state },
+      el('strong', {}, id), el('span', { class: 'state ' + f.state }, f.state), explain);
+  });
+  $('features').replaceChildren(...rows);
+}
+
+function renderCounters(client) {
+  const rows = [];
+  const add = (key, value) => {
+    let shown = value.toLocaleString();
+    if (key === 'singleUseRouted' && featureStates['single-use-distribution']?.state === 'native') {
+      shown = 'native: the client routes these itself';
+    }
+    rows.push(el('div', { class: 'counter', 'data-counter': key },
+      el('span', {}, words(key), el('div', { class: 'hint' }, COUNTER_MEANS[key] || '')),
+      el('span', { class: 'value' }, shown)));
+  };
+  // Every number the endpoint reports besides the channels and the imbalance is a counter;
+  // counters a newer starter adds show up without a change here.
+  const walk = (obj, prefix) => Object.entries(obj).forEach(([k, v]) => {
+    const key = prefix ? prefix + k.charAt(0).toUpperCase() + k.slice(1) : k;
+    if (typeof v === 'number') add(key, v);
+    else if (v && typeof v === 'object' && !Array.isArray(v)) walk(v, key);
+  });
+  const { features, versions, pool, channels, imbalance, ...rest } = client;
+  walk(rest, '');
+  if (rows.length === 0) rows.push(el('div', { class: 'dim' }, 'no counters reported'));
+  $('counters').replaceChildren(...rows);
+}
+
+async function switchFeature(feature, enabled, box) {
+  box.disabled = true;
+  try {
+    const response = await fetch(ENDPOINT + '/' + encodeURIComponent(clientName), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ feature, enabled }),
+    });
+    if (!response.ok) throw new Error(response.status + ' ' + (await response.text()));
+    render(await response.json());
+  } catch (e) {
+    $('status').textContent = 'switch refused: ' + e.message;
+    box.checked = !enabled;
+  } finally {
+    box.disabled = false;
+  }
+}
+
+// One row per burst, so that a burst with a feature switched off can be set beside one with it on.
+function addHistory(before, after, body) {
+  const state = (id) => (before && before.features[id] ? before.features[id].state : '–');
+  const delta = (key) => (before && after && typeof after[key] === 'number' ? after[key] - before[key] : '–');
+  history.unshift([history.length + 1, state('stream-end-guard'), state('single-use-distribution'), body.reads,
+    body.p50Ms.toFixed(1), body.p99Ms.toFixed(1), delta('streamEndGuardSkipped'),
+    after && after.imbalance != null ? after.imbalance.toFixed(2) : '–']);
+  history.length = Math.min(history.length, 6);
+  const head = el('tr', {}, ['#', 'guard', 'single-use', 'reads', 'p50 ms', 'p99 ms', 'guard skipped', 'imbalance']
+    .map((h) => el('th', {}, h)));
+  $('history').replaceChildren(head, ...history.map((row) => el('tr', {}, row.map((v) => el('td', {}, v)))));
+}
+
+async function burst(event) {
+  event.preventDefault();
+  const button = $('burst');
+  const result = $('burst-result');
+  button.disabled = true;
+  result.className = 'result';
+  result.textContent = 'running…';
+  result.dataset.done = 'false';
+  baseline = new Map((window.lastChannels || []).map((c) => [c.channel, c.calls]));
+  const before = lastClient;
+  try {
+    const params = new URLSearchParams({ rate: $('rate').value, length: $('length').value });
+    const response = await fetch('load/burst?' + params, { method: 'POST' });
+    const body = await response.json();
+    if (!response.ok) throw new Error(body.error || response.status);
+    result.textContent = `${body.reads} reads in ${(body.elapsedMs / 1000).toFixed(1)} s ` +
+      `(${body.achievedRate.toFixed(0)}/s): p50 ${body.p50Ms.toFixed(1)} ms, p99 ${body.p99Ms.toFixed(1)} ms, ` +
+      `${body.errors} errors` + (body.firstError ? ` (${body.firstError})` : '');
+    result.dataset.done = 'true';
+    await poll();
+    addHistory(before, lastClient, body);
+  } catch (e) {
+    result.className = 'result error';
+    result.textContent = 'burst failed: ' + e.message;
+  } finally {
+    button.disabled = false;
+    poll();
+  }
+}
+
+$('burst-form').addEventListener('submit', burst);
+$('write-example').textContent = `curl -X POST '${location.origin}/singers/1/albums/1/sales?copies=10'`;
+loadBackend();
+poll();
+setInterval(poll, 1000);

@@ -1,0 +1,173 @@
+package io.github.spannertuning.sample;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.github.spannertuning.autoconfigure.SpannerTuningRegistry;
+import io.github.spannertuning.client.Feature;
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.openqa.selenium.By;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.support.ui.WebDriverWait;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.web.server.LocalServerPort;
+
+/**
+ * The page in a real browser: headless Chromium driven by Selenium, against the sample on its
+ * embedded fake backend (so it runs wherever Chromium does). Skipped, saying so, where {@code
+ * chromium} or {@code chromedriver} is missing ({@code apt-get install chromium chromium-driver}).
+ */
+@SpringBootTest(
+    webEnvironment = WebEnvironment.RANDOM_PORT,
+    properties = {"sample.backend=embedded", "sample.seed-singers=500"})
+class SamplePageBrowserTests {
+
+  private static Path chromium;
+
+  private static Path chromedriver;
+
+  @LocalServerPort private int port;
+
+  @Autowired private SpannerTuningRegistry registry;
+
+  private ChromeDriver driver;
+
+  @BeforeAll
+  static void findChromium() {
+    chromium = onPath("chromium", "chromium-browser", "google-chrome").orElse(null);
+    chromedriver = onPath("chromedriver").orElse(null);
+    assumeTrue(
+        chromium != null && chromedriver != null,
+        "chromium and chromedriver not found on PATH (Debian: apt-get install chromium"
+            + " chromium-driver); skipping the browser test");
+  }
+
+  @AfterEach
+  void quit() {
+    if (this.driver != null) {
+      this.driver.quit();
+    }
+  }
+
+  @Test
+  void burstShowsOnSeveralChannelsAndTheGuardSwitchesOff(@TempDir Path profile) throws IOException {
+    this.driver = startChromium(profile);
+    // The page redraws every second: elements found before a redraw go stale.
+    WebDriverWait wait = new WebDriverWait(this.driver, Duration.ofSeconds(30));
+    wait.ignoring(StaleElementReferenceException.class);
+    this.driver.get("http://localhost:" + this.port + "/");
+    wait.until((d) -> "on".equals(guardState()));
+    assertThat(this.driver.findElement(By.id("backend")).getText()).contains("FAKE");
+
+    this.driver.findElement(By.id("burst")).click();
+    wait.until((d) -> channelsWithCalls() >= 2);
+    wait.until((d) -> burstDone());
+    assertThat(script("return document.getElementById('burst-result').textContent")).asString().contains("0 errors");
+    assertThat(counter("streamEndGuardSkipped")).isPositive();
+    // The first burst warmed the JVM; the two compared below run warm.
+    this.driver.findElement(By.id("burst")).click();
+    wait.until((d) -> burstDone());
+
+    this.driver.findElement(By.id("switch-stream-end-guard")).click();
+    wait.until((d) -> "off".equals(guardState()));
+    assertThat(script("return document.querySelector('#feature-stream-end-guard .state').textContent"))
+        .isEqualTo("off");
+    assertThat(this.registry.client("spanner").orElseThrow().isActive(Feature.STREAM_END_GUARD)).isFalse();
+
+    this.driver.findElement(By.id("burst")).click();
+    wait.until((d) -> burstDone());
+    // Newest burst first: guard off skipped nothing; the burst before, guard on, skipped some.
+    assertThat(historyCell(1, 2)).isEqualTo("off");
+    assertThat(historyCell(1, 7)).isEqualTo("0");
+    assertThat(historyCell(2, 2)).isEqualTo("on");
+    assertThat(Long.parseLong(historyCell(2, 7))).isPositive();
+    screenshot("sample-page.png");
+  }
+
+  private ChromeDriver startChromium(Path profile) {
+    ChromeOptions options = new ChromeOptions();
+    options.setBinary(chromium.toFile());
+    options.addArguments(
+        "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--user-data-dir=" + profile, "--window-size=1280,1250");
+    ChromeDriverService service =
+        new ChromeDriverService.Builder()
+            .usingDriverExecutable(chromedriver.toFile())
+            .usingAnyFreePort()
+            .build();
+    return new ChromeDriver(service, options);
+  }
+
+  private Object script(String javascript) {
+    return this.driver.executeScript(javascript);
+  }
+
+  private String guardState() {
+    return (String)
+        script("const f = document.getElementById('feature-stream-end-guard'); return f && f.dataset.state;");
+  }
+
+  private boolean burstDone() {
+    return "true".equals(script("return document.getElementById('burst-result').dataset.done"));
+  }
+
+  /** A cell of the burst history table; row 1 is the newest burst, column 1 its number. */
+  private String historyCell(int row, int column) {
+    return (String)
+        script(
+            "return document.querySelector('#history tr:nth-child(" + (row + 1) + ") td:nth-child("
+                + column + ")').textContent");
+  }
+
+  private long channelsWithCalls() {
+    return (Long)
+        script(
+            "return [...document.querySelectorAll('#channels .channel')]"
+                + ".filter((row) => Number(row.dataset.calls) > 0).length;");
+  }
+
+  private long counter(String key) {
+    String text =
+        (String) script("return document.querySelector(\"[data-counter='" + key + "'] .value\").textContent;");
+    return Long.parseLong(text.replaceAll("[^0-9]", ""));
+  }
+
+  private void screenshot(String name) throws IOException {
+    File shot = this.driver.getScreenshotAs(OutputType.FILE);
+    Path target = Path.of("target", name);
+    Files.createDirectories(target.getParent());
+    Files.copy(shot.toPath(), target, StandardCopyOption.REPLACE_EXISTING);
+  }
+
+  private static Optional<Path> onPath(String... names) {
+    List<String> dirs = Arrays.asList(System.getenv().getOrDefault("PATH", "").split(File.pathSeparator));
+    for (String name : names) {
+      for (String dir : dirs) {
+        Path candidate = Path.of(dir, name);
+        if (Files.isExecutable(candidate)) {
+          return Optional.of(candidate);
+        }
+      }
+    }
+    return Optional.empty();
+  }
+}

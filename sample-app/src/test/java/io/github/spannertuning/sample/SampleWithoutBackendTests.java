@@ -1,0 +1,93 @@
+package io.github.spannertuning.sample;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.github.spannertuning.sample.backend.EmbeddedFakeSpanner;
+import io.github.spannertuning.sample.backend.SampleBackend;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.boot.test.web.client.TestRestTemplate;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
+
+/**
+ * A machine with no backend: no emulator binary where the sample looks, no {@code
+ * SPANNER_EMULATOR_HOST}, Cloud Spanner not chosen. The sample says so in one line and runs on its
+ * embedded fake, which it labels as one.
+ */
+@SpringBootTest(
+    webEnvironment = WebEnvironment.RANDOM_PORT,
+    properties = {
+      "sample.emulator.search-locations=/nonexistent/emulator_main",
+      "SPANNER_EMULATOR_HOST=",
+      "SPANNER_EMULATOR_BINARY=",
+      "sample.seed-singers=200"
+    })
+@ExtendWith(OutputCaptureExtension.class)
+@SuppressWarnings({"unchecked", "rawtypes"})
+class SampleWithoutBackendTests {
+
+  @Autowired private TestRestTemplate rest;
+
+  @Autowired private SampleBackend backend;
+
+  @Test
+  void saysSoInOneLineAndRunsOnTheLabelledFake(CapturedOutput output) {
+    assertThat(this.backend.kind()).isEqualTo(SampleBackend.Kind.EMBEDDED_FAKE);
+    assertThat(output.getAll().lines().filter((line) -> line.contains("No Spanner backend found")))
+        .singleElement()
+        .asString()
+        .contains("/nonexistent/emulator_main", "SPANNER_EMULATOR_HOST not set", "embedded FAKE Spanner");
+    assertThat(output.getAll()).contains("Open http://localhost:");
+    assertThat(this.rest.getForObject("/sample/backend", Map.class))
+        .containsEntry("fake", true)
+        .containsEntry("kind", "embedded-fake");
+  }
+
+  @Test
+  void theRestEndpointsWorkOnTheFake() {
+    Map<String, Object> singer = this.rest.getForObject("/singers/5", Map.class);
+    assertThat(singer).containsEntry("singerId", 5).containsKeys("firstName", "lastName");
+    String prefix = ((String) singer.get("lastName")).substring(0, 1);
+    List<?> found = this.rest.getForObject("/singers?lastName=" + prefix, List.class);
+    assertThat(found)
+        .isNotEmpty()
+        .allSatisfy((row) -> assertThat((String) ((Map<?, ?>) row).get("lastName")).startsWith(prefix));
+    assertThat(this.rest.getForObject("/singers/5/albums", List.class)).hasSize(3);
+
+    long before = ((Number) this.rest.getForObject("/singers/5/albums/3", Map.class).get("copiesSold")).longValue();
+    ResponseEntity<Map> written = this.rest.postForEntity("/singers/5/albums/3/sales?copies=4", null, Map.class);
+    assertThat(written.getStatusCode()).isEqualTo(HttpStatus.OK);
+    assertThat(this.rest.getForObject("/singers/5/albums/3", Map.class)).containsEntry("copiesSold", (int) (before + 4));
+    assertThat(this.rest.getForEntity("/singers/201", Map.class).getStatusCode()).isEqualTo(HttpStatus.NOT_FOUND);
+  }
+
+  @Test
+  void channelCallsAddUpToTheCallsTheFakeReceived() {
+    EmbeddedFakeSpanner fake = this.backend.fake();
+    TuningEndpoint endpoint = new TuningEndpoint(this.rest);
+
+    Map<String, Object> burst = this.rest.postForObject("/load/burst?rate=200&length=1", null, Map.class);
+
+    assertThat(burst).containsEntry("reads", 200).containsEntry("errors", 0);
+    await().atMost(Duration.ofSeconds(10)).until(() -> endpoint.activeStreams() == 0);
+    assertThat(endpoint.channelCalls()).isEqualTo(fake.dataCalls());
+  }
+
+  @Test
+  void burstParametersAreBounded() {
+    assertThat(this.rest.postForEntity("/load/burst?rate=5000", null, Map.class).getBody())
+        .containsEntry("error", "rate must be 1 to 1000 reads per second, was 5000");
+    assertThat(this.rest.postForEntity("/load/burst?length=0", null, Map.class).getStatusCode())
+        .isEqualTo(HttpStatus.BAD_REQUEST);
+  }
+}
