@@ -4,6 +4,7 @@ import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
+import io.grpc.Context;
 import io.grpc.ForwardingClientCall.SimpleForwardingClientCall;
 import io.grpc.ForwardingClientCallListener.SimpleForwardingClientCallListener;
 import io.grpc.Metadata;
@@ -13,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
@@ -24,6 +26,12 @@ import java.util.function.Consumer;
  * The cost per call is a map lookup, two atomic increments, one decrement and the wrappers.
  */
 public final class ChannelLoad {
+
+  /**
+   * The channel a {@link ChannelPicker} reserved for the call about to be made on this thread. The
+   * interceptor runs inside grpc-gcp's {@code newCall}, on the thread that picked.
+   */
+  static final Context.Key<Routing> ROUTING = Context.key("spanner-tuning-routing");
 
   /** How long a window of the imbalance figure lasts, at least. */
   static final long WINDOW_NANOS = 30_000_000_000L;
@@ -144,9 +152,78 @@ public final class ChannelLoad {
       return this.activeStreams.get();
     }
 
-    /** Calls started on this sub-channel. */
+    /** Calls made on this sub-channel; one routed by {@link ChannelPicker} counts from its pick. */
     public long calls() {
       return this.calls.get();
+    }
+
+    /**
+     * Counts a call that is about to be made, as made and in flight, if the in-flight count is
+     * still {@code expected}. Counting at the pick rather than when the call starts is what keeps
+     * concurrent picks apart.
+     */
+    boolean tryReserve(int expected) {
+      if (this.activeStreams.compareAndSet(expected, expected + 1)) {
+        this.calls.incrementAndGet();
+        return true;
+      }
+      return false;
+    }
+
+    void reserve() {
+      this.activeStreams.incrementAndGet();
+      this.calls.incrementAndGet();
+    }
+
+    /** Takes back a reservation whose call was made elsewhere or not at all. */
+    void unreserve() {
+      this.activeStreams.decrementAndGet();
+      this.calls.decrementAndGet();
+    }
+  }
+
+  /**
+   * One pick: the channel counted for it ({@code null} for a probe, which only asks where a call
+   * would land), and the channel the call was really created on. Claimed by the first call made
+   * under it, so a call made later in the same context is counted normally.
+   */
+  static final class Routing {
+
+    private final ChannelStats reserved;
+
+    private final Context previous;
+
+    private final AtomicBoolean claimed = new AtomicBoolean();
+
+    private volatile ChannelStats landed;
+
+    Routing(ChannelStats reserved, Context previous) {
+      this.reserved = reserved;
+      this.previous = previous;
+    }
+
+    /** The context to restore once the call is made. */
+    Context previous() {
+      return this.previous;
+    }
+
+    ChannelStats landed() {
+      return this.landed;
+    }
+
+    /** Gives the reservation back if no call claimed it (the client failed before its call). */
+    void releaseUnclaimed() {
+      if (this.reserved != null && this.claimed.compareAndSet(false, true)) {
+        this.reserved.unreserve();
+      }
+    }
+
+    private boolean claim(ChannelStats stats) {
+      if (this.claimed.compareAndSet(false, true)) {
+        this.landed = stats;
+        return true;
+      }
+      return false;
     }
   }
 
@@ -168,6 +245,12 @@ public final class ChannelLoad {
         return next.newCall(method, callOptions);
       }
       ChannelStats stats = stats(next);
+      Routing routing = ROUTING.get();
+      if (routing != null && routing.claim(stats)) {
+        return (routing.reserved != null)
+            ? new ReservedCall<>(next.newCall(method, callOptions), stats, routing.reserved)
+            : next.newCall(method, callOptions);
+      }
       return new SimpleForwardingClientCall<>(next.newCall(method, callOptions)) {
         @Override
         public void start(Listener<RespT> listener, Metadata headers) {
@@ -184,6 +267,60 @@ public final class ChannelLoad {
               headers);
         }
       };
+    }
+  }
+
+  /**
+   * A call whose channel was counted when it was picked. Should grpc-gcp have sent it elsewhere,
+   * the count moves to the channel it really went to.
+   */
+  private static final class ReservedCall<ReqT, RespT>
+      extends SimpleForwardingClientCall<ReqT, RespT> {
+
+    private final ChannelStats stats;
+
+    private final ChannelStats reserved;
+
+    private final AtomicBoolean counted = new AtomicBoolean(true);
+
+    private volatile ChannelStats countedOn;
+
+    ReservedCall(ClientCall<ReqT, RespT> call, ChannelStats stats, ChannelStats reserved) {
+      super(call);
+      this.stats = stats;
+      this.reserved = reserved;
+      this.countedOn = reserved;
+    }
+
+    @Override
+    public void start(Listener<RespT> listener, Metadata headers) {
+      if (this.stats != this.reserved) {
+        this.stats.reserve();
+        this.countedOn = this.stats;
+        this.reserved.unreserve();
+      }
+      super.start(
+          new SimpleForwardingClientCallListener<>(listener) {
+            @Override
+            public void onClose(Status status, Metadata trailers) {
+              uncount();
+              super.onClose(status, trailers);
+            }
+          },
+          headers);
+    }
+
+    @Override
+    public void cancel(String message, Throwable cause) {
+      // A call cancelled before it starts never sees onClose.
+      uncount();
+      super.cancel(message, cause);
+    }
+
+    private void uncount() {
+      if (this.counted.compareAndSet(true, false)) {
+        this.countedOn.activeStreams.decrementAndGet();
+      }
     }
   }
 }

@@ -38,9 +38,9 @@ final class ClientSupport {
    */
   static final boolean NATIVE_SINGLE_USE_ROUTING = nativeSingleUseRouting();
 
-  /** grpc-gcp's switch that sends a call to the least busy channel without binding. */
-  static final boolean DISABLE_AFFINITY_PRESENT =
-      GRPC_GCP_PRESENT && hasField(GCP_MANAGED_CHANNEL, "DISABLE_AFFINITY_CTX_KEY");
+  /** grpc-gcp's context key that names a call's affinity key when its call options do not. */
+  static final boolean AFFINITY_CONTEXT_PRESENT =
+      GRPC_GCP_PRESENT && hasField(GCP_MANAGED_CHANNEL, "AFFINITY_CTX_KEY");
 
   private static final Field BUILDER_RPC_FACTORY =
       field(ServiceOptions.Builder.class, "serviceRpcFactory");

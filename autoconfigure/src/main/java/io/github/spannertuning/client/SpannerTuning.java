@@ -231,10 +231,12 @@ public final class SpannerTuning {
     if (rpcHookMissing != null) {
       return unsupported(Feature.SINGLE_USE_DISTRIBUTION, rpcHookMissing);
     }
-    if (!ClientSupport.DISABLE_AFFINITY_PRESENT) {
+    if (!ClientSupport.AFFINITY_CONTEXT_PRESENT) {
       return unsupported(
           Feature.SINGLE_USE_DISTRIBUTION,
-          "grpc-gcp " + ClientVersions.detected().grpcGcp() + " cannot disable affinity per call");
+          "grpc-gcp "
+              + ClientVersions.detected().grpcGcp()
+              + " cannot take an affinity key per call");
     }
     return FeatureState.on();
   }
@@ -244,7 +246,7 @@ public final class SpannerTuning {
     return FeatureState.unsupported(reason);
   }
 
-  private static void warnOnce(String what, String reason) {
+  static void warnOnce(String what, String reason) {
     if (warned.add(what + reason)) {
       logger.warning(
           "spanner-tuning: "

@@ -200,6 +200,14 @@ public final class SpannerTuningState {
     }
   }
 
+  /** A feature turned out to lack its hook only once the client was built. */
+  synchronized void unsupported(Feature feature, String reason) {
+    SpannerTuning.warnOnce(feature.id(), reason);
+    Map<Feature, FeatureState> next = new EnumMap<>(this.features);
+    next.put(feature, FeatureState.unsupported(reason));
+    publish(next);
+  }
+
   void singleUseRouted() {
     this.singleUseRouted.increment();
   }

@@ -8,7 +8,7 @@ import com.google.spanner.v1.ExecuteSqlRequest;
 import com.google.spanner.v1.ReadRequest;
 import com.google.spanner.v1.ResultSet;
 import com.google.spanner.v1.TransactionSelector;
-import io.grpc.Context;
+import io.github.spannertuning.client.ChannelLoad.Routing;
 import java.util.Map;
 
 /**
@@ -27,9 +27,30 @@ final class TunedSpannerRpc extends GapicSpannerRpc {
 
   private final SpannerTuningState state;
 
+  /** {@code null} when single-use distribution is not on for this client. */
+  private final ChannelPicker picker;
+
   TunedSpannerRpc(SpannerOptions options, SpannerTuningState state) {
     super(options);
     this.state = state;
+    this.picker = picker(options, state);
+  }
+
+  /**
+   * Sets up the pool before the client's first call; that is the only moment its keys can be
+   * bound one per channel.
+   */
+  private ChannelPicker picker(SpannerOptions options, SpannerTuningState state) {
+    if (!state.isActive(Feature.SINGLE_USE_DISTRIBUTION)) {
+      return null;
+    }
+    try {
+      return ChannelPicker.install(this, options.getNumChannels(), state.channelLoad());
+    } catch (RuntimeException ex) {
+      state.unsupported(
+          Feature.SINGLE_USE_DISTRIBUTION, "cannot set up the channel pool: " + ex.getMessage());
+      return null;
+    }
   }
 
   @Override
@@ -70,12 +91,12 @@ final class TunedSpannerRpc extends GapicSpannerRpc {
     if (!routeToLeastBusy(request.hasTransaction(), request.getTransaction())) {
       return super.executeQueryAsync(request, options, routeToLeader);
     }
-    Context previous = LeastBusyRouting.enter();
+    Routing routing = this.picker.enter();
     try {
       return super.executeQueryAsync(
           request, LeastBusyRouting.withoutChannelHint(options), routeToLeader);
     } finally {
-      LeastBusyRouting.exit(previous);
+      this.picker.exit(routing);
     }
   }
 
@@ -110,11 +131,11 @@ final class TunedSpannerRpc extends GapicSpannerRpc {
     ResultStreamConsumer target = (guarded != null) ? guarded : consumer;
     StreamingCall call;
     if (routeToLeastBusy(hasTransaction, selector)) {
-      Context previous = LeastBusyRouting.enter();
+      Routing routing = this.picker.enter();
       try {
         call = starter.start(target, LeastBusyRouting.withoutChannelHint(options));
       } finally {
-        LeastBusyRouting.exit(previous);
+        this.picker.exit(routing);
       }
     } else {
       call = starter.start(target, options);
@@ -124,7 +145,8 @@ final class TunedSpannerRpc extends GapicSpannerRpc {
 
   private boolean routeToLeastBusy(
       boolean hasTransaction, TransactionSelector selector) {
-    if (this.state.isActive(Feature.SINGLE_USE_DISTRIBUTION)
+    if (this.picker != null
+        && this.state.isActive(Feature.SINGLE_USE_DISTRIBUTION)
         && LeastBusyRouting.isSingleUse(hasTransaction, selector)) {
       this.state.singleUseRouted();
       return true;
