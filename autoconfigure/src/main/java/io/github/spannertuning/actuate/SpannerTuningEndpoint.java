@@ -132,7 +132,9 @@ public class SpannerTuningEndpoint {
       List<ChannelDescriptor> channels,
       @JsonInclude(JsonInclude.Include.ALWAYS) @Nullable Double imbalance,
       long singleUseRouted,
-      long streamEndGuardSkipped)
+      long streamEndGuardSkipped,
+      long streamEndGuardDrained,
+      long streamEndGuardDrainTimeouts)
       implements OperationResponseBody {
 
     static ClientDescriptor of(SpannerTuningState state) {
@@ -147,7 +149,9 @@ public class SpannerTuningEndpoint {
           channels,
           SpannerTuningEndpoint.orNull(state.channelLoad().imbalance()),
           state.singleUseRoutedCount(),
-          state.streamEndGuardSkippedCount());
+          state.streamEndGuardSkippedCount(),
+          state.streamEndGuardDrainedCount(),
+          state.streamEndGuardDrainTimeoutCount());
     }
   }
 

@@ -1,6 +1,7 @@
 package io.github.spannertuning.autoconfigure;
 
 import io.github.spannertuning.client.SpannerTuning;
+import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.validation.Errors;
 import org.springframework.validation.Validator;
@@ -13,6 +14,8 @@ import org.springframework.validation.Validator;
 public class SpannerTuningProperties implements Validator {
 
   static final String CHANNELS_ALLOWED = "an integer from 1 to " + SpannerTuning.MAX_CHANNELS;
+
+  static final String DRAIN_TIMEOUT_ALLOWED = "a positive duration, such as 5s or 500ms";
 
   /** Whether to tune the Spanner clients of this application at all. */
   private boolean enabled = true;
@@ -71,9 +74,15 @@ public class SpannerTuningProperties implements Validator {
   /** Boot runs this after binding, and reports each rejected value with its property name. */
   @Override
   public void validate(Object target, Errors errors) {
-    Integer channels = ((SpannerTuningProperties) target).getChannels();
+    SpannerTuningProperties properties = (SpannerTuningProperties) target;
+    Integer channels = properties.getChannels();
     if (channels != null && (channels < 1 || channels > SpannerTuning.MAX_CHANNELS)) {
       errors.rejectValue("channels", "range", "must be " + CHANNELS_ALLOWED);
+    }
+    Duration drainTimeout = properties.getStreamEndGuard().getDrainTimeout();
+    if (drainTimeout == null || drainTimeout.isNegative() || drainTimeout.isZero()) {
+      errors.rejectValue(
+          "streamEndGuard.drainTimeout", "range", "must be " + DRAIN_TIMEOUT_ALLOWED);
     }
   }
 
@@ -86,6 +95,7 @@ public class SpannerTuningProperties implements Validator {
         .logWhenBuilt(false)
         .singleUseDistribution(this.singleUseDistribution.isEnabled())
         .streamEndGuard(this.streamEndGuard.isEnabled())
+        .streamEndGuardDrainTimeout(this.streamEndGuard.getDrainTimeout())
         .grpcGcpExtension(this.grpcGcp.isEnabled())
         .channels(this.channels)
         .build();
@@ -110,15 +120,22 @@ public class SpannerTuningProperties implements Validator {
     }
   }
 
-  /** Skipping the cancel of streams that have already completed. */
+  /** Skipping the cancel of streams that have finished. */
   public static class StreamEndGuard {
 
     /**
-     * Whether to skip the cancel the client sends when it closes a stream that has already
-     * completed (a point select closed after its row). Cancels of unfinished streams always go
-     * through.
+     * Whether to skip the cancel the client sends when it closes a stream that has finished: one
+     * whose last message (marked last by Spanner) or end has arrived, such as a point select closed
+     * after its row. Such a stream completes when its trailers arrive. Cancels of unfinished
+     * streams always go through.
      */
     private boolean enabled = true;
+
+    /**
+     * How long a stream closed at its last message may wait for its trailers; if they have not
+     * arrived by then, the call is cancelled. Must be positive.
+     */
+    private Duration drainTimeout = Duration.ofSeconds(5);
 
     public boolean isEnabled() {
       return this.enabled;
@@ -126,6 +143,14 @@ public class SpannerTuningProperties implements Validator {
 
     public void setEnabled(boolean enabled) {
       this.enabled = enabled;
+    }
+
+    public Duration getDrainTimeout() {
+      return this.drainTimeout;
+    }
+
+    public void setDrainTimeout(Duration drainTimeout) {
+      this.drainTimeout = drainTimeout;
     }
   }
 

@@ -1,5 +1,6 @@
 package io.github.spannertuning.autoconfigure;
 
+import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Collectors;
 import org.springframework.boot.context.properties.bind.BindException;
@@ -28,6 +29,8 @@ class SpannerTuningPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
           "spanner.tuning.channels", SpannerTuningProperties.CHANNELS_ALLOWED,
           "spanner.tuning.single-use-distribution.enabled", "true or false",
           "spanner.tuning.stream-end-guard.enabled", "true or false",
+          "spanner.tuning.stream-end-guard.drain-timeout",
+              SpannerTuningProperties.DRAIN_TIMEOUT_ALLOWED,
           "spanner.tuning.grpc-gcp.enabled", "true or false",
           "spanner.tuning.metrics.enabled", "true or false");
 
@@ -74,7 +77,7 @@ class SpannerTuningPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
       String name = PREFIX;
       Object value = null;
       if (error instanceof FieldError field) {
-        name = PREFIX + "." + field.getField();
+        name = PREFIX + "." + kebabCase(field.getField());
         value = field.getRejectedValue();
       }
       description.append(String.format("Invalid value '%s' for property '%s'%s: %s%n",
@@ -83,6 +86,11 @@ class SpannerTuningPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
           ALLOWED.getOrDefault(name, "a valid value")));
     }
     return new FailureAnalysis(description.toString().trim(), action.toString().trim(), cause);
+  }
+
+  /** A bean path such as {@code streamEndGuard.drainTimeout} as its property name. */
+  private static String kebabCase(String path) {
+    return path.replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
   }
 
   private static String rootMessage(Throwable failure) {

@@ -23,7 +23,10 @@ import java.util.function.Consumer;
  * Calls per real sub-channel of one client's pool. Its interceptor sits on every sub-channel,
  * below grpc-gcp or gax's pool, and tells sub-channels apart by the channel it is handed: the same
  * interceptor instance serves all of grpc-gcp's channels, so a per-instance count would not do.
- * The cost per call is a map lookup, two atomic increments, one decrement and the wrappers.
+ * The cost per call is a map lookup, two context lookups, two atomic increments, one decrement and
+ * the wrappers.
+ *
+ * <p>It also tells the stream-end guard when a guarded stream's gRPC call has closed with OK.
  */
 public final class ChannelLoad {
 
@@ -248,9 +251,11 @@ public final class ChannelLoad {
       Routing routing = ROUTING.get();
       if (routing != null && routing.claim(stats)) {
         return (routing.reserved != null)
-            ? new ReservedCall<>(next.newCall(method, callOptions), stats, routing.reserved)
+            ? new ReservedCall<>(
+                next.newCall(method, callOptions), stats, routing.reserved, guardedStream())
             : next.newCall(method, callOptions);
       }
+      GuardedStream stream = guardedStream();
       return new SimpleForwardingClientCall<>(next.newCall(method, callOptions)) {
         @Override
         public void start(Listener<RespT> listener, Metadata headers) {
@@ -261,12 +266,29 @@ public final class ChannelLoad {
                 @Override
                 public void onClose(Status status, Metadata trailers) {
                   stats.activeStreams.decrementAndGet();
+                  reportEnd(stream, status);
                   super.onClose(status, trailers);
                 }
               },
               headers);
         }
       };
+    }
+  }
+
+  /** The guarded stream this call is the first attempt of, if it is one. */
+  private static GuardedStream guardedStream() {
+    GuardedStream starting = GuardedStream.STARTING.get();
+    return (starting != null && starting.linkTransport()) ? starting : null;
+  }
+
+  /**
+   * Runs before the listeners above: gax tells the stream's consumer of the end a hop later, and a
+   * close of the stream in between must not cancel a call that has ended.
+   */
+  private static void reportEnd(GuardedStream stream, Status status) {
+    if (stream != null && status.isOk()) {
+      stream.transportClosedOk();
     }
   }
 
@@ -283,12 +305,19 @@ public final class ChannelLoad {
 
     private final AtomicBoolean counted = new AtomicBoolean(true);
 
+    private final GuardedStream stream;
+
     private volatile ChannelStats countedOn;
 
-    ReservedCall(ClientCall<ReqT, RespT> call, ChannelStats stats, ChannelStats reserved) {
+    ReservedCall(
+        ClientCall<ReqT, RespT> call,
+        ChannelStats stats,
+        ChannelStats reserved,
+        GuardedStream stream) {
       super(call);
       this.stats = stats;
       this.reserved = reserved;
+      this.stream = stream;
       this.countedOn = reserved;
     }
 
@@ -304,6 +333,7 @@ public final class ChannelLoad {
             @Override
             public void onClose(Status status, Metadata trailers) {
               uncount();
+              reportEnd(ReservedCall.this.stream, status);
               super.onClose(status, trailers);
             }
           },

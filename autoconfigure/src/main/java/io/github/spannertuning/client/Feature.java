@@ -6,7 +6,7 @@ public enum Feature {
   /** Single-use reads and queries go to the least busy channel, with no affinity binding. */
   SINGLE_USE_DISTRIBUTION("single-use-distribution"),
 
-  /** A cancel of a stream that has already completed is skipped. */
+  /** A cancel of a stream that has finished (at its last message, or ended) is skipped. */
   STREAM_END_GUARD("stream-end-guard"),
 
   /** The grpc-gcp channel pool, which picks channels by load, is switched on. */

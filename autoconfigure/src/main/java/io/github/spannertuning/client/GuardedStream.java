@@ -5,52 +5,124 @@ import com.google.cloud.spanner.SpannerException;
 import com.google.cloud.spanner.spi.v1.SpannerRpc.ResultStreamConsumer;
 import com.google.cloud.spanner.spi.v1.SpannerRpc.StreamingCall;
 import com.google.spanner.v1.PartialResultSet;
+import io.grpc.Context;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /**
- * Sits between a streaming call and the client's consumer of it, and drops a cancel of a stream
- * whose end the consumer has already been told of.
+ * Sits between a streaming call and the client's consumer of it, and drops the cancel of a stream
+ * that has already finished.
  *
  * <p>The client cancels every stream it closes before reading its end-of-stream marker: a point
- * select that reads one row and closes cancels a call whose trailers have usually arrived. That
- * cancel is not free: gax builds about six {@code CancellationException}s, grpc-gcp may unbind the
- * call's affinity key, and Netty queues a task to reset a stream that is gone. Skipping it at this
- * level removes all of that. A cancel of a stream that has not finished always goes through.
+ * select that reads one row and closes cancels a call the server has finished. Spanner marks the
+ * final message of a stream with {@code last = true} and sends the trailers a little later, and the
+ * client ends the result set at {@code last}, so that cancel reaches the wire as an RST_STREAM,
+ * counts against the server's reset limit and costs gax about six {@code CancellationException}s.
+ * A stream is finished here once its consumer received {@code last}, or the transport closed the
+ * call with status OK, or the consumer was told it completed or failed.
+ *
+ * <p>Closing a stream at {@code last} sends no cancel: the call drains, completing when its
+ * trailers arrive, and is cancelled only if they have not come within the drain timeout. After the
+ * close, whatever the call still delivers is dropped instead of handed to the closed consumer: the
+ * client's consumer puts into a bounded queue nobody reads any more, which could block a gRPC
+ * thread. A cancel of a stream that has not finished always goes through at once.
  */
 final class GuardedStream implements ResultStreamConsumer, StreamingCall {
 
+  /**
+   * The stream being started on this thread, for the interceptor that sees its gRPC call close.
+   * Set only while the stream starts: gax creates the first attempt's call on the starting thread.
+   */
+  static final Context.Key<GuardedStream> STARTING = Context.key("spanner-tuning-guarded-stream");
+
+  /** Neither the application nor the call has ended the stream. */
+  private static final int OPEN = 0;
+
+  /** The consumer received the message marked {@code last}; the trailers have not arrived. */
+  private static final int LAST = 1;
+
+  /** The call has ended: trailers arrived, or the consumer was told it completed or failed. */
+  private static final int ENDED = 2;
+
+  /** Closed by the application at {@code last}, without a cancel; waiting for the trailers. */
+  private static final int DRAINING = 3;
+
+  /** Closed by the application, and nothing more to wait for. */
+  private static final int CLOSED = 4;
+
+  private static final AtomicIntegerFieldUpdater<GuardedStream> PHASE =
+      AtomicIntegerFieldUpdater.newUpdater(GuardedStream.class, "phase");
+
+  private static final AtomicIntegerFieldUpdater<GuardedStream> TRANSPORT_LINKED =
+      AtomicIntegerFieldUpdater.newUpdater(GuardedStream.class, "transportLinked");
+
   private final ResultStreamConsumer consumer;
 
-  private final SpannerTuningState state;
+  private final SpannerTuningState tuning;
 
-  private volatile boolean finished;
+  private volatile int phase;
+
+  private volatile int transportLinked;
+
+  private volatile ScheduledFuture<?> drainTimer;
 
   private StreamingCall call;
 
-  GuardedStream(ResultStreamConsumer consumer, SpannerTuningState state) {
+  GuardedStream(ResultStreamConsumer consumer, SpannerTuningState tuning) {
     this.consumer = consumer;
-    this.state = state;
+    this.tuning = tuning;
   }
 
   StreamingCall attach(StreamingCall call) {
     this.call = call;
+    this.transportLinked = 1;
     return this;
+  }
+
+  /**
+   * Whether the gRPC call now being created is this stream's first attempt, the one the
+   * interceptor should report the end of. True once, and only while the stream is being started:
+   * a retry attempt, or any call started later from a callback that runs in this stream's
+   * context, is not linked, so an end seen on another call can never mark this stream finished.
+   */
+  boolean linkTransport() {
+    return TRANSPORT_LINKED.compareAndSet(this, 0, 1);
+  }
+
+  /**
+   * The linked gRPC call closed with status OK. An OK close ends a gax stream for good (gax retries
+   * only failed attempts), so the stream is finished, though gax tells the consumer a little later.
+   * Failed closes are not reported: a retry or resume may follow on a new call.
+   */
+  void transportClosedOk() {
+    ended();
   }
 
   @Override
   public void onPartialResultSet(PartialResultSet results) {
+    int current = this.phase;
+    if (current >= DRAINING) {
+      return;
+    }
+    // Before the consumer sees it: once it has, the application may close at once.
+    if (results.getLast() && current == OPEN) {
+      PHASE.compareAndSet(this, OPEN, LAST);
+    }
     this.consumer.onPartialResultSet(results);
   }
 
   @Override
   public void onCompleted() {
-    this.finished = true;
-    this.consumer.onCompleted();
+    if (ended()) {
+      this.consumer.onCompleted();
+    }
   }
 
   @Override
   public void onError(SpannerException e) {
-    this.finished = true;
-    this.consumer.onError(e);
+    if (ended()) {
+      this.consumer.onError(e);
+    }
   }
 
   @Override
@@ -68,12 +140,77 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
     this.call.request(numMessages);
   }
 
+  /**
+   * The application closed the stream. Only the first close counts: the client's iterator is not
+   * read after it, so later callbacks are dropped.
+   */
   @Override
   public void cancel(String message) {
-    if (this.finished && this.state.isActive(Feature.STREAM_END_GUARD)) {
-      this.state.streamEndGuardSkipped();
-      return;
+    boolean guard = this.tuning.isActive(Feature.STREAM_END_GUARD);
+    while (true) {
+      int current = this.phase;
+      if (current >= DRAINING) {
+        return;
+      }
+      if (current == LAST && guard) {
+        if (PHASE.compareAndSet(this, LAST, DRAINING)) {
+          startDraining();
+          return;
+        }
+      } else if (PHASE.compareAndSet(this, current, CLOSED)) {
+        if (current == ENDED && guard) {
+          this.tuning.streamEndGuardSkipped();
+        } else {
+          this.call.cancel(message);
+        }
+        return;
+      }
     }
-    this.call.cancel(message);
+  }
+
+  /**
+   * Records that the call ended, and whether to tell the consumer. A stream that was draining is
+   * done: its cancel was skipped for good.
+   */
+  private boolean ended() {
+    while (true) {
+      int current = this.phase;
+      if (current == ENDED) {
+        return true;
+      }
+      if (current == CLOSED) {
+        return false;
+      }
+      if (current == DRAINING) {
+        if (PHASE.compareAndSet(this, DRAINING, CLOSED)) {
+          ScheduledFuture<?> timer = this.drainTimer;
+          if (timer != null) {
+            timer.cancel(false);
+          }
+          this.tuning.streamEndGuardSkipped();
+          this.tuning.streamEndGuardDrained();
+          return false;
+        }
+      } else if (PHASE.compareAndSet(this, current, ENDED)) {
+        return true;
+      }
+    }
+  }
+
+  private void startDraining() {
+    ScheduledFuture<?> timer =
+        DrainTimer.schedule(this::drainTimedOut, this.tuning.drainTimeoutNanos());
+    this.drainTimer = timer;
+    // The trailers may have arrived while the timer was being scheduled.
+    if (this.phase != DRAINING) {
+      timer.cancel(false);
+    }
+  }
+
+  private void drainTimedOut() {
+    if (PHASE.compareAndSet(this, DRAINING, CLOSED)) {
+      this.tuning.streamEndGuardDrainTimedOut();
+      this.call.cancel("spanner-tuning: no trailers within the stream-end guard's drain timeout");
+    }
   }
 }

@@ -4,6 +4,7 @@ import com.google.api.gax.rpc.NoHeaderProvider;
 import com.google.cloud.spanner.SpannerOptions;
 import io.opentelemetry.api.GlobalOpenTelemetry;
 import io.opentelemetry.api.OpenTelemetry;
+import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.Objects;
@@ -31,6 +32,9 @@ public final class SpannerTuning {
   /** The largest channel pool spanner-tuning will configure. */
   public static final int MAX_CHANNELS = 256;
 
+  /** How long a stream closed at its {@code last} message waits for its trailers by default. */
+  public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(5);
+
   private static final Logger logger = Logger.getLogger(SpannerTuning.class.getName());
 
   private static final Set<String> warned = ConcurrentHashMap.newKeySet();
@@ -47,12 +51,15 @@ public final class SpannerTuning {
 
   private final Integer channels;
 
+  private final Duration streamEndGuardDrainTimeout;
+
   private SpannerTuning(Builder builder) {
     this.singleUseDistribution = builder.singleUseDistribution;
     this.streamEndGuard = builder.streamEndGuard;
     this.grpcGcpExtension = builder.grpcGcpExtension;
     this.logWhenBuilt = builder.logWhenBuilt;
     this.channels = builder.channels;
+    this.streamEndGuardDrainTimeout = builder.streamEndGuardDrainTimeout;
   }
 
   /** All features on, the client's own pool size. */
@@ -84,6 +91,14 @@ public final class SpannerTuning {
   /** The pool size to set, or {@code null} to keep the client's. */
   public Integer getChannels() {
     return this.channels;
+  }
+
+  /**
+   * How long a stream closed at its {@code last} message may wait for its trailers before the
+   * stream-end guard cancels it.
+   */
+  public Duration getStreamEndGuardDrainTimeout() {
+    return this.streamEndGuardDrainTimeout;
   }
 
   /**
@@ -267,6 +282,8 @@ public final class SpannerTuning {
         + this.grpcGcpExtension
         + ", channels="
         + this.channels
+        + ", streamEndGuardDrainTimeout="
+        + this.streamEndGuardDrainTimeout
         + "}";
   }
 
@@ -282,6 +299,8 @@ public final class SpannerTuning {
     private boolean logWhenBuilt = true;
 
     private Integer channels;
+
+    private Duration streamEndGuardDrainTimeout = DEFAULT_DRAIN_TIMEOUT;
 
     private Builder() {}
 
@@ -321,6 +340,20 @@ public final class SpannerTuning {
             "channels must be between 1 and " + MAX_CHANNELS + ", was " + channels);
       }
       this.channels = channels;
+      return this;
+    }
+
+    /**
+     * How long a stream the application closed at its {@code last} message may wait for its
+     * trailers before the stream-end guard cancels it; positive, 5 seconds by default.
+     */
+    public Builder streamEndGuardDrainTimeout(Duration timeout) {
+      Objects.requireNonNull(timeout, "timeout");
+      if (timeout.isNegative() || timeout.isZero()) {
+        throw new IllegalArgumentException(
+            "the stream-end guard's drain timeout must be positive, was " + timeout);
+      }
+      this.streamEndGuardDrainTimeout = timeout;
       return this;
     }
 

@@ -29,6 +29,12 @@ public final class SpannerTuningState {
 
   private final LongAdder streamEndGuardSkipped = new LongAdder();
 
+  private final LongAdder streamEndGuardDrained = new LongAdder();
+
+  private final LongAdder streamEndGuardDrainTimeouts = new LongAdder();
+
+  private final long drainTimeoutNanos;
+
   private final ChannelLoad channelLoad = new ChannelLoad();
 
   private volatile OpenTelemetry openTelemetry;
@@ -45,6 +51,7 @@ public final class SpannerTuningState {
       SpannerTuning tuning, Map<Feature, FeatureState> features, boolean rpcInstalled) {
     this.tuning = tuning;
     this.rpcInstalled = rpcInstalled;
+    this.drainTimeoutNanos = tuning.getStreamEndGuardDrainTimeout().toNanos();
     publish(new EnumMap<>(features));
   }
 
@@ -76,9 +83,28 @@ public final class SpannerTuningState {
     return this.singleUseRouted.sum();
   }
 
-  /** Cancels of completed streams skipped by the stream-end guard. */
+  /**
+   * Closes of finished streams that sent no cancel: the stream had ended, or it was closed at its
+   * {@code last} message and its trailers then arrived within the drain timeout.
+   */
   public long streamEndGuardSkippedCount() {
     return this.streamEndGuardSkipped.sum();
+  }
+
+  /**
+   * Streams closed at their {@code last} message, before their trailers, that then completed on
+   * their own within the drain timeout (also counted as skipped).
+   */
+  public long streamEndGuardDrainedCount() {
+    return this.streamEndGuardDrained.sum();
+  }
+
+  /**
+   * Streams closed at their {@code last} message whose trailers did not arrive within the drain
+   * timeout, and were cancelled then.
+   */
+  public long streamEndGuardDrainTimeoutCount() {
+    return this.streamEndGuardDrainTimeouts.sum();
   }
 
   /**
@@ -214,6 +240,18 @@ public final class SpannerTuningState {
 
   void streamEndGuardSkipped() {
     this.streamEndGuardSkipped.increment();
+  }
+
+  void streamEndGuardDrained() {
+    this.streamEndGuardDrained.increment();
+  }
+
+  void streamEndGuardDrainTimedOut() {
+    this.streamEndGuardDrainTimeouts.increment();
+  }
+
+  long drainTimeoutNanos() {
+    return this.drainTimeoutNanos;
   }
 
   private void publish(Map<Feature, FeatureState> next) {

@@ -9,6 +9,7 @@ import com.google.spanner.v1.ReadRequest;
 import com.google.spanner.v1.ResultSet;
 import com.google.spanner.v1.TransactionSelector;
 import io.github.spannertuning.client.ChannelLoad.Routing;
+import io.grpc.Context;
 import java.util.Map;
 
 /**
@@ -124,23 +125,39 @@ final class TunedSpannerRpc extends GapicSpannerRpc {
       ResultStreamConsumer consumer,
       Map<Option, ?> options,
       StreamStarter starter) {
-    GuardedStream guarded =
-        this.state.isActive(Feature.STREAM_END_GUARD)
-            ? new GuardedStream(consumer, this.state)
-            : null;
-    ResultStreamConsumer target = (guarded != null) ? guarded : consumer;
-    StreamingCall call;
-    if (routeToLeastBusy(hasTransaction, selector)) {
-      Routing routing = this.picker.enter();
-      try {
-        call = starter.start(target, LeastBusyRouting.withoutChannelHint(options));
-      } finally {
-        this.picker.exit(routing);
-      }
-    } else {
-      call = starter.start(target, options);
+    boolean leastBusy = routeToLeastBusy(hasTransaction, selector);
+    Map<Option, ?> callOptions = leastBusy ? LeastBusyRouting.withoutChannelHint(options) : options;
+    if (!this.state.isActive(Feature.STREAM_END_GUARD)) {
+      return start(leastBusy, consumer, callOptions, starter);
     }
-    return (guarded != null) ? guarded.attach(call) : call;
+    GuardedStream guarded = new GuardedStream(consumer, this.state);
+    // The channel-load interceptor reads the stream from the context to report the end of its
+    // call: gax creates the first attempt's gRPC call on this thread, before start returns.
+    Context context = Context.current().withValue(GuardedStream.STARTING, guarded);
+    Context previous = context.attach();
+    StreamingCall call;
+    try {
+      call = start(leastBusy, guarded, callOptions, starter);
+    } finally {
+      context.detach(previous);
+    }
+    return guarded.attach(call);
+  }
+
+  private StreamingCall start(
+      boolean leastBusy,
+      ResultStreamConsumer consumer,
+      Map<Option, ?> options,
+      StreamStarter starter) {
+    if (!leastBusy) {
+      return starter.start(consumer, options);
+    }
+    Routing routing = this.picker.enter();
+    try {
+      return starter.start(consumer, options);
+    } finally {
+      this.picker.exit(routing);
+    }
   }
 
   private boolean routeToLeastBusy(

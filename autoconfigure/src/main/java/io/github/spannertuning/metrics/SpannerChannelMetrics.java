@@ -69,8 +69,32 @@ public class SpannerChannelMetrics implements MeterBinder {
                 this.state,
                 SpannerTuningState::streamEndGuardSkippedCount)
             .tags(this.tags)
-            .description("Cancels of completed streams skipped")
+            .description(
+                "Closes of finished streams that sent no cancel: the stream had ended, or was"
+                    + " closed at its last message and its trailers then arrived in time")
             .baseUnit("cancels")
+            .register(registry));
+    meters.add(
+        FunctionCounter.builder(
+                PREFIX + ".stream.end.guard.drained",
+                this.state,
+                SpannerTuningState::streamEndGuardDrainedCount)
+            .tags(this.tags)
+            .description(
+                "Streams closed at their last message, before their trailers, that completed on"
+                    + " their own within the drain timeout")
+            .baseUnit("streams")
+            .register(registry));
+    meters.add(
+        FunctionCounter.builder(
+                PREFIX + ".stream.end.guard.drain.timeouts",
+                this.state,
+                SpannerTuningState::streamEndGuardDrainTimeoutCount)
+            .tags(this.tags)
+            .description(
+                "Streams closed at their last message whose trailers did not arrive within the"
+                    + " drain timeout, cancelled then")
+            .baseUnit("streams")
             .register(registry));
     load.onNewChannel((channel) -> meters.addAll(bindChannel(registry, channel)));
     this.state.onClose(

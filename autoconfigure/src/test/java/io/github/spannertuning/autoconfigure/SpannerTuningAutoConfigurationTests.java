@@ -1,6 +1,7 @@
 package io.github.spannertuning.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.google.api.gax.core.CredentialsProvider;
 import com.google.cloud.NoCredentials;
@@ -20,6 +21,7 @@ import io.github.spannertuning.client.SpannerTuningState;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.grpc.ManagedChannelBuilder;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -88,7 +90,10 @@ class SpannerTuningAutoConfigurationTests {
               .containsOnlyKeys("spanner");
           long skippedBefore = state.streamEndGuardSkippedCount();
           pointSelects(context, 20);
-          assertThat(state.streamEndGuardSkippedCount()).isGreaterThan(skippedBefore);
+          // Closed on their last row, the point selects drain: counted as their trailers arrive.
+          await()
+              .atMost(Duration.ofSeconds(10))
+              .until(() -> state.streamEndGuardSkippedCount() > skippedBefore);
         });
   }
 
@@ -201,6 +206,47 @@ class SpannerTuningAutoConfigurationTests {
   }
 
   @Test
+  void drainTimeoutIsBoundAndANonPositiveOneFailsStartupNamingTheProperty() {
+    assertThat(new SpannerTuningProperties().toTuning().getStreamEndGuardDrainTimeout())
+        .isEqualTo(SpannerTuning.DEFAULT_DRAIN_TIMEOUT)
+        .isEqualTo(Duration.ofSeconds(5));
+    this.contextRunner
+        .withPropertyValues("spanner.tuning.stream-end-guard.drain-timeout=750ms")
+        .run(
+            (context) ->
+                assertThat(
+                        SpannerTuning.stateOf(context.getBean(SpannerOptions.class))
+                            .orElseThrow()
+                            .tuning()
+                            .getStreamEndGuardDrainTimeout())
+                    .isEqualTo(Duration.ofMillis(750)));
+    for (String value : new String[] {"0s", "-1s"}) {
+      this.contextRunner
+          .withPropertyValues("spanner.tuning.stream-end-guard.drain-timeout=" + value)
+          .run(
+              (context) -> {
+                assertThat(context).hasFailed();
+                FailureAnalysis analysis = analyze(context);
+                assertThat(analysis.getDescription())
+                    .contains("'spanner.tuning.stream-end-guard.drain-timeout'");
+                assertThat(analysis.getAction())
+                    .contains("spanner.tuning.stream-end-guard.drain-timeout")
+                    .contains("a positive duration");
+              });
+    }
+    this.contextRunner
+        .withPropertyValues("spanner.tuning.stream-end-guard.drain-timeout=soon")
+        .run(
+            (context) -> {
+              assertThat(context).hasFailed();
+              FailureAnalysis analysis = analyze(context);
+              assertThat(analysis.getDescription())
+                  .contains("'spanner.tuning.stream-end-guard.drain-timeout'", "soon");
+              assertThat(analysis.getAction()).contains("a positive duration");
+            });
+  }
+
+  @Test
   void malformedValuesFailStartupWithAllowedValues() {
     this.contextRunner
         .withPropertyValues("spanner.tuning.channels=eight")
@@ -263,7 +309,11 @@ class SpannerTuningAutoConfigurationTests {
               assertThat(state.feature(Feature.STREAM_END_GUARD).status()).isEqualTo(Status.ON);
               long skippedBefore = state.streamEndGuardSkippedCount();
               pointSelects(context, 20);
-              assertThat(state.streamEndGuardSkippedCount()).isGreaterThan(skippedBefore);
+              // Closed on their last row, the point selects drain: counted as their trailers
+              // arrive.
+              await()
+                  .atMost(Duration.ofSeconds(10))
+                  .until(() -> state.streamEndGuardSkippedCount() > skippedBefore);
             });
   }
 
@@ -307,7 +357,6 @@ class SpannerTuningAutoConfigurationTests {
           client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
         assertThat(resultSet.next()).isTrue();
         assertThat(resultSet.getString("name")).isEqualTo("Alice");
-        MockSpannerServer.awaitStreamEnd();
       }
     }
   }

@@ -16,6 +16,7 @@ import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.client.FeatureState.Status;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.opentelemetry.api.OpenTelemetry;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.logging.Handler;
@@ -165,6 +166,23 @@ class SpannerTuningTest {
   }
 
   @Test
+  void drainTimeoutIsFiveSecondsByDefaultAndMustBePositive() {
+    assertThat(SpannerTuning.defaults().getStreamEndGuardDrainTimeout())
+        .isEqualTo(Duration.ofSeconds(5));
+    assertThat(
+            SpannerTuning.newBuilder()
+                .streamEndGuardDrainTimeout(Duration.ofMillis(250))
+                .build()
+                .getStreamEndGuardDrainTimeout())
+        .isEqualTo(Duration.ofMillis(250));
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> SpannerTuning.newBuilder().streamEndGuardDrainTimeout(Duration.ZERO));
+    assertThatIllegalArgumentException()
+        .isThrownBy(
+            () -> SpannerTuning.newBuilder().streamEndGuardDrainTimeout(Duration.ofMillis(-1)));
+  }
+
+  @Test
   void runtimeSwitchTurnsTheGuardOffAndOn() {
     SpannerOptions.Builder builder = server.clientOptions(4);
     SpannerTuningState state = SpannerTuning.defaults().applyTo(builder);
@@ -195,7 +213,6 @@ class SpannerTuningTest {
           if (resultSet.next()) {
             rows++;
           }
-          MockSpannerServer.awaitStreamEnd();
         }
       }
     }

@@ -7,6 +7,8 @@ import static org.awaitility.Awaitility.await;
 import com.google.cloud.spanner.DatabaseClient;
 import com.google.cloud.spanner.DatabaseId;
 import com.google.cloud.spanner.ErrorCode;
+import com.google.cloud.spanner.Key;
+import com.google.cloud.spanner.KeySet;
 import com.google.cloud.spanner.MockSpannerServiceImpl.SimulatedExecutionTime;
 import com.google.cloud.spanner.MockSpannerServiceImpl.StatementResult;
 import com.google.cloud.spanner.ResultSet;
@@ -15,49 +17,64 @@ import com.google.cloud.spanner.SpannerException;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
 import com.google.cloud.spanner.spi.v1.SpannerInterceptorProvider;
+import com.google.cloud.spring.data.spanner.core.SpannerTemplate;
+import com.google.cloud.spring.data.spanner.core.convert.ConverterAwareMappingSpannerEntityProcessor;
+import com.google.cloud.spring.data.spanner.core.admin.SpannerSchemaUtils;
+import com.google.cloud.spring.data.spanner.core.SpannerMutationFactoryImpl;
+import com.google.cloud.spring.data.spanner.core.mapping.SpannerMappingContext;
 import com.google.protobuf.ListValue;
 import com.google.protobuf.Value;
+import com.google.spanner.v1.PartialResultSet;
 import com.google.spanner.v1.ResultSetMetadata;
 import com.google.spanner.v1.StructType;
 import com.google.spanner.v1.Type;
 import com.google.spanner.v1.TypeCode;
+import io.github.spannertuning.client.EmulatorIntegrationTest.SingerEntity;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
+import io.grpc.Context;
 import io.grpc.ForwardingClientCall.SimpleForwardingClientCall;
 import io.grpc.ForwardingClientCallListener.SimpleForwardingClientCallListener;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedClass;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The stream-end guard against a real client, gRPC and TCP ({@link MockSpannerServer}): what a
- * point select that reads one row and closes costs with and without it, and that it never holds
- * back the cancel of a stream that has not finished.
- *
- * <p>Cancels are counted by an interceptor below grpc-gcp, on each {@link ClientCall}: a cancel is
- * <em>redundant</em> when the call's listener has already been told the call closed. Throwables
- * created are counted by JFR ({@code jdk.ExceptionStatistics}, and {@code jdk.JavaExceptionThrow},
- * which JFR emits from the {@code Throwable} constructor, so it counts exceptions that are created
- * and never thrown too).
+ * The stream-end guard against a real client, gRPC, Netty and TCP, on {@link MockSpannerServer}
+ * as it behaves by default: like Spanner, it marks a stream's final message {@code last} and sends
+ * the trailers 1 ms later, and each query takes 2 to 5 ms. RST_STREAM and GOAWAY frames are counted
+ * on the wire by the server's frame-counting proxy; cancels reaching gRPC by an interceptor below
+ * grpc-gcp; throwables created by JFR ({@code jdk.ExceptionStatistics}). Guard-off figures are
+ * printed beside guard-on ones (grep the output for {@code [guard}).
  */
 class StreamEndGuardTest {
 
@@ -67,9 +84,6 @@ class StreamEndGuardTest {
 
   private static final int QUERIES = 1000;
 
-  /** Point selects that wait for the call's end before closing: every close is redundant. */
-  private static final int SETTLED_QUERIES = 200;
-
   private static final String FAILING_QUERY = "SELECT fail";
 
   private static final String THREE_ROWS = "SELECT id FROM Three";
@@ -77,15 +91,445 @@ class StreamEndGuardTest {
   /** 1,000 rows of 32 KB each: 32 MB, more than any HTTP/2 flow-control window gRPC opens. */
   private static final String WIDE_QUERY = "SELECT id, payload FROM Wide";
 
-  private MockSpannerServer server;
+  private static final String COUNT_QUERY = "SELECT COUNT(*) FROM Singers";
 
-  @BeforeEach
-  void startServer() throws Exception {
-    this.server = newServer();
+  /** The shapes of a closed stream the issue measures. */
+  enum Shape {
+    NEXT_ONCE("(a) next() once, close"),
+    EXISTS_BY_ID("(c) SpannerTemplate.existsById"),
+    READ_TO_END("read to the end");
+
+    private final String label;
+
+    Shape(String label) {
+      this.label = label;
+    }
   }
 
-  private static MockSpannerServer newServer() throws Exception {
-    MockSpannerServer server = MockSpannerServer.start();
+  @Test
+  void streamsClosedAtTheirLastMessageSendNoResetWithTheGuard() throws Exception {
+    Map<Shape, Loop> off;
+    Map<Shape, Loop> on;
+    try (MockSpannerServer server = newServer(MockSpannerServer.builder().countFrames())) {
+      try (TestClient client = TestClient.open(server, false)) {
+        off = measureShapes(server, client);
+      }
+      try (TestClient client = TestClient.open(server, true)) {
+        on = measureShapes(server, client);
+      }
+    }
+    String version = ClientVersions.detected().spanner();
+    for (Shape shape : Shape.values()) {
+      Loop a = off.get(shape);
+      Loop b = on.get(shape);
+      System.out.printf(
+          Locale.ROOT,
+          "[guard %s] %s, %d queries, last 1 ms before trailers: RST_STREAM frames/query off=%.2f"
+              + " on=%.2f | cancels reaching gRPC/query off=%.2f on=%.2f | throwables/query"
+              + " off=%.2f on=%.2f | guard on: skipped=%d drained=%d drain timeouts=%d | %.0f ms"
+              + " (off) %.0f ms (on)%n",
+          version,
+          shape.label,
+          QUERIES,
+          a.perQuery(a.rstFrames()),
+          b.perQuery(b.rstFrames()),
+          a.perQuery(a.cancels()),
+          b.perQuery(b.cancels()),
+          a.perQuery(a.throwables()),
+          b.perQuery(b.throwables()),
+          b.skipped(),
+          b.drained(),
+          b.drainTimeouts(),
+          a.millis(),
+          b.millis());
+      System.out.printf(
+          Locale.ROOT, "[guard %s] %s exceptions: off %s | on %s%n", version, shape.label,
+          a.exceptionsByClass(), b.exceptionsByClass());
+    }
+
+    for (Shape shape : Shape.values()) {
+      Loop a = off.get(shape);
+      Loop b = on.get(shape);
+      String what = shape.label + ": ";
+      // Every stream's final message carried last, and reached the client before the close:
+      // each of these closes is of a stream the server has finished.
+      assertThat(a.rows()).as(what + "rows, guard off").isEqualTo(QUERIES);
+      assertThat(b.rows()).as(what + "rows, guard on").isEqualTo(QUERIES);
+      assertThat(a.lastReceived()).as(what + "streams whose last reached the client, off")
+          .isEqualTo(QUERIES);
+      assertThat(b.lastReceived()).as(what + "streams whose last reached the client, on")
+          .isEqualTo(QUERIES);
+      assertThat(b.rstFrames()).as(what + "RST_STREAM frames on the wire, guard on").isZero();
+      assertThat(b.cancels()).as(what + "cancels reaching gRPC, guard on").isZero();
+      assertThat(b.drainTimeouts()).as(what + "drain timeouts").isZero();
+      assertThat(b.perQuery(b.throwables()))
+          .as(what + "throwables created per query, guard on")
+          .isLessThanOrEqualTo(0.5);
+      assertThat(a.skipped()).as(what + "skipped, guard off").isZero();
+    }
+    for (Shape shape : List.of(Shape.NEXT_ONCE, Shape.EXISTS_BY_ID)) {
+      Loop a = off.get(shape);
+      Loop b = on.get(shape);
+      // Without the guard the client cancels every stream it closes on its last row.
+      assertThat(a.cancels()).as(shape.label + ": cancels, guard off").isEqualTo(QUERIES);
+      assertThat(a.rstFrames()).as(shape.label + ": RST_STREAM frames, guard off").isPositive();
+      assertThat(b.skipped()).as(shape.label + ": skipped, guard on").isEqualTo(QUERIES);
+      assertThat(b.drained()).as(shape.label + ": drained").isLessThanOrEqualTo(b.skipped());
+    }
+    assertThat(off.get(Shape.READ_TO_END).cancels()).isZero();
+    assertThat(on.get(Shape.READ_TO_END).skipped()).isZero();
+  }
+
+  @Test
+  void aResetLimitedServerSendsNoGoAwayToTheGuardedClient() throws Exception {
+    Burst stock = resetLimitedBurst(false);
+    Burst tuned = resetLimitedBurst(true);
+    String version = ClientVersions.detected().spanner();
+    System.out.printf(
+        Locale.ROOT,
+        "[guard %s] reset-limited server (100 RST_STREAM / 10 s per connection), 16 threads, 3 s"
+            + " of (a), trailers 1 ms late: guard off: %d queries, %d failed %s, GOAWAYs %s,"
+            + " RST_STREAM frames %d (of open streams %d) | guard on: %d queries, %d failed %s,"
+            + " GOAWAYs %s, RST_STREAM frames %d (of open streams %d), drain timeouts %d%n",
+        version,
+        stock.queries(),
+        stock.failed(),
+        stock.failures(),
+        stock.goAways(),
+        stock.rstFrames(),
+        stock.serverCancels(),
+        tuned.queries(),
+        tuned.failed(),
+        tuned.failures(),
+        tuned.goAways(),
+        tuned.rstFrames(),
+        tuned.serverCancels(),
+        tuned.drainTimeouts());
+    // The server is what Spanner's frontends are: without the guard, the resets of point selects
+    // closed on their last row reach its limit.
+    assertThat(stock.goAways())
+        .as(
+            "GOAWAYs sent to the stock client (its resets of streams still open on the server: %d;"
+                + " the limit counts only those)",
+            stock.serverCancels())
+        .isNotEmpty();
+    assertThat(tuned.goAways()).as("GOAWAYs sent to the guarded client").isEmpty();
+    assertThat(tuned.failed()).as("failed queries, guard on").isZero();
+    assertThat(tuned.queries()).isPositive();
+  }
+
+  @Test
+  void trailersThatDoNotComeWithinTheDrainTimeoutAreCancelledThen() throws Exception {
+    Duration drainTimeout = Duration.ofMillis(300);
+    Duration trailersDelay = Duration.ofSeconds(3);
+    int streams = 8;
+    try (MockSpannerServer server = newServer(MockSpannerServer.builder().countFrames());
+        TestClient client = TestClient.open(server, true, drainTimeout)) {
+      SpannerTuningState state = client.state();
+      // Sessions and channels first: the measured streams are the only ones then.
+      readAll(client.database(), MockSpannerServer.POINT_SELECT);
+      await().atMost(Duration.ofSeconds(10)).until(() -> activeStreams(state) == 0);
+      server.setTrailersDelay(trailersDelay);
+      int cancelsBefore = server.cancels();
+      int rstBefore = server.rstStreams();
+      client.counter().reset();
+
+      long closedAt = System.nanoTime();
+      for (int i = 0; i < streams; i++) {
+        readOneRow(client.database(), MockSpannerServer.POINT_SELECT);
+      }
+      long closesTook = System.nanoTime() - closedAt;
+      assertThat(client.counter().lastReceived()).isEqualTo(streams);
+      assertThat(client.counter().cancels()).as("cancels at close").isZero();
+      assertThat(activeStreams(state)).as("streams draining").isEqualTo(streams);
+
+      await("drain timeouts")
+          .atMost(trailersDelay.minusMillis(500))
+          .until(() -> state.streamEndGuardDrainTimeoutCount() == streams);
+      long timedOutAfter = System.nanoTime() - closedAt;
+      assertThat(timedOutAfter)
+          .as("time from the first close to the last drain timeout")
+          .isGreaterThanOrEqualTo(drainTimeout.toNanos())
+          .isLessThan(trailersDelay.toNanos());
+      await("active streams back to 0")
+          .atMost(Duration.ofSeconds(2))
+          .until(() -> activeStreams(state) == 0);
+      await("the server sees the cancels")
+          .atMost(Duration.ofSeconds(2))
+          .until(() -> server.cancels() - cancelsBefore == streams);
+      assertThat(client.counter().cancels()).as("cancels reaching gRPC").isEqualTo(streams);
+      assertThat(server.rstStreams() - rstBefore).as("RST_STREAM frames").isEqualTo(streams);
+      assertThat(state.streamEndGuardDrainedCount()).isZero();
+      assertThat(blockedGrpcThreads()).as("gRPC threads blocked in the client").isEmpty();
+      System.out.printf(
+          Locale.ROOT,
+          "[guard %s] drain timeout %d ms, trailers held %d ms: %d streams closed at last in %.1f"
+              + " ms, all cancelled %.0f ms after the first close%n",
+          ClientVersions.detected().spanner(),
+          drainTimeout.toMillis(),
+          trailersDelay.toMillis(),
+          streams,
+          closesTook / 1e6,
+          timedOutAfter / 1e6);
+    }
+  }
+
+  @Test
+  void withoutLastNoCallThatHadClosedIsCancelled() throws Exception {
+    // The bare mock (and the emulator): no last, trailers with the final message. The guard then
+    // knows a stream is over from its gRPC call's close, before gax tells the consumer.
+    Loop off;
+    Loop on;
+    try (MockSpannerServer server = newServer(MockSpannerServer.builder().instant())) {
+      try (TestClient client = TestClient.open(server, false)) {
+        off = pointSelectsWithoutLast(client);
+      }
+      try (TestClient client = TestClient.open(server, true)) {
+        on = pointSelectsWithoutLast(client);
+      }
+    }
+    System.out.printf(
+        Locale.ROOT,
+        "[guard %s] no last, trailers at once, %d point selects: calls closed before the close"
+            + " began/query off=%.2f on=%.2f | cancels of those/query off=%.2f on=%.2f | cancels"
+            + " reaching gRPC/query off=%.2f on=%.2f | throwables/query off=%.2f on=%.2f%n",
+        ClientVersions.detected().spanner(),
+        QUERIES,
+        off.perQuery(off.endedBeforeClose()),
+        on.perQuery(on.endedBeforeClose()),
+        off.perQuery(off.cancelsOfEnded()),
+        on.perQuery(on.cancelsOfEnded()),
+        off.perQuery(off.cancels()),
+        on.perQuery(on.cancels()),
+        off.perQuery(off.throwables()),
+        on.perQuery(on.throwables()));
+    assertThat(off.lastReceived()).isZero();
+    assertThat(off.cancels()).as("cancels, guard off").isEqualTo(QUERIES);
+    // Below grpc-gcp, on the thread that starts the stream, every stream's call carries the key.
+    assertThat(off.guardedStarts()).isZero();
+    assertThat(on.guardedStarts()).as("calls created in their guarded stream's context")
+        .isEqualTo(QUERIES);
+    assertThat(on.cancelsOfEnded())
+        .as("cancels of calls whose onClose was seen before the close began, guard on")
+        .isZero();
+    assertThat(on.cancels() + on.skipped()).isEqualTo(QUERIES);
+    assertThat(on.skipped()).isGreaterThanOrEqualTo(on.endedBeforeClose());
+  }
+
+  @Test
+  void aStreamClosedBeforeItsEndIsStillCancelled() throws Exception {
+    for (boolean guard : new boolean[] {true, false}) {
+      // A server of its own for each client: a cancel the server hears late must not be counted
+      // for the next client.
+      try (MockSpannerServer server = newServer(MockSpannerServer.builder().countFrames());
+          TestClient client = TestClient.open(server, guard)) {
+        String what = "guard " + (guard ? "on" : "off") + ": ";
+        readAll(client.database(), THREE_ROWS); // session and channel; read to its end
+        long skipped = client.state().streamEndGuardSkippedCount();
+
+        // A stream larger than any HTTP/2 flow-control window gRPC opens: the server cannot
+        // finish writing it, so the cancel has to reach it.
+        int serverCancels = server.cancels();
+        int rstFrames = server.rstStreams();
+        client.counter().reset();
+        readOneRow(client.database(), WIDE_QUERY);
+        assertThat(client.counter().cancels()).as(what + "cancels reaching gRPC").isEqualTo(1);
+        assertThat(client.state().streamEndGuardSkippedCount())
+            .as(what + "skipped")
+            .isEqualTo(skipped);
+        await(what + "server sees the cancel")
+            .atMost(Duration.ofSeconds(10))
+            .until(() -> server.cancels() >= serverCancels + 1);
+        assertThat(server.cancels()).as(what + "server cancels").isEqualTo(serverCancels + 1);
+        // Netty also answers DATA frames that arrive for the reset stream with RST_STREAM
+        // (STREAM_CLOSED), so there may be more than one frame.
+        assertThat(server.rstStreams() - rstFrames).as(what + "RST_STREAM frames").isPositive();
+
+        // BIG_QUERY, 10,000 rows, one read: the client requested only a few messages, so its
+        // last has not arrived and the guard must let the cancel through.
+        client.counter().reset();
+        readOneRow(client.database(), MockSpannerServer.BIG_QUERY);
+        assertThat(client.counter().cancels()).as(what + "cancels reaching gRPC").isEqualTo(1);
+        assertThat(client.state().streamEndGuardSkippedCount())
+            .as(what + "skipped")
+            .isEqualTo(skipped);
+      }
+    }
+  }
+
+  @Test
+  void aDeadlineStillFailsTheCallWithDeadlineExceeded() throws Exception {
+    ScheduledExecutorService deadlines = Executors.newSingleThreadScheduledExecutor();
+    try (MockSpannerServer server = newServer(MockSpannerServer.builder())) {
+      for (boolean guard : new boolean[] {true, false}) {
+        try (TestClient client = TestClient.open(server, guard)) {
+          readAll(client.database(), MockSpannerServer.POINT_SELECT);
+          server
+              .mock()
+              .setExecuteStreamingSqlExecutionTime(
+                  SimulatedExecutionTime.ofMinimumAndRandomTime(2_000, 0));
+          try {
+            Context.CancellableContext context =
+                Context.current().withDeadlineAfter(200, TimeUnit.MILLISECONDS, deadlines);
+            try {
+              assertThatThrownBy(
+                      () -> context.call(() -> readAll(client.database(), THREE_ROWS)))
+                  .isInstanceOf(SpannerException.class)
+                  .satisfies(
+                      (ex) ->
+                          assertThat(((SpannerException) ex).getErrorCode())
+                              .as("guard " + guard)
+                              .isEqualTo(ErrorCode.DEADLINE_EXCEEDED));
+            } finally {
+              context.cancel(null);
+            }
+          } finally {
+            server.mock().setExecuteStreamingSqlExecutionTime(SimulatedExecutionTime.none());
+          }
+        }
+      }
+    } finally {
+      deadlines.shutdownNow();
+    }
+  }
+
+  @Test
+  void aStreamResumedAfterUnavailableDeliversTheSameRowsAsWithoutTheGuard() throws Exception {
+    Map<Boolean, List<Long>> ids = new TreeMap<>();
+    try (MockSpannerServer server = newServer(MockSpannerServer.builder())) {
+      for (boolean guard : new boolean[] {false, true}) {
+        try (TestClient client = TestClient.open(server, guard)) {
+          readAll(client.database(), MockSpannerServer.POINT_SELECT);
+          server.reset();
+          server
+              .mock()
+              .setExecuteStreamingSqlExecutionTime(
+                  SimulatedExecutionTime.ofStreamException(
+                      Status.UNAVAILABLE.withDescription("connection dropped").asRuntimeException(),
+                      500));
+          List<Long> rows = new ArrayList<>();
+          try (ResultSet rs =
+              client
+                  .database()
+                  .singleUse()
+                  .executeQuery(Statement.of(MockSpannerServer.BIG_QUERY))) {
+            while (rs.next()) {
+              rows.add(rs.getLong(0));
+            }
+          } finally {
+            server.mock().setExecuteStreamingSqlExecutionTime(SimulatedExecutionTime.none());
+          }
+          List<MockSpannerServer.Call> attempts = server.calls("ExecuteStreamingSql");
+          assertThat(attempts).as("guard " + guard + ": the stream was resumed").hasSize(2);
+          System.out.printf(
+              Locale.ROOT,
+              "[guard %s] resume after UNAVAILABLE at row 500, guard %s: %d rows, %d distinct;"
+                  + " resumed with a resume token: %s%n",
+              ClientVersions.detected().spanner(),
+              guard ? "on" : "off",
+              rows.size(),
+              rows.stream().distinct().count(),
+              !((com.google.spanner.v1.ExecuteSqlRequest) attempts.get(1).request())
+                  .getResumeToken()
+                  .isEmpty());
+          ids.put(guard, rows);
+        }
+      }
+    }
+    assertThat(ids.get(true)).as("rows, guard on vs off").isEqualTo(ids.get(false));
+    assertThat(ids.get(true).stream().distinct().sorted().toList())
+        .as("every row delivered")
+        .hasSize(10_000)
+        .startsWith(0L, 1L)
+        .endsWith(9_999L);
+    if (ClientVersions.detected().spanner().startsWith("6.119")) {
+      // On 6.113 with its own test-jar mock the resumed stream repeats the 500 rows before the
+      // error, with the guard on and off alike (printed above), although it resumes with a token.
+      assertThat(ids.get(true)).as("each row once").hasSize(10_000);
+    }
+  }
+
+  @Test
+  void resultsAreIdenticalWithTheGuardOnAndOff() throws Exception {
+    try (MockSpannerServer server = newServer(MockSpannerServer.builder())) {
+      List<Object> off;
+      List<Object> on;
+      try (TestClient client = TestClient.open(server, false)) {
+        off = workload(client);
+      }
+      try (TestClient client = TestClient.open(server, true)) {
+        on = workload(client);
+        assertThat(client.state().streamEndGuardSkippedCount()).isPositive();
+      }
+      assertThat(on).isEqualTo(off);
+      assertThat(off).contains(3L, true);
+    }
+  }
+
+  @Test
+  void aStreamThatFailsIsNotCancelledAgain() throws Exception {
+    try (MockSpannerServer server = newServer(MockSpannerServer.builder())) {
+      for (boolean guard : new boolean[] {true, false}) {
+        try (TestClient client = TestClient.open(server, guard)) {
+          readOneRow(client.database(), MockSpannerServer.POINT_SELECT);
+          // The point select drains; it is counted when its trailers arrive.
+          await().atMost(Duration.ofSeconds(10)).until(() -> activeStreams(client.state()) == 0);
+          String what = "guard " + (guard ? "on" : "off") + ": ";
+
+          // The error is the first thing the stream returns: iterating raises it, and close has
+          // nothing left to cancel.
+          client.counter().reset();
+          long skipped = client.state().streamEndGuardSkippedCount();
+          ResultSet failing =
+              client.database().singleUse().executeQuery(Statement.of(FAILING_QUERY));
+          assertThatThrownBy(failing::next)
+              .isInstanceOf(SpannerException.class)
+              .satisfies(
+                  (ex) ->
+                      assertThat(((SpannerException) ex).getErrorCode())
+                          .isEqualTo(ErrorCode.INVALID_ARGUMENT));
+          failing.close();
+          failing.close();
+          assertThat(client.counter().cancels()).as(what + "cancels after an error").isZero();
+          assertThat(client.state().streamEndGuardSkippedCount()).isEqualTo(skipped);
+
+          // The error arrives after the first row: the caller sees the row, then the error.
+          server
+              .mock()
+              .setExecuteStreamingSqlExecutionTime(
+                  SimulatedExecutionTime.ofStreamException(
+                      Status.INVALID_ARGUMENT
+                          .withDescription("fails after one row")
+                          .asRuntimeException(),
+                      1));
+          try (ResultSet rs =
+              client.database().singleUse().executeQuery(Statement.of(THREE_ROWS))) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getLong(0)).isZero();
+            assertThatThrownBy(rs::next)
+                .isInstanceOf(SpannerException.class)
+                .satisfies(
+                    (ex) ->
+                        assertThat(((SpannerException) ex).getErrorCode())
+                            .isEqualTo(ErrorCode.INVALID_ARGUMENT));
+          } finally {
+            server.mock().setExecuteStreamingSqlExecutionTime(SimulatedExecutionTime.none());
+          }
+
+          // The client is still usable; streams read to their end are never cancelled.
+          client.counter().reset();
+          assertThat(readAll(client.database(), MockSpannerServer.POINT_SELECT)).isEqualTo(1);
+          assertThat(readAll(client.database(), THREE_ROWS)).isEqualTo(3);
+          assertThat(client.counter().cancels())
+              .as(what + "cancels of streams read to the end")
+              .isZero();
+        }
+      }
+    }
+  }
+
+  private static MockSpannerServer newServer(MockSpannerServer.Builder builder) throws Exception {
+    MockSpannerServer server = builder.start();
     server
         .mock()
         .putStatementResult(
@@ -97,277 +541,87 @@ class StreamEndGuardTest {
     server
         .mock()
         .putStatementResult(StatementResult.query(Statement.of(WIDE_QUERY), wideRows()));
+    server
+        .mock()
+        .putStatementResult(StatementResult.query(Statement.of(COUNT_QUERY), countRow(3)));
+    // existsById reads the key column of one key. The mock looks a read up as a statement built
+    // from it: from table and columns (6.119), or with the key too (6.113).
+    server
+        .mock()
+        .putStatementResult(
+            StatementResult.read("Singers", KeySet.all(), List.of("SingerId"), singerIdRow(1)));
+    server
+        .mock()
+        .putStatementResult(
+            StatementResult.query(
+                Statement.of("SELECT SingerId FROM Singers WHERE ID=1"), singerIdRow(1)));
     return server;
   }
 
-  @AfterEach
-  void stopServer() throws Exception {
-    this.server.close();
-  }
-
-  @Test
-  void pointSelectsThatCloseAfterOneRowSendNoRedundantCancelWithTheGuard() throws Exception {
-    Measurement off;
-    Measurement on;
-    try (TestClient client = TestClient.open(this.server, false)) {
-      off = measure(client);
-    }
-    try (TestClient client = TestClient.open(this.server, true)) {
-      on = measure(client);
-    }
-    Loop offLoop = off.natural();
-    Loop onLoop = on.natural();
-    String version = ClientVersions.detected().spanner();
-    System.out.printf(
-        Locale.ROOT,
-        "[guard %s] guard off: redundant cancels/query=%.2f cancels/query=%.2f"
-            + " throwables/query=%.2f | guard on: redundant cancels/query=%.2f cancels/query=%.2f"
-            + " throwables/query=%.2f skipped=%d%n",
-        version,
-        offLoop.perQuery(offLoop.redundant()),
-        offLoop.perQuery(offLoop.cancels()),
-        offLoop.perQuery(offLoop.throwables()),
-        onLoop.perQuery(onLoop.redundant()),
-        onLoop.perQuery(onLoop.cancels()),
-        onLoop.perQuery(onLoop.throwables()),
-        onLoop.skipped());
-    System.out.printf(
-        Locale.ROOT,
-        "[guard %s] streams ended before close/query: off=%.2f on=%.2f | redundant cancels of"
-            + " streams ended before close/query: off=%.2f on=%.2f; of streams that ended while"
-            + " the cancel was on its way: off=%.2f on=%.2f | CancellationException/query:"
-            + " off=%.2f on=%.2f | %d queries in %.0f ms (off) %.0f ms (on)%n",
-        version,
-        offLoop.perQuery(offLoop.endedBeforeClose()),
-        onLoop.perQuery(onLoop.endedBeforeClose()),
-        offLoop.perQuery(offLoop.redundantEndedBeforeClose()),
-        onLoop.perQuery(onLoop.redundantEndedBeforeClose()),
-        offLoop.perQuery(offLoop.redundant() - offLoop.redundantEndedBeforeClose()),
-        onLoop.perQuery(onLoop.redundant() - onLoop.redundantEndedBeforeClose()),
-        offLoop.perQuery(offLoop.cancellationExceptions()),
-        onLoop.perQuery(onLoop.cancellationExceptions()),
-        QUERIES,
-        offLoop.millis(),
-        onLoop.millis());
-    Loop offSettled = off.settled();
-    Loop onSettled = on.settled();
-    System.out.printf(
-        Locale.ROOT,
-        "[guard %s] settled (%d point selects closed after their stream ended): guard off:"
-            + " redundant cancels/query=%.2f throwables/query=%.2f | guard on: redundant"
-            + " cancels/query=%.2f cancels/query=%.2f throwables/query=%.2f skipped=%d%n",
-        version,
-        SETTLED_QUERIES,
-        offSettled.perQuery(offSettled.redundant()),
-        offSettled.perQuery(offSettled.throwables()),
-        onSettled.perQuery(onSettled.redundant()),
-        onSettled.perQuery(onSettled.cancels()),
-        onSettled.perQuery(onSettled.throwables()),
-        onSettled.skipped());
-    System.out.printf(
-        Locale.ROOT,
-        "[guard %s] exceptions created in %d point selects: off %s | on %s%n",
-        version,
-        QUERIES,
-        offLoop.exceptionsByClass(),
-        onLoop.exceptionsByClass());
-
-    // Point selects as applications run them: next() once, close. Whether the stream's end has
-    // arrived when close is called is a race, so only what does not depend on it is asserted.
-    // Without the guard the client cancels every stream it closes before reading its end marker.
-    assertThat(offLoop.cancels()).as("cancels reaching gRPC, guard off").isEqualTo(QUERIES);
-    assertThat(offLoop.skipped()).as("cancels skipped, guard off").isZero();
-    // With the guard, a stream whose end had arrived before close is never cancelled ...
-    assertThat(onLoop.redundantEndedBeforeClose())
-        .as("cancels reaching gRPC for streams that had ended before close, guard on")
-        .isZero();
-    assertThat(onLoop.skipped()).as("cancels skipped by the guard").isPositive();
-    assertThat(onLoop.skipped())
-        .as("skipped, guard on")
-        .isGreaterThanOrEqualTo(onLoop.endedBeforeClose());
-    // ... and every close either skips its cancel or sends it.
-    assertThat(onLoop.cancels() + onLoop.skipped()).isEqualTo(QUERIES);
-    assertThat(onLoop.cancels()).as("cancels, guard on vs off").isLessThan(offLoop.cancels());
-    if (onLoop.skipped() >= QUERIES / 10) {
-      assertThat(onLoop.throwables())
-          .as("throwables, guard on vs off")
-          .isLessThan(offLoop.throwables());
-    }
-
-    // The same point selects, closed once their stream has ended: here every cancel is redundant,
-    // so the comparison does not depend on timing.
-    assertThat(offSettled.redundant())
-        .as("settled redundant cancels, guard off")
-        .isEqualTo(SETTLED_QUERIES);
-    assertThat(offSettled.skipped()).isZero();
-    assertThat(offSettled.perQuery(offSettled.throwables()))
-        .as("settled throwables per query, guard off")
-        .isGreaterThanOrEqualTo(3.0);
-    assertThat(onSettled.redundant()).as("settled redundant cancels, guard on").isZero();
-    assertThat(onSettled.cancels()).as("settled cancels, guard on").isZero();
-    assertThat(onSettled.skipped()).isEqualTo(SETTLED_QUERIES);
-    assertThat(onSettled.perQuery(onSettled.throwables()))
-        .as("settled throwables per query, guard on")
-        .isLessThanOrEqualTo(1.5);
-    assertThat(onSettled.cancels()).isLessThan(offSettled.cancels());
-    assertThat(onSettled.throwables()).isLessThan(offSettled.throwables());
-  }
-
-  @Test
-  void aStreamClosedBeforeItsEndIsStillCancelled() throws Exception {
-    for (boolean guard : new boolean[] {true, false}) {
-      // A server of its own for each client: a cancel the server hears late must not be counted
-      // for the next client.
-      try (MockSpannerServer server = newServer();
-          TestClient client = TestClient.open(server, guard)) {
-        String what = "guard " + (guard ? "on" : "off") + ": ";
-        readAll(client.database(), THREE_ROWS); // session and channel; read to its end, no cancel
-        long skipped = client.state().streamEndGuardSkippedCount();
-
-        // A stream larger than any HTTP/2 flow-control window gRPC opens: the server cannot
-        // finish writing it, so the cancel has to reach it.
-        int serverCancels = server.cancels();
-        client.counter().reset();
-        readOneRow(client.database(), WIDE_QUERY);
-        assertThat(client.counter().cancels()).as(what + "cancels reaching gRPC").isEqualTo(1);
-        assertThat(client.counter().redundant()).as(what + "redundant cancels").isZero();
-        assertThat(client.state().streamEndGuardSkippedCount())
-            .as(what + "skipped")
-            .isEqualTo(skipped);
-        // The mock writes the whole stream before its call hears of the cancel.
-        await(what + "server sees the cancel")
-            .atMost(Duration.ofSeconds(10))
-            .pollInterval(Duration.ofMillis(10))
-            .until(() -> server.cancels() >= serverCancels + 1);
-        Thread.sleep(100);
-        assertThat(server.cancels()).as(what + "server cancels").isEqualTo(serverCancels + 1);
-
-        // BIG_QUERY, 10,000 rows, one read: gRPC gives the client a stream's end only after
-        // every message, and the client requested only a few, so the guard must let the cancel
-        // through. Whether the server then sees it is a race this test does not assert: the
-        // whole stream (about 300 KB) fits in the flow-control window, so the server may finish
-        // writing it first.
-        client.counter().reset();
-        readOneRow(client.database(), MockSpannerServer.BIG_QUERY);
-        assertThat(client.counter().cancels()).as(what + "cancels reaching gRPC").isEqualTo(1);
-        assertThat(client.counter().redundant()).as(what + "redundant cancels").isZero();
-        assertThat(client.state().streamEndGuardSkippedCount())
-            .as(what + "skipped")
-            .isEqualTo(skipped);
-      }
-    }
-  }
-
-  @Test
-  void aStreamThatEndsInAnErrorCountsAsFinished() throws Exception {
-    for (boolean guard : new boolean[] {true, false}) {
-      try (TestClient client = TestClient.open(this.server, guard)) {
-        readOneRow(client.database(), MockSpannerServer.POINT_SELECT);
-        String what = "guard " + (guard ? "on" : "off") + ": ";
-
-        // The error is the first thing the stream returns: iterating raises it, and close has
-        // nothing left to cancel.
-        client.counter().reset();
-        long skipped = client.state().streamEndGuardSkippedCount();
-        ResultSet failing =
-            client.database().singleUse().executeQuery(Statement.of(FAILING_QUERY));
-        assertThatThrownBy(failing::next)
-            .isInstanceOf(SpannerException.class)
-            .satisfies(
-                (ex) ->
-                    assertThat(((SpannerException) ex).getErrorCode())
-                        .isEqualTo(ErrorCode.INVALID_ARGUMENT));
-        failing.close();
-        failing.close();
-        assertThat(client.counter().cancels()).as(what + "cancels after an error").isZero();
-        assertThat(client.state().streamEndGuardSkippedCount()).isEqualTo(skipped);
-
-        // The error arrives after the first row, and the caller closes after reading that row:
-        // the consumer has seen onError, so the guard treats the stream as finished.
-        client.counter().reset();
-        this.server
-            .mock()
-            .setExecuteStreamingSqlExecutionTime(
-                SimulatedExecutionTime.ofStreamException(
-                    Status.INVALID_ARGUMENT
-                        .withDescription("fails after one row")
-                        .asRuntimeException(),
-                    1));
-        try (ResultSet rs = client.database().singleUse().executeQuery(Statement.of(THREE_ROWS))) {
-          assertThat(rs.next()).isTrue();
-          assertThat(rs.getLong(0)).isZero();
-          client.counter().awaitLastStreamClosed();
-        } finally {
-          this.server.mock().setExecuteStreamingSqlExecutionTime(SimulatedExecutionTime.none());
-        }
-        if (guard) {
-          assertThat(client.counter().cancels()).as(what + "cancels after onError").isZero();
-          assertThat(client.state().streamEndGuardSkippedCount()).isEqualTo(skipped + 1);
-        } else {
-          assertThat(client.counter().cancels()).as(what + "cancels after onError").isEqualTo(1);
-          assertThat(client.counter().redundant()).as(what + "redundant").isEqualTo(1);
-          assertThat(client.state().streamEndGuardSkippedCount()).isZero();
-        }
-
-        // The client is still usable; streams read to their end are never cancelled.
-        client.counter().reset();
-        assertThat(readAll(client.database(), MockSpannerServer.POINT_SELECT)).isEqualTo(1);
-        assertThat(readAll(client.database(), THREE_ROWS)).isEqualTo(3);
-        assertThat(client.counter().cancels())
-            .as(what + "cancels of streams read to the end")
-            .isZero();
-      }
-    }
-  }
-
-  private Measurement measure(TestClient client) throws Exception {
+  private Map<Shape, Loop> measureShapes(MockSpannerServer server, TestClient client)
+      throws Exception {
+    SpannerTemplate template = template(client.database());
     for (int i = 0; i < WARM_UP; i++) {
-      readOneRow(client.database(), MockSpannerServer.POINT_SELECT);
+      for (Shape shape : Shape.values()) {
+        run(shape, client.database(), template);
+      }
     }
-    Loop natural = loop(client, QUERIES, false);
-    Loop settled = loop(client, SETTLED_QUERIES, true);
-    return new Measurement(natural, settled);
+    Map<Shape, Loop> loops = new EnumMap<>(Shape.class);
+    for (Shape shape : Shape.values()) {
+      loops.put(shape, loop(server, client, QUERIES, () -> run(shape, client.database(), template)));
+    }
+    return loops;
+  }
+
+  private static boolean run(Shape shape, DatabaseClient database, SpannerTemplate template) {
+    return switch (shape) {
+      case NEXT_ONCE -> readOneRow(database, MockSpannerServer.POINT_SELECT);
+      case EXISTS_BY_ID -> template.existsById(SingerEntity.class, Key.of(1L));
+      case READ_TO_END -> readAll(database, MockSpannerServer.POINT_SELECT) == 1;
+    };
+  }
+
+  /** One query of a loop; returns whether it found its row. */
+  @FunctionalInterface
+  private interface Query {
+    boolean run() throws Exception;
   }
 
   /**
-   * Runs point selects (next() once, close) in a JFR window and counts, per query, whether the
-   * stream had ended before close and whether a (redundant) cancel reached gRPC.
+   * Runs queries in a JFR window, then waits until every call has closed on the client (after
+   * which the client writes no frame for them) and no RST_STREAM frame is still on its way through
+   * the proxy. Waiting longer can only count more frames, never fewer.
    */
-  private Loop loop(TestClient client, int queries, boolean awaitEnd) throws Exception {
-    DatabaseClient database = client.database();
+  private Loop loop(MockSpannerServer server, TestClient client, int queries, Query query)
+      throws Exception {
     CancelCounter counter = client.counter();
+    SpannerTuningState state = client.state();
+    await().atMost(Duration.ofSeconds(10)).until(() -> activeStreams(state) == 0);
     counter.reset();
-    long skippedBefore = client.state().streamEndGuardSkippedCount();
-    int endedBeforeClose = 0;
-    int redundantEndedBeforeClose = 0;
+    long skipped = state.streamEndGuardSkippedCount();
+    long drained = state.streamEndGuardDrainedCount();
+    long timeouts = state.streamEndGuardDrainTimeoutCount();
+    int rst = (server != null) ? server.rstStreams() : 0;
+    int rows = 0;
     long elapsed;
     ExceptionCounts exceptions;
     try (Recording recording = new Recording()) {
       recording.enable("jdk.ExceptionStatistics").withPeriod(Duration.ofMillis(20));
       recording.enable("jdk.JavaExceptionThrow").withoutStackTrace();
       recording.start();
-      Thread.sleep(150);
+      awaitStatisticsEvent();
       long start = System.nanoTime();
       for (int i = 0; i < queries; i++) {
-        ResultSet rs =
-            database.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT));
-        try {
-          assertThat(rs.next()).isTrue();
-          if (awaitEnd) {
-            counter.awaitLastStreamClosed();
-          }
-        } finally {
-          boolean ended = counter.lastStreamClosed();
-          int redundant = counter.redundant();
-          rs.close();
-          if (ended) {
-            endedBeforeClose++;
-            redundantEndedBeforeClose += counter.redundant() - redundant;
-          }
+        if (query.run()) {
+          rows++;
         }
       }
       elapsed = System.nanoTime() - start;
-      Thread.sleep(150);
+      await().atMost(Duration.ofSeconds(10)).until(() -> activeStreams(state) == 0);
+      if (server != null) {
+        awaitQuiet(server::rstStreams);
+      }
+      awaitStatisticsEvent();
       recording.stop();
       Path file = Files.createTempFile("stream-end-guard", ".jfr");
       try {
@@ -379,20 +633,114 @@ class StreamEndGuardTest {
     }
     return new Loop(
         queries,
+        rows,
         elapsed / 1e6,
         counter.cancels(),
-        counter.redundant(),
-        endedBeforeClose,
-        redundantEndedBeforeClose,
-        client.state().streamEndGuardSkippedCount() - skippedBefore,
+        counter.lastReceived(),
+        counter.endedBeforeClose(),
+        counter.cancelsOfEnded(),
+        counter.guardedStarts(),
+        (server != null) ? server.rstStreams() - rst : 0,
+        state.streamEndGuardSkippedCount() - skipped,
+        state.streamEndGuardDrainedCount() - drained,
+        state.streamEndGuardDrainTimeoutCount() - timeouts,
         exceptions.throwables(),
-        exceptions.cancellationExceptions(),
         exceptions.byClass());
   }
 
-  private static void readOneRow(DatabaseClient database, String sql) {
+  /** Point selects that record, at each close, whether the call had closed for its listener. */
+  private Loop pointSelectsWithoutLast(TestClient client) throws Exception {
+    for (int i = 0; i < WARM_UP; i++) {
+      readOneRow(client.database(), MockSpannerServer.POINT_SELECT);
+    }
+    return loop(
+        null,
+        client,
+        QUERIES,
+        () -> {
+          try (ResultSet rs =
+              client.database().singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
+            boolean found = rs.next();
+            client.counter().closing();
+            return found;
+          }
+        });
+  }
+
+  private Burst resetLimitedBurst(boolean guard) throws Exception {
+    int threads = 16;
+    long runNanos = TimeUnit.SECONDS.toNanos(3);
+    try (MockSpannerServer server =
+            newServer(MockSpannerServer.builder().countFrames().resetLimit(100, 10));
+        TestClient client = TestClient.open(server, guard)) {
+      readAll(client.database(), MockSpannerServer.POINT_SELECT);
+      AtomicInteger queries = new AtomicInteger();
+      Map<String, Integer> failures = new ConcurrentHashMap<>();
+      ExecutorService pool = Executors.newFixedThreadPool(threads);
+      try {
+        long end = System.nanoTime() + runNanos;
+        List<Future<?>> futures = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+          futures.add(
+              pool.submit(
+                  () -> {
+                    while (System.nanoTime() - end < 0) {
+                      try {
+                        readOneRow(client.database(), MockSpannerServer.POINT_SELECT);
+                      } catch (SpannerException ex) {
+                        failures.merge(ex.getErrorCode().name(), 1, Integer::sum);
+                      }
+                      queries.incrementAndGet();
+                    }
+                  }));
+        }
+        for (Future<?> future : futures) {
+          future.get();
+        }
+      } finally {
+        pool.shutdownNow();
+      }
+      await().atMost(Duration.ofSeconds(10)).until(() -> activeStreams(client.state()) == 0);
+      awaitQuiet(server::goAways);
+      return new Burst(
+          queries.get(),
+          failures.values().stream().mapToInt(Integer::intValue).sum(),
+          new TreeMap<>(failures),
+          new TreeMap<>(server.goAwaysByReason()),
+          server.rstStreams(),
+          server.cancels(),
+          client.state().streamEndGuardDrainTimeoutCount());
+    }
+  }
+
+  private static List<Object> workload(TestClient client) {
+    DatabaseClient database = client.database();
+    SpannerTemplate template = template(database);
+    List<Object> results = new ArrayList<>();
+    results.add(rows(database, MockSpannerServer.POINT_SELECT, Integer.MAX_VALUE));
+    results.add(rows(database, MockSpannerServer.POINT_SELECT, 1));
+    results.add(rows(database, THREE_ROWS, Integer.MAX_VALUE));
+    results.add(rows(database, THREE_ROWS, 2));
+    results.add(rows(database, MockSpannerServer.BIG_QUERY, Integer.MAX_VALUE));
+    results.add(rows(database, MockSpannerServer.BIG_QUERY, 7));
+    results.add(template.count(SingerEntity.class));
+    results.add(template.existsById(SingerEntity.class, Key.of(1L)));
+    return results;
+  }
+
+  private static List<String> rows(DatabaseClient database, String sql, int max) {
+    List<String> rows = new ArrayList<>();
     try (ResultSet rs = database.singleUse().executeQuery(Statement.of(sql))) {
-      assertThat(rs.next()).isTrue();
+      while (rows.size() < max && rs.next()) {
+        rows.add(rs.getCurrentRowAsStruct().toString());
+      }
+    }
+    return rows;
+  }
+
+  private static boolean readOneRow(DatabaseClient database, String sql) {
+    try (ResultSet rs = database.singleUse().executeQuery(Statement.of(sql))) {
+      return rs.next();
     }
   }
 
@@ -406,17 +754,87 @@ class StreamEndGuardTest {
     return rows;
   }
 
+  private static int activeStreams(SpannerTuningState state) {
+    return state.channelLoad().channels().stream()
+        .mapToInt(ChannelLoad.ChannelStats::activeStreams)
+        .sum();
+  }
+
+  /** Waits until a count has stopped changing: frames still crossing the proxy are counted. */
+  private static void awaitQuiet(java.util.function.IntSupplier count) {
+    AtomicInteger previous = new AtomicInteger(count.getAsInt());
+    await()
+        .pollInterval(Duration.ofMillis(10))
+        .during(Duration.ofMillis(50))
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> previous.getAndSet(count.getAsInt()) == count.getAsInt());
+  }
+
+  /** JFR emits jdk.ExceptionStatistics periodically; a window needs one at each end. */
+  private static void awaitStatisticsEvent() throws InterruptedException {
+    Thread.sleep(60);
+  }
+
+  /** Threads of gRPC or gax parked in the client's result queue: the callback a close must drop. */
+  private static List<String> blockedGrpcThreads() {
+    List<String> blocked = new ArrayList<>();
+    for (ThreadInfo info : ManagementFactory.getThreadMXBean().dumpAllThreads(false, false)) {
+      boolean inQueue =
+          Arrays.stream(info.getStackTrace())
+              .anyMatch((frame) -> frame.getClassName().startsWith("com.google.cloud.spanner.GrpcStreamIterator"));
+      if (inQueue && (info.getThreadState() == Thread.State.WAITING
+          || info.getThreadState() == Thread.State.TIMED_WAITING
+          || info.getThreadState() == Thread.State.BLOCKED)) {
+        blocked.add(info.getThreadName());
+      }
+    }
+    return blocked;
+  }
+
+  private static SpannerTemplate template(DatabaseClient client) {
+    SpannerMappingContext mappingContext = new SpannerMappingContext();
+    ConverterAwareMappingSpannerEntityProcessor processor =
+        new ConverterAwareMappingSpannerEntityProcessor(mappingContext);
+    SpannerSchemaUtils schemaUtils = new SpannerSchemaUtils(mappingContext, processor, true);
+    return new SpannerTemplate(
+        () -> client,
+        mappingContext,
+        processor,
+        new SpannerMutationFactoryImpl(processor, mappingContext, schemaUtils),
+        schemaUtils);
+  }
+
+  private static com.google.spanner.v1.ResultSet singerIdRow(long id) {
+    return com.google.spanner.v1.ResultSet.newBuilder()
+        .setMetadata(metadata("SingerId"))
+        .addRows(
+            ListValue.newBuilder().addValues(Value.newBuilder().setStringValue(Long.toString(id))))
+        .build();
+  }
+
+  private static com.google.spanner.v1.ResultSet countRow(long count) {
+    return com.google.spanner.v1.ResultSet.newBuilder()
+        .setMetadata(metadata(""))
+        .addRows(
+            ListValue.newBuilder()
+                .addValues(Value.newBuilder().setStringValue(Long.toString(count))))
+        .build();
+  }
+
+  private static ResultSetMetadata metadata(String int64Column) {
+    return ResultSetMetadata.newBuilder()
+        .setRowType(
+            StructType.newBuilder()
+                .addFields(
+                    StructType.Field.newBuilder()
+                        .setName(int64Column)
+                        .setType(Type.newBuilder().setCode(TypeCode.INT64))))
+        .build();
+  }
+
   private static com.google.spanner.v1.ResultSet threeRows() {
     com.google.spanner.v1.ResultSet.Builder result =
-        com.google.spanner.v1.ResultSet.newBuilder()
-            .setMetadata(
-                ResultSetMetadata.newBuilder()
-                    .setRowType(
-                        StructType.newBuilder()
-                            .addFields(
-                                StructType.Field.newBuilder()
-                                    .setName("id")
-                                    .setType(Type.newBuilder().setCode(TypeCode.INT64)))));
+        com.google.spanner.v1.ResultSet.newBuilder().setMetadata(metadata("id"));
     for (int i = 0; i < 3; i++) {
       result.addRows(
           ListValue.newBuilder().addValues(Value.newBuilder().setStringValue(Integer.toString(i))));
@@ -449,19 +867,21 @@ class StreamEndGuardTest {
     return result.build();
   }
 
-  private record Measurement(Loop natural, Loop settled) {}
-
-  /** What one loop of point selects did. */
+  /** What one loop of queries did. */
   private record Loop(
       int queries,
+      int rows,
       double millis,
       int cancels,
-      int redundant,
+      int lastReceived,
       int endedBeforeClose,
-      int redundantEndedBeforeClose,
+      int cancelsOfEnded,
+      int guardedStarts,
+      int rstFrames,
       long skipped,
+      long drained,
+      long drainTimeouts,
       long throwables,
-      long cancellationExceptions,
       Map<String, Long> exceptionsByClass) {
 
     double perQuery(long count) {
@@ -469,9 +889,18 @@ class StreamEndGuardTest {
     }
   }
 
+  /** What a burst against the reset-limited server did. */
+  private record Burst(
+      int queries,
+      int failed,
+      Map<String, Integer> failures,
+      Map<String, Integer> goAways,
+      int rstFrames,
+      int serverCancels,
+      long drainTimeouts) {}
+
   /** Throwables created while a recording ran, from JFR. */
-  private record ExceptionCounts(
-      long throwables, long cancellationExceptions, Map<String, Long> byClass) {
+  private record ExceptionCounts(long throwables, Map<String, Long> byClass) {
 
     static ExceptionCounts read(Path file) throws Exception {
       List<RecordedEvent> events = RecordingFile.readAllEvents(file);
@@ -495,8 +924,7 @@ class StreamEndGuardTest {
       assertThat(statistics)
           .as("jdk.ExceptionStatistics events in the window")
           .isGreaterThanOrEqualTo(2);
-      return new ExceptionCounts(
-          last - first, byClass.getOrDefault("CancellationException", 0L), byClass);
+      return new ExceptionCounts(last - first, byClass);
     }
   }
 
@@ -506,11 +934,19 @@ class StreamEndGuardTest {
       implements AutoCloseable {
 
     static TestClient open(MockSpannerServer server, boolean guard) {
+      return open(server, guard, SpannerTuning.DEFAULT_DRAIN_TIMEOUT);
+    }
+
+    static TestClient open(MockSpannerServer server, boolean guard, Duration drainTimeout) {
       CancelCounter counter = new CancelCounter();
       SpannerOptions.Builder builder = server.clientOptions(8);
       builder.setInterceptorProvider(SpannerInterceptorProvider.createDefault().with(counter));
       SpannerTuningState state =
-          SpannerTuning.newBuilder().streamEndGuard(guard).build().applyTo(builder);
+          SpannerTuning.newBuilder()
+              .streamEndGuard(guard)
+              .streamEndGuardDrainTimeout(drainTimeout)
+              .build()
+              .applyTo(builder);
       assertThat(state.isActive(Feature.STREAM_END_GUARD)).isEqualTo(guard);
       Spanner spanner = builder.build().getService();
       return new TestClient(spanner, spanner.getDatabaseClient(DATABASE), state, counter);
@@ -523,14 +959,21 @@ class StreamEndGuardTest {
   }
 
   /**
-   * Counts {@link ClientCall#cancel} calls reaching gRPC, and those made after the call's listener
-   * had been told the call closed.
+   * Counts, below grpc-gcp, the {@link ClientCall#cancel} calls reaching gRPC, the streams whose
+   * message marked {@code last} reached the client, and (for a caller that says when it begins to
+   * close) cancels of calls whose listener had been told the call closed before that.
    */
   private static final class CancelCounter implements ClientInterceptor {
 
     private final AtomicInteger cancels = new AtomicInteger();
 
-    private final AtomicInteger redundant = new AtomicInteger();
+    private final AtomicInteger lastReceived = new AtomicInteger();
+
+    private final AtomicInteger endedBeforeClose = new AtomicInteger();
+
+    private final AtomicInteger cancelsOfEnded = new AtomicInteger();
+
+    private final AtomicInteger guardedStarts = new AtomicInteger();
 
     private volatile CountingCall<?, ?> lastStream;
 
@@ -538,8 +981,13 @@ class StreamEndGuardTest {
     public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(
         MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next) {
       CountingCall<ReqT, RespT> call = new CountingCall<>(next.newCall(method, callOptions));
-      if (method.getBareMethodName().equals("ExecuteStreamingSql")) {
+      String name = method.getBareMethodName();
+      if (name.equals("ExecuteStreamingSql") || name.equals("StreamingRead")) {
         this.lastStream = call;
+        // What the channel-load interceptor reads to link the call to its guarded stream.
+        if (GuardedStream.STARTING.get() != null) {
+          this.guardedStarts.incrementAndGet();
+        }
       }
       return call;
     }
@@ -548,35 +996,44 @@ class StreamEndGuardTest {
       return this.cancels.get();
     }
 
-    int redundant() {
-      return this.redundant.get();
+    int lastReceived() {
+      return this.lastReceived.get();
+    }
+
+    int endedBeforeClose() {
+      return this.endedBeforeClose.get();
+    }
+
+    int cancelsOfEnded() {
+      return this.cancelsOfEnded.get();
+    }
+
+    int guardedStarts() {
+      return this.guardedStarts.get();
     }
 
     void reset() {
       this.cancels.set(0);
-      this.redundant.set(0);
+      this.lastReceived.set(0);
+      this.endedBeforeClose.set(0);
+      this.cancelsOfEnded.set(0);
+      this.guardedStarts.set(0);
     }
 
-    /** Whether the listener of the last streaming query started has been told it closed. */
-    boolean lastStreamClosed() {
+    /** The caller is about to close the last stream started. */
+    void closing() {
       CountingCall<?, ?> call = this.lastStream;
-      return call != null && call.closed;
-    }
-
-    /** Waits until the last streaming query started has been closed for its listener. */
-    void awaitLastStreamClosed() throws InterruptedException {
-      CountingCall<?, ?> call = this.lastStream;
-      assertThat(call).isNotNull();
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-      while (!call.closed) {
-        assertThat(System.nanoTime()).as("stream closed in time").isLessThan(deadline);
-        Thread.sleep(0, 100_000);
+      if (call != null && call.closed.getCount() == 0) {
+        call.endedBeforeClose = true;
+        this.endedBeforeClose.incrementAndGet();
       }
     }
 
     private final class CountingCall<ReqT, RespT> extends SimpleForwardingClientCall<ReqT, RespT> {
 
-      private volatile boolean closed;
+      private final CountDownLatch closed = new CountDownLatch(1);
+
+      private volatile boolean endedBeforeClose;
 
       CountingCall(ClientCall<ReqT, RespT> delegate) {
         super(delegate);
@@ -587,9 +1044,17 @@ class StreamEndGuardTest {
         super.start(
             new SimpleForwardingClientCallListener<>(responseListener) {
               @Override
+              public void onMessage(RespT message) {
+                if (message instanceof PartialResultSet results && results.getLast()) {
+                  lastReceived.incrementAndGet();
+                }
+                super.onMessage(message);
+              }
+
+              @Override
               public void onClose(Status status, Metadata trailers) {
                 super.onClose(status, trailers);
-                CountingCall.this.closed = true;
+                CountingCall.this.closed.countDown();
               }
             },
             headers);
@@ -598,8 +1063,8 @@ class StreamEndGuardTest {
       @Override
       public void cancel(String message, Throwable cause) {
         cancels.incrementAndGet();
-        if (this.closed) {
-          redundant.incrementAndGet();
+        if (this.endedBeforeClose) {
+          cancelsOfEnded.incrementAndGet();
         }
         super.cancel(message, cause);
       }

@@ -82,6 +82,11 @@ class SpannerChannelMetricsTest {
         assertThat(skipped).isPositive();
         assertThat(skipped + streamCancels.get()).isEqualTo(QUERIES);
         assertThat(skipped).isEqualTo(state.streamEndGuardSkippedCount());
+        // The server marks each point select's only message last: closed on it, they drain.
+        double drained = counter(registry, "spanner.tuning.stream.end.guard.drained");
+        assertThat(drained).isPositive().isLessThanOrEqualTo(skipped);
+        assertThat(drained).isEqualTo(state.streamEndGuardDrainedCount());
+        assertThat(counter(registry, "spanner.tuning.stream.end.guard.drain.timeouts")).isZero();
       }
       assertThat(registry.find("spanner.tuning.channel.calls").meters())
           .as("meters of a closed client are removed")

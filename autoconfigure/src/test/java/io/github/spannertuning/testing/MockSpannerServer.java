@@ -295,19 +295,6 @@ public final class MockSpannerServer implements AutoCloseable {
         .setNumChannels(channels);
   }
 
-  /**
-   * Gives a point select's end of stream time to reach the client after its row, so that closing
-   * the result set next is a close of a finished stream, which the stream-end guard must skip.
-   * Without it the closing thread can win that race, and the close rightly cancels.
-   */
-  public static void awaitStreamEnd() {
-    try {
-      Thread.sleep(5);
-    } catch (InterruptedException ex) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
   /** Every call seen so far, oldest first. */
   public List<Call> calls() {
     return new ArrayList<>(this.calls);

@@ -1,0 +1,325 @@
+package io.github.spannertuning.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.api.gax.rpc.ApiCallContext;
+import com.google.cloud.spanner.ErrorCode;
+import com.google.cloud.spanner.SpannerException;
+import com.google.cloud.spanner.SpannerExceptionFactory;
+import com.google.cloud.spanner.spi.v1.SpannerRpc.ResultStreamConsumer;
+import com.google.cloud.spanner.spi.v1.SpannerRpc.StreamingCall;
+import com.google.protobuf.ByteString;
+import com.google.spanner.v1.PartialResultSet;
+import com.google.spanner.v1.SpannerGrpc;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.Context;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The guard's decisions, one callback order at a time, with a recording consumer and call in place
+ * of the client's: which close cancels, which drains, what reaches the consumer after the close.
+ * {@link StreamEndGuardTest} runs the same guard against a real client and server.
+ */
+class GuardedStreamTest {
+
+  private static final PartialResultSet ROW =
+      PartialResultSet.newBuilder().setResumeToken(ByteString.copyFromUtf8("1")).build();
+
+  private static final PartialResultSet LAST_ROW = ROW.toBuilder().setLast(true).build();
+
+  private final RecordingConsumer consumer = new RecordingConsumer();
+
+  private final RecordingCall call = new RecordingCall();
+
+  @Test
+  void closeAtLastSendsNoCancelAndTheTrailersEndTheDrain() {
+    SpannerTuningState state = state(Duration.ofSeconds(5));
+    GuardedStream stream = start(state);
+    stream.onPartialResultSet(LAST_ROW);
+    stream.cancel("closed");
+    assertThat(this.call.cancels).isEmpty();
+    assertThat(state.streamEndGuardSkippedCount()).isZero();
+
+    stream.onCompleted();
+    assertThat(this.call.cancels).isEmpty();
+    assertThat(this.consumer.events).containsExactly("row last");
+    assertThat(state.streamEndGuardDrainedCount()).isEqualTo(1);
+    assertThat(state.streamEndGuardSkippedCount()).isEqualTo(1);
+    assertThat(state.streamEndGuardDrainTimeoutCount()).isZero();
+  }
+
+  @Test
+  void anOkCloseOfTheCallEndsTheDrainBeforeGaxTellsTheConsumer() {
+    SpannerTuningState state = state(Duration.ofSeconds(5));
+    GuardedStream stream = start(state);
+    stream.onPartialResultSet(LAST_ROW);
+    stream.cancel("closed");
+    stream.transportClosedOk();
+    assertThat(state.streamEndGuardDrainedCount()).isEqualTo(1);
+    stream.onCompleted();
+    assertThat(this.consumer.events).containsExactly("row last");
+    assertThat(state.streamEndGuardDrainedCount()).isEqualTo(1);
+    assertThat(this.call.cancels).isEmpty();
+  }
+
+  @Test
+  void trailersThatDoNotComeWithinTheDrainTimeoutAreCancelledOnTheTimerThread()
+      throws Exception {
+    SpannerTuningState state = state(Duration.ofMillis(100));
+    GuardedStream stream = start(state);
+    stream.onPartialResultSet(LAST_ROW);
+    long closedAt = System.nanoTime();
+    stream.cancel("closed");
+    assertThat(this.call.cancelled.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(System.nanoTime() - closedAt)
+        .isGreaterThanOrEqualTo(Duration.ofMillis(100).toNanos());
+    assertThat(this.call.cancels).hasSize(1);
+    assertThat(this.call.cancelThreads).allMatch((name) -> name.startsWith("spanner-tuning-drain"));
+    assertThat(state.streamEndGuardDrainTimeoutCount()).isEqualTo(1);
+    assertThat(state.streamEndGuardDrainedCount()).isZero();
+    assertThat(state.streamEndGuardSkippedCount()).isZero();
+
+    // gax then reports the cancel; the closed consumer never hears of it.
+    stream.onError(cancelled());
+    stream.onCompleted();
+    assertThat(this.consumer.events).containsExactly("row last");
+  }
+
+  @Test
+  void aStreamClosedBeforeItsLastMessageIsCancelledAtOnce() {
+    SpannerTuningState state = state(Duration.ofSeconds(5));
+    GuardedStream stream = start(state);
+    stream.onPartialResultSet(ROW);
+    stream.cancel("closed");
+    assertThat(this.call.cancels).containsExactly("closed");
+    // What the call delivers after the close is not handed to the closed consumer.
+    stream.onPartialResultSet(LAST_ROW);
+    stream.onError(cancelled());
+    assertThat(this.consumer.events).containsExactly("row");
+    assertThat(state.streamEndGuardSkippedCount()).isZero();
+  }
+
+  @Test
+  void aStreamWhoseCallEndedIsNotCancelledAndOnlyTheFirstCloseCounts() {
+    SpannerTuningState state = state(Duration.ofSeconds(5));
+    GuardedStream stream = start(state);
+    stream.onPartialResultSet(ROW);
+    stream.transportClosedOk();
+    stream.cancel("closed");
+    stream.cancel("closed again");
+    stream.onCompleted();
+    assertThat(this.call.cancels).isEmpty();
+    assertThat(state.streamEndGuardSkippedCount()).isEqualTo(1);
+    assertThat(state.streamEndGuardDrainedCount()).isZero();
+    assertThat(this.consumer.events).containsExactly("row");
+  }
+
+  @Test
+  void callbacksBeforeTheCloseReachTheConsumer() {
+    SpannerTuningState state = state(Duration.ofSeconds(5));
+    GuardedStream stream = start(state);
+    stream.onPartialResultSet(ROW);
+    stream.onPartialResultSet(LAST_ROW);
+    stream.onCompleted();
+    stream.cancel("closed");
+    assertThat(this.consumer.events).containsExactly("row", "row last", "completed");
+    assertThat(this.call.cancels).isEmpty();
+
+    GuardedStream failed = start(state);
+    failed.onError(cancelled());
+    failed.cancel("closed");
+    assertThat(this.consumer.events).endsWith("error CANCELLED");
+    assertThat(this.call.cancels).isEmpty();
+  }
+
+  @Test
+  void withTheGuardSwitchedOffAStreamStartedWithItOnCancelsAsTheClientWould() {
+    SpannerTuningState state = state(Duration.ofSeconds(5));
+    GuardedStream atLast = start(state);
+    GuardedStream ended = start(state);
+    atLast.onPartialResultSet(LAST_ROW);
+    ended.transportClosedOk();
+    state.setEnabled(Feature.STREAM_END_GUARD, false);
+    atLast.cancel("closed at last");
+    ended.cancel("closed after the end");
+    assertThat(this.call.cancels).containsExactly("closed at last", "closed after the end");
+    assertThat(state.streamEndGuardSkippedCount()).isZero();
+  }
+
+  @Test
+  void onlyTheFirstCallCreatedWhileTheStreamStartsIsLinked() {
+    GuardedStream stream = new GuardedStream(this.consumer, state(Duration.ofSeconds(5)));
+    assertThat(stream.linkTransport()).isTrue();
+    assertThat(stream.linkTransport()).as("a second call, such as a retry attempt").isFalse();
+
+    GuardedStream started = start(state(Duration.ofSeconds(5)));
+    assertThat(started.linkTransport()).as("a call created after the stream started").isFalse();
+  }
+
+  @Test
+  void theChannelLoadInterceptorReportsOnlyAnOkCloseOfTheStreamsFirstCall() {
+    SpannerTuningState state = state(Duration.ofSeconds(5));
+    ChannelLoad load = new ChannelLoad();
+    HeldChannel channel = new HeldChannel();
+
+    // The first attempt closes OK: the stream has finished, before gax tells the consumer.
+    GuardedStream okStream = new GuardedStream(this.consumer, state);
+    startCall(load, channel, okStream);
+    okStream.attach(this.call);
+    channel.close(0, Status.OK);
+    okStream.cancel("closed");
+    assertThat(this.call.cancels).isEmpty();
+    assertThat(state.streamEndGuardSkippedCount()).isEqualTo(1);
+
+    // The first attempt fails and a retry attempt is created in the same context: neither the
+    // failure nor the retry's close marks the stream, so its close still cancels.
+    GuardedStream retried = new GuardedStream(this.consumer, state);
+    startCall(load, channel, retried);
+    channel.close(1, Status.UNAVAILABLE);
+    startCall(load, channel, retried);
+    retried.attach(this.call);
+    channel.close(2, Status.OK);
+    retried.cancel("closed");
+    assertThat(this.call.cancels).containsExactly("closed");
+
+    // A call created outside the stream's start is not linked to it.
+    GuardedStream started = start(state);
+    load.interceptor()
+        .interceptCall(SpannerGrpc.getExecuteStreamingSqlMethod(), CallOptions.DEFAULT, channel)
+        .start(new ClientCall.Listener<>() {}, new Metadata());
+    channel.close(3, Status.OK);
+    started.cancel("closed too");
+    assertThat(this.call.cancels).containsExactly("closed", "closed too");
+  }
+
+  private static void startCall(ChannelLoad load, Channel channel, GuardedStream stream) {
+    Context context = Context.current().withValue(GuardedStream.STARTING, stream);
+    Context previous = context.attach();
+    try {
+      load.interceptor()
+          .interceptCall(SpannerGrpc.getExecuteStreamingSqlMethod(), CallOptions.DEFAULT, channel)
+          .start(new ClientCall.Listener<>() {}, new Metadata());
+    } finally {
+      context.detach(previous);
+    }
+  }
+
+  private GuardedStream start(SpannerTuningState state) {
+    GuardedStream stream = new GuardedStream(this.consumer, state);
+    stream.attach(this.call);
+    return stream;
+  }
+
+  private static SpannerTuningState state(Duration drainTimeout) {
+    SpannerTuning tuning =
+        SpannerTuning.newBuilder().streamEndGuardDrainTimeout(drainTimeout).build();
+    Map<Feature, FeatureState> features = new EnumMap<>(Feature.class);
+    features.put(Feature.STREAM_END_GUARD, FeatureState.on());
+    features.put(Feature.SINGLE_USE_DISTRIBUTION, FeatureState.on());
+    features.put(Feature.GRPC_GCP, FeatureState.nativeIn("test"));
+    return new SpannerTuningState(tuning, features, true);
+  }
+
+  private static SpannerException cancelled() {
+    return SpannerExceptionFactory.newSpannerException(ErrorCode.CANCELLED, "cancelled");
+  }
+
+  private static final class RecordingConsumer implements ResultStreamConsumer {
+
+    final List<String> events = new CopyOnWriteArrayList<>();
+
+    @Override
+    public void onPartialResultSet(PartialResultSet results) {
+      this.events.add(results.getLast() ? "row last" : "row");
+    }
+
+    @Override
+    public void onCompleted() {
+      this.events.add("completed");
+    }
+
+    @Override
+    public void onError(SpannerException e) {
+      this.events.add("error " + e.getErrorCode());
+    }
+
+    @Override
+    public boolean cancelQueryWhenClientIsClosed() {
+      return false;
+    }
+  }
+
+  /** A sub-channel whose calls stay open until the test closes them, by order of start. */
+  private static final class HeldChannel extends Channel {
+
+    private final List<ClientCall.Listener<?>> listeners = new CopyOnWriteArrayList<>();
+
+    void close(int call, Status status) {
+      this.listeners.get(call).onClose(status, new Metadata());
+    }
+
+    @Override
+    public <ReqT, RespT> ClientCall<ReqT, RespT> newCall(
+        MethodDescriptor<ReqT, RespT> method, CallOptions callOptions) {
+      return new ClientCall<>() {
+        @Override
+        public void start(Listener<RespT> listener, Metadata headers) {
+          HeldChannel.this.listeners.add(listener);
+        }
+
+        @Override
+        public void request(int numMessages) {}
+
+        @Override
+        public void cancel(String message, Throwable cause) {}
+
+        @Override
+        public void halfClose() {}
+
+        @Override
+        public void sendMessage(ReqT message) {}
+      };
+    }
+
+    @Override
+    public String authority() {
+      return "localhost";
+    }
+  }
+
+  private static final class RecordingCall implements StreamingCall {
+
+    final List<String> cancels = new CopyOnWriteArrayList<>();
+
+    final List<String> cancelThreads = new CopyOnWriteArrayList<>();
+
+    final CountDownLatch cancelled = new CountDownLatch(1);
+
+    @Override
+    public ApiCallContext getCallContext() {
+      return null;
+    }
+
+    @Override
+    public void request(int numMessages) {}
+
+    @Override
+    public void cancel(String message) {
+      this.cancels.add(message);
+      this.cancelThreads.add(Thread.currentThread().getName());
+      this.cancelled.countDown();
+    }
+  }
+}
