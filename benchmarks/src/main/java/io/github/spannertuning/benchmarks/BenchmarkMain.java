@@ -100,7 +100,7 @@ public final class BenchmarkMain {
             .map(String::trim)
             .map(Variant::of)
             .toList();
-    double spikyRate = flags.positive("spiky-rate", 150) * scale;
+    double spikyRate = flags.positive("spiky-rate", 300) * scale;
     double spikyMultiplier = flags.positive("spiky-multiplier", 3);
     int spikyThreads = flags.integer("spiky-threads", 100, 1, 10_000);
     List<Workload> all =
@@ -120,7 +120,7 @@ public final class BenchmarkMain {
                 "bursty",
                 "bursty point select",
                 2000,
-                flags.positive("bursty-rate", 150) * scale,
+                flags.positive("bursty-rate", 250) * scale,
                 flags.positive("bursty-multiplier", 3.8),
                 period,
                 length,

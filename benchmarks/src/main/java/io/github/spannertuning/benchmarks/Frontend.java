@@ -72,14 +72,14 @@ final class Frontend implements AutoCloseable {
     command("mark");
   }
 
-  /** Slows one connection of the current client; returns it, or "null" when none. */
+  /** Slows one connection of the current client; returns it as the server names it, or "null". */
   String degrade(long millis, long seed) throws Exception {
-    return command("degrade " + millis + " " + seed).substring(2).trim();
+    return command("degrade " + millis + " " + seed).trim();
   }
 
   /** Restarts the counters; returns the frontend's process CPU time so far, in ns. */
   long resetCounters() throws Exception {
-    return Long.parseLong(command("reset").substring(2).trim());
+    return Long.parseLong(command("reset").trim());
   }
 
   JsonNode stats() throws Exception {

@@ -108,6 +108,7 @@ final class VariantTally {
     round.put("p90Ms", ms(window.latency().getValueAtPercentile(90)));
     round.put("p99Ms", ms(window.latency().getValueAtPercentile(99)));
     round.put("cpuMsPer1000", perThousandMs(cost.cpuNanos(), window.ops() + window.errors()));
+    round.put("frontendCpuMsPer1000", perThousandMs(serverCpuNanos, window.ops() + window.errors()));
     round.put("busiestOverMean", busiestOverMean(perConnection));
     round.put("rstStreams", serverStats.path("rstStreams").asLong(-1));
     round.put("goAways", serverStats.path("goAways").asLong(-1));
