@@ -126,8 +126,7 @@ class StreamEndGuardTest {
           Locale.ROOT,
           "[guard %s] %s, %d queries, last 1 ms before trailers: RST_STREAM frames/query off=%.2f"
               + " on=%.2f | cancels reaching gRPC/query off=%.2f on=%.2f | throwables/query"
-              + " off=%.2f on=%.2f | guard on: skipped=%d drained=%d drain timeouts=%d | %.0f ms"
-              + " (off) %.0f ms (on)%n",
+              + " off=%.2f on=%.2f | guard on: skipped=%d drained=%d drain timeouts=%d%n",
           version,
           shape.label,
           QUERIES,
@@ -139,9 +138,7 @@ class StreamEndGuardTest {
           b.perQuery(b.throwables()),
           b.skipped(),
           b.drained(),
-          b.drainTimeouts(),
-          a.millis(),
-          b.millis());
+          b.drainTimeouts());
       System.out.printf(
           Locale.ROOT, "[guard %s] %s exceptions: off %s | on %s%n", version, shape.label,
           a.exceptionsByClass(), b.exceptionsByClass());
@@ -220,8 +217,10 @@ class StreamEndGuardTest {
 
   @Test
   void trailersThatDoNotComeWithinTheDrainTimeoutAreCancelledThen() throws Exception {
-    Duration drainTimeout = Duration.ofMillis(300);
-    Duration trailersDelay = Duration.ofSeconds(3);
+    // Long enough that no drain times out while the 8 streams are still being opened and closed
+    // on a busy machine: the cancels counted right after the closes are then cancels at close.
+    Duration drainTimeout = Duration.ofSeconds(2);
+    Duration trailersDelay = Duration.ofSeconds(8);
     int streams = 8;
     try (MockSpannerServer server = newServer(MockSpannerServer.builder().countFrames());
         TestClient client = TestClient.open(server, true, drainTimeout)) {
@@ -239,6 +238,7 @@ class StreamEndGuardTest {
         readOneRow(client.database(), MockSpannerServer.POINT_SELECT);
       }
       long closesTook = System.nanoTime() - closedAt;
+      assertThat(closesTook).as("time to open and close the streams").isLessThan(drainTimeout.toNanos());
       assertThat(client.counter().lastReceived()).isEqualTo(streams);
       assertThat(client.counter().cancels()).as("cancels at close").isZero();
       assertThat(activeStreams(state)).as("streams draining").isEqualTo(streams);
@@ -603,20 +603,17 @@ class StreamEndGuardTest {
     long timeouts = state.streamEndGuardDrainTimeoutCount();
     int rst = (server != null) ? server.rstStreams() : 0;
     int rows = 0;
-    long elapsed;
     ExceptionCounts exceptions;
     try (Recording recording = new Recording()) {
       recording.enable("jdk.ExceptionStatistics").withPeriod(Duration.ofMillis(20));
       recording.enable("jdk.JavaExceptionThrow").withoutStackTrace();
       recording.start();
       awaitStatisticsEvent();
-      long start = System.nanoTime();
       for (int i = 0; i < queries; i++) {
         if (query.run()) {
           rows++;
         }
       }
-      elapsed = System.nanoTime() - start;
       await().atMost(Duration.ofSeconds(10)).until(() -> activeStreams(state) == 0);
       if (server != null) {
         awaitQuiet(server::rstStreams);
@@ -634,7 +631,6 @@ class StreamEndGuardTest {
     return new Loop(
         queries,
         rows,
-        elapsed / 1e6,
         counter.cancels(),
         counter.lastReceived(),
         counter.endedBeforeClose(),
@@ -871,7 +867,6 @@ class StreamEndGuardTest {
   private record Loop(
       int queries,
       int rows,
-      double millis,
       int cancels,
       int lastReceived,
       int endedBeforeClose,
