@@ -1,0 +1,333 @@
+package io.github.spannertuning.benchmarks;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.github.spannertuning.client.ClientVersions;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import org.HdrHistogram.Histogram;
+
+/**
+ * The load benchmark for the client line on the classpath: starts the simulated frontend in its
+ * own JVM, measures the floor, then runs every workload with every variant interleaved in rounds
+ * (round 1: A B C..., round 2: A B C..., so drift hits all variants alike), each window with a
+ * fresh, warmed client. Writes {@code results-<google-cloud-spanner version>.json} to the output
+ * folder, then the report over every results file there ({@link Report}).
+ */
+public final class BenchmarkMain {
+
+  private static final ObjectMapper json =
+      new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+  private final Flags flags;
+
+  private final Path out;
+
+  private final int channels;
+
+  private final int rounds;
+
+  private final double windowSeconds;
+
+  private final double bucketSeconds;
+
+  private final int warmupQueries;
+
+  private final int floorQueries;
+
+  private final long seed;
+
+  private final List<Workload> workloads;
+
+  private BenchmarkMain(Flags flags) {
+    this.flags = flags;
+    flags.string("command", "java " + BenchmarkMain.class.getName());
+    this.out = Paths.get(flags.string("out", "target/benchmark-results"));
+    this.channels = flags.integer("channels", 8, 1, 256);
+    this.rounds = flags.integer("rounds", 2, 1, 1000);
+    this.windowSeconds = flags.positive("window-s", 12);
+    this.bucketSeconds = flags.positive("bucket-s", 0.25);
+    this.warmupQueries = flags.integer("warmup-queries", 300, 0, 1_000_000);
+    this.floorQueries = flags.integer("floor-queries", 300, 1, 1_000_000);
+    this.seed = (long) flags.number("seed", 1);
+    this.workloads = workloads(flags);
+  }
+
+  public static void main(String[] args) throws Exception {
+    run(args);
+    System.exit(0);
+  }
+
+  /** Runs the benchmark and writes its report; returns the output folder. */
+  public static Path run(String... args) throws Exception {
+    // The client logs its options at INFO for every client; a window opens one.
+    Logger.getLogger("").setLevel(Level.WARNING);
+    Flags flags = Flags.parse(args);
+    BenchmarkMain main = new BenchmarkMain(flags);
+    Map<String, String> frontendFlags = new LinkedHashMap<>();
+    for (String knob : FrontendKnobs.FLAGS) {
+      String value = flags.optional(knob);
+      if (value != null) {
+        frontendFlags.put(knob, value);
+      }
+    }
+    flags.rejectUnknown();
+    return main.run(frontendFlags);
+  }
+
+  private static List<Workload> workloads(Flags flags) {
+    double scale = flags.positive("scale", 1.0);
+    double period = flags.positive("burst-period-s", 5);
+    double length = flags.positive("burst-length-s", 1);
+    List<Variant> variants =
+        Arrays.stream(
+                flags.string("variants", "stock,tuned,distribution-only,guard-only,round-robin")
+                    .split(","))
+            .map(String::trim)
+            .map(Variant::of)
+            .toList();
+    double spikyRate = flags.positive("spiky-rate", 300) * scale;
+    double spikyMultiplier = flags.positive("spiky-multiplier", 3);
+    int spikyThreads = flags.integer("spiky-threads", 100, 1, 10_000);
+    List<Workload> all =
+        List.of(
+            new Workload(
+                "steady",
+                "steady point select",
+                100,
+                flags.positive("steady-rate", 100) * scale,
+                1,
+                period,
+                0,
+                flags.integer("steady-threads", 8, 1, 10_000),
+                0,
+                variants),
+            new Workload(
+                "bursty",
+                "bursty point select",
+                2000,
+                flags.positive("bursty-rate", 250) * scale,
+                flags.positive("bursty-multiplier", 3.8),
+                period,
+                length,
+                flags.integer("bursty-threads", 64, 1, 10_000),
+                0,
+                variants),
+            new Workload(
+                "spiky",
+                "spiky point select",
+                600,
+                spikyRate,
+                spikyMultiplier,
+                period,
+                length,
+                spikyThreads,
+                0,
+                variants),
+            new Workload(
+                "degraded",
+                "spiky point select, one connection slowed",
+                600,
+                spikyRate,
+                spikyMultiplier,
+                period,
+                length,
+                spikyThreads,
+                (long) flags.positive("degrade-ms", 20),
+                variants));
+    List<String> chosen =
+        Arrays.stream(flags.string("workloads", "steady,bursty,spiky,degraded").split(","))
+            .map(String::trim)
+            .toList();
+    for (String name : chosen) {
+      if (all.stream().noneMatch((workload) -> workload.name().equals(name))) {
+        throw new IllegalArgumentException(
+            "Unknown workload '" + name + "'; use steady, bursty, spiky or degraded");
+      }
+    }
+    return all.stream().filter((workload) -> chosen.contains(workload.name())).toList();
+  }
+
+  private Path run(Map<String, String> frontendFlags) throws Exception {
+    Files.createDirectories(this.out);
+    ClientVersions versions = ClientVersions.detected();
+    long started = System.currentTimeMillis();
+    Map<String, Object> results = new LinkedHashMap<>();
+    results.put("client", versions);
+    results.put("started", Instant.ofEpochMilli(started).toString());
+    results.put("flags", this.flags.used());
+    results.put(
+        "machine",
+        Map.of(
+            "cores", Runtime.getRuntime().availableProcessors(),
+            "java", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"),
+            "os", System.getProperty("os.name") + " " + System.getProperty("os.arch")));
+    log("client line: google-cloud-spanner %s, grpc-gcp %s", versions.spanner(), versions.grpcGcp());
+    try (Frontend frontend = Frontend.start(frontendFlags);
+        ProcessMeters meters = new ProcessMeters()) {
+      results.put("frontend", frontend.knobs());
+      log("frontend on port %d: %s", frontend.port(), frontend.knobs());
+      results.put("floor", floor(frontend));
+      List<Map<String, Object>> workloadResults = new ArrayList<>();
+      for (Workload workload : this.workloads) {
+        workloadResults.add(runWorkload(frontend, meters, workload));
+      }
+      results.put("workloads", workloadResults);
+    }
+    results.put("durationSeconds", (System.currentTimeMillis() - started) / 1000.0);
+    Path file = this.out.resolve("results-" + versions.spanner() + ".json");
+    json.writeValue(file.toFile(), results);
+    log("wrote %s", file);
+    Report.write(this.out);
+    return this.out;
+  }
+
+  /** Single point selects at idle, one at a time: the best latency this server model allows. */
+  private Map<String, Object> floor(Frontend frontend) throws Exception {
+    Map<String, Object> floor = new LinkedHashMap<>();
+    for (Variant variant : List.of(Variant.STOCK, Variant.TUNED)) {
+      frontend.mark();
+      try (BenchClient client = BenchClient.open(variant, frontend.port(), this.channels)) {
+        warmUp(client, 8);
+        Histogram latency = new Histogram(3);
+        for (int i = 0; i < this.floorQueries; i++) {
+          long start = System.nanoTime();
+          client.pointSelect();
+          latency.recordValue(Math.max(1, (System.nanoTime() - start) / 1000));
+          Thread.sleep(2);
+        }
+        Map<String, Object> figures = new LinkedHashMap<>();
+        figures.put("queries", latency.getTotalCount());
+        figures.put("meanMs", latency.getMean() / 1000.0);
+        figures.put("p50Ms", VariantTally.ms(latency.getValueAtPercentile(50)));
+        figures.put("p99Ms", VariantTally.ms(latency.getValueAtPercentile(99)));
+        figures.put("maxMs", VariantTally.ms(latency.getMaxValue()));
+        floor.put(variant.label(), figures);
+        log("floor %-6s %s", variant.label(), figures);
+      }
+    }
+    return floor;
+  }
+
+  private Map<String, Object> runWorkload(Frontend frontend, ProcessMeters meters, Workload workload)
+      throws Exception {
+    int seriesLength = (int) Math.ceil(this.windowSeconds / this.bucketSeconds);
+    Map<Variant, VariantTally> tallies = new LinkedHashMap<>();
+    for (Variant variant : workload.variants()) {
+      tallies.put(variant, new VariantTally(variant, this.channels, seriesLength));
+    }
+    for (int round = 0; round < this.rounds; round++) {
+      for (VariantTally tally : tallies.values()) {
+        window(frontend, meters, workload, tally, round);
+      }
+    }
+    Map<String, Object> result = new LinkedHashMap<>();
+    result.put("name", workload.name());
+    result.put("description", workload.description());
+    result.put("referenceRate", workload.referenceRate());
+    result.put("baseRate", workload.baseRate());
+    result.put("scale", workload.scale());
+    result.put("burstMultiplier", workload.burstMultiplier());
+    result.put("burstPeriodS", workload.burstPeriodSeconds());
+    result.put("burstLengthS", workload.burstLengthSeconds());
+    List<double[]> bursts = new ArrayList<>();
+    for (double t = 0; t < this.windowSeconds; t += this.bucketSeconds / 10) {
+      boolean in = workload.inBurst(t);
+      if (in && (bursts.isEmpty() || bursts.get(bursts.size() - 1)[1] < t - this.bucketSeconds / 5)) {
+        bursts.add(new double[] {t, t});
+      } else if (in) {
+        bursts.get(bursts.size() - 1)[1] = t;
+      }
+    }
+    result.put("bursts", bursts);
+    result.put("threads", workload.threads());
+    result.put("degradeMs", workload.degradeMillis());
+    result.put("windowS", this.windowSeconds);
+    result.put("rounds", this.rounds);
+    List<Map<String, Object>> variants = new ArrayList<>();
+    tallies.values().forEach((tally) -> variants.add(tally.toJson(this.bucketSeconds)));
+    result.put("variants", variants);
+    return result;
+  }
+
+  private void window(
+      Frontend frontend, ProcessMeters meters, Workload workload, VariantTally tally, int round)
+      throws Exception {
+    frontend.mark();
+    try (BenchClient client = BenchClient.open(tally.variant(), frontend.port(), this.channels)) {
+      warmUp(client, Math.min(16, workload.threads()));
+      String degraded = frontend.degrade(workload.degradeMillis(), this.seed + round);
+      long serverCpuStart = frontend.resetCounters();
+      long[] before = client.clientChannelCalls();
+      OpenLoop.Window window;
+      ProcessMeters.Reading cost;
+      try (OpenLoop loop = new OpenLoop(workload.threads())) {
+        ProcessMeters.Snapshot start = meters.start();
+        window = loop.run(client, workload, this.windowSeconds, this.bucketSeconds, this.seed + round);
+        cost = meters.end(start);
+      }
+      JsonNode stats = frontend.stats();
+      long[] after = client.clientChannelCalls();
+      long[] delta = new long[after.length];
+      for (int i = 0; i < after.length; i++) {
+        delta[i] = after[i] - ((i < before.length) ? before[i] : 0);
+      }
+      tally.add(window, cost, stats, stats.path("processCpuNanos").asLong() - serverCpuStart, delta);
+      log(
+          "%-8s round %d %-17s ops %6d errors %4d p50 %7.2f ms p99 %8.2f ms cpu %5.0f ms/1000q%s",
+          workload.name(),
+          round + 1,
+          tally.variant().label(),
+          window.ops(),
+          window.errors(),
+          VariantTally.ms(window.latency().getValueAtPercentile(50)),
+          VariantTally.ms(window.latency().getValueAtPercentile(99)),
+          cost.cpuNanos() / 1e6 / Math.max(1, window.ops() + window.errors()) * 1000,
+          workload.degradeMillis() > 0 ? " slowed " + degraded : "");
+    }
+  }
+
+  /** Warm-up queries from a few threads at once, so that the client opens its connections. */
+  private void warmUp(BenchClient client, int threads) throws Exception {
+    if (this.warmupQueries == 0) {
+      return;
+    }
+    AtomicInteger left = new AtomicInteger(this.warmupQueries);
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<?>> workers = new ArrayList<>();
+      for (int i = 0; i < threads; i++) {
+        workers.add(
+            pool.submit(
+                () -> {
+                  while (left.getAndDecrement() > 0) {
+                    client.pointSelect();
+                  }
+                }));
+      }
+      for (Future<?> worker : workers) {
+        worker.get();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  static void log(String format, Object... args) {
+    System.out.printf("[bench] " + format + "%n", args);
+  }
+}

@@ -1,0 +1,141 @@
+package io.github.spannertuning.benchmarks;
+
+import java.util.Random;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import org.HdrHistogram.Histogram;
+
+/**
+ * Runs one measurement window open loop: arrivals follow a Poisson schedule at the workload's
+ * rate, each is handed to a fixed pool of client threads (queued when all are busy), and latency
+ * is taken from the scheduled arrival, so time spent waiting for a thread or behind a slow call
+ * counts. The schedule is fixed by the seed, the same for every variant. The pool's threads are
+ * started before the window and stop only on {@link #close()}, so that the window's cost can be
+ * read from them first.
+ */
+final class OpenLoop implements AutoCloseable {
+
+  /** Time a window's late queries get to finish before they are counted as errors. */
+  private static final long DRAIN_NANOS = TimeUnit.SECONDS.toNanos(30);
+
+  private final ThreadPoolExecutor pool;
+
+  OpenLoop(int threads) {
+    AtomicInteger threadNumber = new AtomicInteger();
+    this.pool =
+        new ThreadPoolExecutor(
+            threads,
+            threads,
+            0,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(),
+            (runnable) -> {
+              Thread thread = new Thread(runnable, "load-" + threadNumber.incrementAndGet());
+              thread.setDaemon(true);
+              return thread;
+            });
+    this.pool.prestartAllCoreThreads();
+  }
+
+  /** What one window produced; latencies in microseconds. */
+  record Window(
+      Histogram latency,
+      Histogram[] series,
+      long ops,
+      long errors,
+      String firstError,
+      long wallNanos,
+      int maxQueued) {}
+
+  Window run(BenchClient client, Workload workload, double seconds, double bucketSeconds, long seed)
+      throws InterruptedException {
+    Histogram latency = new Histogram(3);
+    Histogram[] series = new Histogram[(int) Math.ceil(seconds / bucketSeconds)];
+    for (int i = 0; i < series.length; i++) {
+      series[i] = new Histogram(2);
+    }
+    AtomicLong ops = new AtomicLong();
+    AtomicLong errors = new AtomicLong();
+    AtomicLong done = new AtomicLong();
+    String[] firstError = new String[1];
+    Random random = new Random(seed);
+    long bucketNanos = (long) (bucketSeconds * 1e9);
+    long origin = System.nanoTime() + 20_000_000L;
+    long submitted = 0;
+    int maxQueued = 0;
+    double at = 0;
+    while (true) {
+      at += -Math.log(1 - random.nextDouble()) / workload.rateAt(at);
+      if (at >= seconds) {
+        break;
+      }
+      long scheduled = origin + (long) (at * 1e9);
+      long wait;
+      while ((wait = scheduled - System.nanoTime()) > 0) {
+        LockSupport.parkNanos(wait);
+      }
+      submitted++;
+      this.pool.execute(
+          () -> {
+            try {
+              client.pointSelect();
+              long micros = Math.max(1, (System.nanoTime() - scheduled) / 1000);
+              ops.incrementAndGet();
+              int bucket = (int) Math.min(series.length - 1, (scheduled - origin) / bucketNanos);
+              synchronized (latency) {
+                latency.recordValue(micros);
+                series[bucket].recordValue(micros);
+              }
+            } catch (RuntimeException ex) {
+              synchronized (latency) {
+                if (errors.getAndIncrement() == 0) {
+                  firstError[0] = ex.toString();
+                }
+              }
+            } finally {
+              done.incrementAndGet();
+            }
+          });
+      maxQueued = Math.max(maxQueued, this.pool.getQueue().size());
+    }
+    long deadline = System.nanoTime() + DRAIN_NANOS;
+    while (done.get() < submitted && System.nanoTime() < deadline) {
+      Thread.sleep(2);
+    }
+    long wallNanos = System.nanoTime() - origin;
+    long unfinished = submitted - done.get();
+    synchronized (latency) {
+      if (unfinished > 0) {
+        errors.addAndGet(unfinished);
+        if (firstError[0] == null) {
+          firstError[0] = unfinished + " queries unfinished 30 s after the window";
+        }
+      }
+      return new Window(
+          latency.copy(),
+          copy(series),
+          ops.get(),
+          errors.get(),
+          firstError[0],
+          wallNanos,
+          maxQueued);
+    }
+  }
+
+  private static Histogram[] copy(Histogram[] series) {
+    Histogram[] copy = new Histogram[series.length];
+    for (int i = 0; i < series.length; i++) {
+      copy[i] = series[i].copy();
+    }
+    return copy;
+  }
+
+  @Override
+  public void close() {
+    this.pool.shutdownNow();
+  }
+}

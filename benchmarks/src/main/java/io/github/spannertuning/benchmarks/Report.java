@@ -1,0 +1,627 @@
+package io.github.spannertuning.benchmarks;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.MissingNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.Function;
+import java.util.stream.Stream;
+
+/**
+ * Turns every {@code results-*.json} in a folder into {@code benchmarks.md} (tables shaped like
+ * the reference results: stock, tuned, delta, then the other variants), {@code benchmarks.json}
+ * (all client lines in one file) and {@code benchmarks.html} (inline SVG: latency percentiles over
+ * the window with the bursts shaded, and each variant's per-channel load).
+ */
+public final class Report {
+
+  private static final ObjectMapper json =
+      new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+  static final String[] COLORS = {"#555555", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd"};
+
+  private Report() {}
+
+  public static void main(String[] args) throws IOException {
+    write(Paths.get(args.length > 0 ? args[0] : "target/benchmark-results"));
+  }
+
+  static void write(Path folder) throws IOException {
+    // Newest client line first: the baseline.
+    List<JsonNode> lines = new ArrayList<>(read(folder, "results-.*\\.json"));
+    Collections.reverse(lines);
+    List<JsonNode> jmh = new ArrayList<>();
+    for (Path file : files(folder, "jmh-.*\\.json")) {
+      ObjectNode run = json.createObjectNode();
+      String name = file.getFileName().toString();
+      run.put("client", name.substring(4, name.length() - 5));
+      run.set("results", json.readTree(file.toFile()));
+      jmh.add(run);
+    }
+    ObjectNode all = json.createObjectNode();
+    ArrayNode array = all.putArray("lines");
+    lines.forEach(array::add);
+    ArrayNode micro = all.putArray("jmh");
+    jmh.forEach(micro::add);
+    json.writeValue(folder.resolve("benchmarks.json").toFile(), all);
+    Files.writeString(
+        folder.resolve("benchmarks.md"),
+        markdown(lines) + targetsMarkdown(lines, jmh) + jmhMarkdown(jmh),
+        StandardCharsets.UTF_8);
+    Files.writeString(folder.resolve("benchmarks.html"), html(lines), StandardCharsets.UTF_8);
+  }
+
+  private static List<Path> files(Path folder, String pattern) throws IOException {
+    try (Stream<Path> files = Files.list(folder)) {
+      return files.filter((path) -> path.getFileName().toString().matches(pattern)).sorted().toList();
+    }
+  }
+
+  private static List<JsonNode> read(Path folder, String pattern) throws IOException {
+    List<JsonNode> read = new ArrayList<>();
+    for (Path file : files(folder, pattern)) {
+      read.add(json.readTree(file.toFile()));
+    }
+    return read;
+  }
+
+  /** The issue's targets, each with what this run measured against it, per client line. */
+  static String targetsMarkdown(List<JsonNode> lines, List<JsonNode> jmh) {
+    if (lines.isEmpty()) {
+      return "";
+    }
+    StringBuilder md = new StringBuilder("\n## Targets\n\n| target |");
+    lines.forEach((line) -> md.append(' ').append(line.path("client").path("spanner").asText()).append(" |"));
+    md.append("\n|---|").append("---|".repeat(lines.size())).append('\n');
+    target(md, lines, "tuned throwables / query at most 0.5 (stock beside it), per workload",
+        (line) -> perWorkload(line, (w) -> fmt(path(w, "tuned", "throwablesPerQuery"), 2)
+            + " (stock " + fmt(path(w, "stock", "throwablesPerQuery"), 2) + ")"));
+    target(md, lines, "RST_STREAM sent / query, tuned (stock)",
+        (line) -> perWorkload(line, (w) -> fmt(path(w, "tuned", "rstStreamsPerQuery"), 2)
+            + " (" + fmt(path(w, "stock", "rstStreamsPerQuery"), 2) + ")"));
+    target(md, lines, "GOAWAYs received: 0 for tuned (stock)",
+        (line) -> perWorkload(line, (w) -> path(w, "tuned", "goAways").asText("n/a")
+            + " (" + path(w, "stock", "goAways").asText("n/a") + ")"));
+    target(md, lines, "goal: bytes / query at least 15% fewer (tuned / stock)",
+        (line) -> perWorkload(line, (w) -> ratio(path(w, "stock", "bytesPerQuery"),
+            path(w, "tuned", "bytesPerQuery"))));
+    target(md, lines, "client CPU / query: tuned no more than stock; goal 10% less (tuned / stock)",
+        (line) -> perWorkload(line, (w) -> ratio(path(w, "stock", "cpuMsPer1000"),
+            path(w, "tuned", "cpuMsPer1000"))));
+    target(md, lines, "P50 within 5% of stock (tuned / stock)",
+        (line) -> perWorkload(line, (w) -> ratio(path(w, "stock", "p50Ms"), path(w, "tuned", "p50Ms"))));
+    target(md, lines, "goal: spiky P99 ratio 0.3 (tuned / stock)",
+        (line) -> ratio(path(workload(line, "spiky"), "stock", "p99Ms"),
+            path(workload(line, "spiky"), "tuned", "p99Ms")));
+    target(md, lines, "goal: bursty P90 ratio 0.25 (tuned / stock)",
+        (line) -> ratio(path(workload(line, "bursty"), "stock", "p90Ms"),
+            path(workload(line, "bursty"), "tuned", "p90Ms")));
+    target(md, lines, "spiky: busiest channel at most 1.2x the mean, tuned (stock), server-counted",
+        (line) -> fmt(path(workload(line, "spiky"), "tuned", "serverBusiestOverMean"), 2) + " ("
+            + fmt(path(workload(line, "spiky"), "stock", "serverBusiestOverMean"), 2) + ")");
+    target(md, lines, "degraded: slowed connection at most its even share, tuned (stock), per round",
+        (line) -> roundsOf(workload(line, "degraded"), "tuned", "degradedShareOfEven") + " ("
+            + roundsOf(workload(line, "degraded"), "stock", "degradedShareOfEven") + ")");
+    target(md, lines, "goal: degraded P99 at most half of stock's (tuned / stock)",
+        (line) -> ratio(path(workload(line, "degraded"), "stock", "p99Ms"),
+            path(workload(line, "degraded"), "tuned", "p99Ms")));
+    target(md, lines, "imbalance that remains: spiky P99, tuned / round robin (busiest/mean tuned, round robin)",
+        (line) -> ratio(path(workload(line, "spiky"), "round robin", "p99Ms"),
+                path(workload(line, "spiky"), "tuned", "p99Ms"))
+            + " (" + fmt(path(workload(line, "spiky"), "tuned", "serverBusiestOverMean"), 2) + ", "
+            + fmt(path(workload(line, "spiky"), "round robin", "serverBusiestOverMean"), 2) + ")");
+    md.append("\nTargets on transactional overhead (under 300 ns and 100 B per call) are in the JMH"
+        + " table below.\n");
+    return md.toString();
+  }
+
+  private static void target(StringBuilder md, List<JsonNode> lines, String name,
+      Function<JsonNode, String> cell) {
+    md.append("| ").append(name);
+    lines.forEach((line) -> md.append(" | ").append(cell.apply(line)));
+    md.append(" |\n");
+  }
+
+  private static String perWorkload(JsonNode line, Function<JsonNode, String> cell) {
+    List<String> cells = new ArrayList<>();
+    for (JsonNode workload : line.path("workloads")) {
+      cells.add(workload.path("name").asText() + " " + cell.apply(workload));
+    }
+    return String.join("; ", cells);
+  }
+
+  private static JsonNode workload(JsonNode line, String name) {
+    for (JsonNode workload : line.path("workloads")) {
+      if (workload.path("name").asText().equals(name)) {
+        return workload;
+      }
+    }
+    return null;
+  }
+
+  private static JsonNode path(JsonNode workload, String variant, String key) {
+    JsonNode found = (workload == null) ? null : variant(workload, variant);
+    return (found == null) ? MissingNode.getInstance()
+        : found.path(key);
+  }
+
+  private static String roundsOf(JsonNode workload, String variant, String key) {
+    JsonNode found = (workload == null) ? null : variant(workload, variant);
+    return (found == null) ? "n/a" : perRound(found, key, 2);
+  }
+
+  /** JMH's per-benchmark results (its {@code -rf json} output), one file per client line. */
+  static String jmhMarkdown(List<JsonNode> runs) {
+    if (runs.isEmpty()) {
+      return "";
+    }
+    StringBuilder md = new StringBuilder();
+    md.append("\n## What the starter adds per query (JMH, `-prof gc`)\n\n")
+        .append("Stream path (StarterOverheadBenchmark): request classification, routing and the"
+            + " guard's wrapper for one query (start, the row marked `last`, the end, the close:"
+            + " `at-last` closes before the trailers, as a point select does; `after-end` after"
+            + " them), against the same sequence on the bare call. Channel (ChannelLoadBenchmark):"
+            + " the load-counting interceptor around one gRPC call. Added per query is the sum."
+            + " What the guard saves is in the load tables above.\n\n")
+        .append("| client line | request | close | stream: stock -> tuned (ns) | stream: added B/op"
+            + " | channel: bare -> counted (ns) | channel: added B/op | added per query |\n")
+        .append("|---|---|---|---|---|---|---|---|\n");
+    for (JsonNode run : runs) {
+      double[] channelStock = jmhScore(run, "channelStock", null, null);
+      double[] channelCounted = jmhScore(run, "channelCounted", null, null);
+      for (String request : new String[] {"single-use", "transaction"}) {
+        for (String close : new String[] {"at-last", "after-end"}) {
+          double[] streamStock = jmhScore(run, "streamStock", request, close);
+          double[] streamTuned = jmhScore(run, "streamTuned", request, close);
+          if (streamStock == null || streamTuned == null || channelStock == null
+              || channelCounted == null) {
+            continue;
+          }
+          double ns = (streamTuned[0] - streamStock[0]) + (channelCounted[0] - channelStock[0]);
+          double bytes = (streamTuned[1] - streamStock[1]) + (channelCounted[1] - channelStock[1]);
+          md.append("| ").append(run.path("client").asText()).append(" | ").append(request)
+              .append(" | ").append(close)
+              .append(" | ").append(fmt(streamStock[0], 1)).append(" -> ")
+              .append(fmt(streamTuned[0], 1))
+              .append(" | ").append(fmt(streamTuned[1] - streamStock[1], 0))
+              .append(" | ").append(fmt(channelStock[0], 1)).append(" -> ")
+              .append(fmt(channelCounted[0], 1))
+              .append(" | ").append(fmt(channelCounted[1] - channelStock[1], 0))
+              .append(" | ").append(fmt(ns, 0)).append(" ns, ").append(fmt(bytes, 0))
+              .append(" B |\n");
+        }
+      }
+    }
+    return md.toString();
+  }
+
+  /** Score (ns/op) and normalised allocation (B/op) of one benchmark, or null. */
+  private static double[] jmhScore(JsonNode run, String benchmark, String request, String close) {
+    for (JsonNode result : run.path("results")) {
+      JsonNode params = result.path("params");
+      if (result.path("benchmark").asText().endsWith("." + benchmark)
+          && (request == null || params.path("request").asText().equals(request))
+          && (close == null || params.path("close").asText().equals(close))) {
+        JsonNode secondary = result.path("secondaryMetrics");
+        JsonNode alloc = secondary.has("gc.alloc.rate.norm")
+            ? secondary.path("gc.alloc.rate.norm") : secondary.path("\u00b7gc.alloc.rate.norm");
+        return new double[] {
+          result.path("primaryMetric").path("score").asDouble(),
+          alloc.path("score").asDouble(Double.NaN)
+        };
+      }
+    }
+    return null;
+  }
+
+  private static String line(JsonNode results) {
+    return "google-cloud-spanner "
+        + results.path("client").path("spanner").asText()
+        + " + grpc-gcp "
+        + results.path("client").path("grpcGcp").asText();
+  }
+
+  // ---- markdown
+
+  static String markdown(List<JsonNode> lines) {
+    StringBuilder md = new StringBuilder();
+    md.append("# spanner-tuning load benchmark\n\n");
+    md.append(
+        "Simulated frontend (its own JVM, loopback TCP): autoconfigure's MockSpannerServer on"
+            + " Google's MockSpannerServiceImpl. Real: the Spanner client, gax, grpc-gcp, grpc-java,"
+            + " Netty, TCP. Latency is measured from each query's scheduled (open-loop) start.\n\n");
+    if (lines.isEmpty()) {
+      return md.append("No results.\n").toString();
+    }
+    for (JsonNode results : lines) {
+      md.append("- ").append(line(results)).append(": started ")
+          .append(results.path("started").asText()).append(", ")
+          .append(fmt(results.path("durationSeconds").asDouble(), 0)).append(" s, ")
+          .append(results.path("machine").path("cores").asText()).append(" cores, ")
+          .append(results.path("machine").path("java").asText()).append("\n");
+    }
+    JsonNode first = lines.get(0);
+    md.append("\nCommand: `").append(first.path("flags").path("command").asText())
+        .append("`\n\nAll flags, as used: `");
+    first.path("flags").fields().forEachRemaining(
+        (entry) -> {
+          if (!entry.getKey().equals("command") && !entry.getKey().equals("out")) {
+            md.append("--").append(entry.getKey()).append(' ').append(entry.getValue().asText())
+                .append(' ');
+          }
+        });
+    md.append("`\n\nFrontend model: ");
+    first.path("frontend").fields().forEachRemaining(
+        (entry) -> md.append(entry.getKey()).append(" = ").append(entry.getValue().asText())
+            .append("; "));
+    md.append("\n\n## Scale\n\n| workload | reference | here | scale | bursts | client threads | windows |\n|---|---|---|---|---|---|---|\n");
+    for (JsonNode workload : first.path("workloads")) {
+      md.append("| ").append(workload.path("name").asText())
+          .append(" | ").append(fmt(workload.path("referenceRate").asDouble(), 0)).append("/s")
+          .append(" | ").append(fmt(workload.path("baseRate").asDouble(), 0)).append("/s")
+          .append(" | ").append(fmt(workload.path("scale").asDouble(), 3))
+          .append(" | ").append(bursts(workload))
+          .append(" | ").append(workload.path("threads").asText())
+          .append(workload.path("degradeMs").asLong() > 0
+              ? ", one connection +" + workload.path("degradeMs").asText() + " ms" : "")
+          .append(" | ").append(workload.path("rounds").asText()).append(" x ")
+          .append(fmt(workload.path("windowS").asDouble(), 0)).append(" s per variant |\n");
+    }
+    md.append("\n## Headline: tuned / stock\n\n")
+        .append("| client line | workload | P50 | P90 | P99 | CPU / query | bytes / query | throwables / query | RST_STREAM sent / query | GOAWAY received | busiest / mean (server) |\n")
+        .append("|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (JsonNode results : lines) {
+      for (JsonNode workload : results.path("workloads")) {
+        JsonNode stock = variant(workload, "stock");
+        JsonNode tuned = variant(workload, "tuned");
+        if (stock == null || tuned == null) {
+          continue;
+        }
+        md.append("| ").append(results.path("client").path("spanner").asText())
+            .append(" | ").append(workload.path("name").asText());
+        for (String key : new String[] {"p50Ms", "p90Ms", "p99Ms"}) {
+          md.append(" | ").append(pair(stock.path(key), tuned.path(key), 2));
+        }
+        md.append(" | ").append(pair(stock.path("cpuMsPer1000"), tuned.path("cpuMsPer1000"), 0))
+            .append(" ms/1000");
+        md.append(" | ").append(pair(stock.path("bytesPerQuery"), tuned.path("bytesPerQuery"), 0));
+        md.append(" | ").append(fmt(stock.path("throwablesPerQuery"), 2)).append(" -> ")
+            .append(fmt(tuned.path("throwablesPerQuery"), 2))
+            .append(" | ").append(fmt(stock.path("rstStreamsPerQuery"), 2)).append(" -> ")
+            .append(fmt(tuned.path("rstStreamsPerQuery"), 2))
+            .append(" | ").append(stock.path("goAways").asText("n/a")).append(" -> ")
+            .append(tuned.path("goAways").asText("n/a"))
+            .append(" | ").append(fmt(stock.path("serverBusiestOverMean"), 2)).append(" -> ")
+            .append(fmt(tuned.path("serverBusiestOverMean"), 2)).append(" |\n");
+      }
+    }
+    for (JsonNode results : lines) {
+      md.append("\n## ").append(line(results)).append("\n\n### Floor (one query at a time, idle)\n\n")
+          .append("| | mean | P50 | P99 | max |\n|---|---|---|---|---|\n");
+      results.path("floor").fields().forEachRemaining(
+          (entry) -> md.append("| ").append(entry.getKey())
+              .append(" | ").append(fmt(entry.getValue().path("meanMs"), 2))
+              .append(" | ").append(fmt(entry.getValue().path("p50Ms"), 2))
+              .append(" | ").append(fmt(entry.getValue().path("p99Ms"), 2))
+              .append(" | ").append(fmt(entry.getValue().path("maxMs"), 2)).append(" |\n"));
+      for (JsonNode workload : results.path("workloads")) {
+        md.append("\n### ").append(workload.path("description").asText()).append(" (")
+            .append(fmt(workload.path("baseRate").asDouble(), 0)).append("/s, ")
+            .append(bursts(workload)).append(", ")
+            .append(workload.path("threads").asText()).append(" threads)\n\n");
+        table(md, workload);
+      }
+    }
+    md.append("\nMs are milliseconds; \"delta\" is tuned against stock. Throwables: JFR"
+        + " jdk.ExceptionStatistics over the client JVM. Bytes: per-thread allocation counters"
+        + " (com.sun.management.ThreadMXBean) summed over the threads alive at the window's end. CPU: the client process's"
+        + " CPU time. RST_STREAM and GOAWAY: frames counted on the wire by a loopback proxy in front of the"
+        + " server; cancels seen by server: streams still open on the server when the reset came. Busiest / mean: the"
+        + " busiest connection's point selects over an even share of the pool, counted by the"
+        + " server per TCP connection; client-counted: by the starter's channel counter. Where a ratio falls short, the saturation"
+        + " rows say which side ran out: client and frontend CPU busy (process CPU time over the"
+        + " window's wall time and all cores; the two JVMs share the machine's cores), and arrivals"
+        + " queued for want of a free client thread.\n");
+    return md.toString();
+  }
+
+  private static void table(StringBuilder md, JsonNode workload) {
+    List<JsonNode> variants = new ArrayList<>();
+    workload.path("variants").forEach(variants::add);
+    JsonNode stock = variant(workload, "stock");
+    JsonNode tuned = variant(workload, "tuned");
+    boolean delta = stock != null && tuned != null;
+    List<JsonNode> columns = new ArrayList<>();
+    if (delta) {
+      columns.add(stock);
+      columns.add(tuned);
+    }
+    variants.stream().filter((v) -> !delta || (v != stock && v != tuned)).forEach(columns::add);
+    md.append("| metric");
+    for (int i = 0; i < columns.size(); i++) {
+      md.append(" | ").append(columns.get(i).path("variant").asText());
+      if (delta && i == 1) {
+        md.append(" | delta");
+      }
+    }
+    md.append(" |\n|---");
+    md.append("|---".repeat(columns.size() + (delta ? 1 : 0))).append("|\n");
+    row(md, "operations", columns, delta, (v) -> v.path("ops").asText(), null);
+    row(md, "errors", columns, delta, (v) -> v.path("errors").asText(), null);
+    for (String[] metric : new String[][] {
+        {"mean", "meanMs"}, {"P50", "p50Ms"}, {"P90", "p90Ms"}, {"P95", "p95Ms"},
+        {"P99", "p99Ms"}, {"P99.9", "p999Ms"}, {"max", "maxMs"}}) {
+      row(md, metric[0] + " (ms)", columns, delta, (v) -> fmt(v.path(metric[1]), 2),
+          (pair) -> ratio(pair[0].path(metric[1]), pair[1].path(metric[1])));
+    }
+    List<String> bucketNames = new ArrayList<>();
+    columns.get(0).path("bucketsMs").fieldNames().forEachRemaining(bucketNames::add);
+    for (String bucket : bucketNames) {
+      row(md, bucket + " ms", columns, delta, (v) -> bucketCell(v, bucket),
+          (pair) -> pointsDelta(share(pair[0], bucket), share(pair[1], bucket)));
+    }
+    row(md, "at or above 50 ms", columns, delta, (v) -> pct(share(v, "50-100") + share(v, ">100")),
+        (pair) -> pointsDelta(share(pair[0], "50-100") + share(pair[0], ">100"),
+            share(pair[1], "50-100") + share(pair[1], ">100")));
+    row(md, "client CPU ms / 1000 queries", columns, delta, (v) -> fmt(v.path("cpuMsPer1000"), 0),
+        (pair) -> ratio(pair[0].path("cpuMsPer1000"), pair[1].path("cpuMsPer1000")));
+    row(md, "client CPU busy (share of all cores)", columns, delta,
+        (v) -> pct(v.path("clientCpuBusy").asDouble()), null);
+    row(md, "frontend CPU ms / 1000 queries", columns, delta,
+        (v) -> fmt(v.path("serverCpuMsPer1000"), 0), null);
+    row(md, "frontend CPU busy (share of all cores)", columns, delta,
+        (v) -> pct(v.path("serverCpuBusy").asDouble()), null);
+    row(md, "most arrivals waiting for a client thread", columns, delta,
+        (v) -> v.path("maxQueuedArrivals").asText(), null);
+    row(md, "bytes allocated / query", columns, delta, (v) -> fmt(v.path("bytesPerQuery"), 0),
+        (pair) -> ratio(pair[0].path("bytesPerQuery"), pair[1].path("bytesPerQuery")));
+    row(md, "throwables / query", columns, delta, (v) -> fmt(v.path("throwablesPerQuery"), 2),
+        null);
+    row(md, "RST_STREAM sent / query (wire)", columns, delta,
+        (v) -> fmt(v.path("rstStreamsPerQuery"), 2), null);
+    row(md, "cancels seen by server / query", columns, delta,
+        (v) -> fmt(v.path("serverCancelsPerQuery"), 2), null);
+    row(md, "GOAWAY received (for resets)", columns, delta,
+        (v) -> v.path("goAways").asText("n/a") + " (" + v.path("goAwaysForResets").asText("n/a") + ")",
+        null);
+    row(md, "busiest / mean, server", columns, delta, (v) -> fmt(v.path("serverBusiestOverMean"), 2),
+        null);
+    row(md, "busiest / mean, client-counted", columns, delta,
+        (v) -> fmt(v.path("clientBusiestOverMean"), 2), null);
+    row(md, "P99 per round (ms)", columns, delta, (v) -> perRound(v, "p99Ms", 1), null);
+    row(md, "busiest / mean per round", columns, delta, (v) -> perRound(v, "busiestOverMean", 2),
+        null);
+    if (workload.path("degradeMs").asLong() > 0) {
+      row(md, "slowed connection, share of its even share, per round", columns, delta,
+          (v) -> perRound(v, "degradedShareOfEven", 2), null);
+    }
+    List<String> errors = new ArrayList<>();
+    for (JsonNode v : columns) {
+      if (!v.path("firstError").isNull() && !v.path("firstError").isMissingNode()) {
+        errors.add(v.path("variant").asText() + ": " + v.path("firstError").asText());
+      }
+    }
+    if (!errors.isEmpty()) {
+      md.append("\nFirst error per variant: ").append(String.join("; ", errors)).append("\n");
+    }
+  }
+
+  private static void row(StringBuilder md, String name, List<JsonNode> columns, boolean delta,
+      Function<JsonNode, String> cell, Function<JsonNode[], String> deltaCell) {
+    md.append("| ").append(name);
+    for (int i = 0; i < columns.size(); i++) {
+      md.append(" | ").append(cell.apply(columns.get(i)));
+      if (delta && i == 1) {
+        md.append(" | ").append(
+            (deltaCell == null) ? "" : deltaCell.apply(new JsonNode[] {columns.get(0), columns.get(1)}));
+      }
+    }
+    md.append(" |\n");
+  }
+
+  private static String perRound(JsonNode variant, String key, int digits) {
+    List<String> values = new ArrayList<>();
+    variant.path("rounds").forEach((round) -> values.add(fmt(round.path(key), digits)));
+    return String.join(", ", values);
+  }
+
+  private static String bucketCell(JsonNode variant, String bucket) {
+    return variant.path("bucketsMs").path(bucket).asLong() + " (" + pct(share(variant, bucket)) + ")";
+  }
+
+  private static double share(JsonNode variant, String bucket) {
+    long ops = variant.path("ops").asLong();
+    return (ops == 0) ? 0 : (double) variant.path("bucketsMs").path(bucket).asLong() / ops;
+  }
+
+  static JsonNode variant(JsonNode workload, String label) {
+    for (JsonNode variant : workload.path("variants")) {
+      if (variant.path("variant").asText().equals(label)) {
+        return variant;
+      }
+    }
+    return null;
+  }
+
+  private static String bursts(JsonNode workload) {
+    double multiplier = workload.path("burstMultiplier").asDouble();
+    if (multiplier <= 1 || workload.path("burstLengthS").asDouble() <= 0) {
+      return "none";
+    }
+    return fmt(multiplier, 1) + "x for " + fmt(workload.path("burstLengthS").asDouble(), 1)
+        + " s every " + fmt(workload.path("burstPeriodS").asDouble(), 1) + " s";
+  }
+
+  private static String pair(JsonNode stock, JsonNode tuned, int digits) {
+    return fmt(stock, digits) + " -> " + fmt(tuned, digits) + " (" + ratio(stock, tuned) + ")";
+  }
+
+  private static String ratio(JsonNode stock, JsonNode tuned) {
+    if (!stock.isNumber() || !tuned.isNumber() || stock.asDouble() == 0) {
+      return "n/a";
+    }
+    return "x" + fmt(tuned.asDouble() / stock.asDouble(), 2);
+  }
+
+  private static String pointsDelta(double stock, double tuned) {
+    return String.format(Locale.ROOT, "%+.1f pt", (tuned - stock) * 100);
+  }
+
+  private static String pct(double share) {
+    return String.format(Locale.ROOT, "%.1f%%", share * 100);
+  }
+
+  static String fmt(JsonNode value, int digits) {
+    return (value == null || !value.isNumber()) ? "n/a" : fmt(value.asDouble(), digits);
+  }
+
+  static String fmt(double value, int digits) {
+    return String.format(Locale.ROOT, "%." + digits + "f", value);
+  }
+
+  // ---- html
+
+  static String html(List<JsonNode> lines) {
+    StringBuilder html = new StringBuilder();
+    html.append("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>spanner-tuning load"
+        + " benchmark</title><style>body{font-family:sans-serif;margin:20px}svg{background:#fff;"
+        + "border:1px solid #ddd;margin:4px}h2{margin-top:28px}.legend span{margin-right:14px}"
+        + "</style></head><body>\n<h1>spanner-tuning load benchmark</h1>\n");
+    html.append("<p>Latency percentiles per ").append("window bucket, all rounds merged (solid P99,"
+        + " dashed P50, log scale); bursts shaded. Per-channel load: each variant's share of point"
+        + " selects per connection, busiest first, as the server counted them; the line is the"
+        + " even share.</p>\n");
+    for (JsonNode results : lines) {
+      html.append("<h2>").append(line(results)).append("</h2>\n");
+      for (JsonNode workload : results.path("workloads")) {
+        html.append("<h3>").append(workload.path("description").asText()).append("</h3>\n");
+        html.append("<div class=\"legend\">");
+        int index = 0;
+        for (JsonNode variant : workload.path("variants")) {
+          html.append("<span style=\"color:").append(COLORS[index++ % COLORS.length])
+              .append("\">&#9632; ").append(variant.path("variant").asText()).append("</span>");
+        }
+        html.append("</div>\n").append(latencyChart(workload)).append(loadChart(workload))
+            .append("\n");
+      }
+    }
+    return html.append("</body></html>\n").toString();
+  }
+
+  private static String latencyChart(JsonNode workload) {
+    int width = 760;
+    int height = 260;
+    int left = 50;
+    int bottom = 30;
+    double window = workload.path("windowS").asDouble();
+    double maxMs = 1;
+    for (JsonNode variant : workload.path("variants")) {
+      for (JsonNode point : variant.path("series")) {
+        maxMs = Math.max(maxMs, point.path("p99Ms").asDouble(0));
+      }
+    }
+    double top = Math.log10(Math.max(10, maxMs * 1.2));
+    double bottomLog = 0;
+    double plotWidth = width - left - 10;
+    double plotHeight = height - bottom - 10;
+    Function<Double, Double> x = (t) -> left + t / window * plotWidth;
+    Function<Double, Double> y =
+        (ms) -> 10 + (top - Math.log10(Math.max(1, ms))) / (top - bottomLog) * plotHeight;
+    StringBuilder svg = new StringBuilder();
+    svg.append("<svg width=\"").append(width).append("\" height=\"").append(height)
+        .append("\" xmlns=\"http://www.w3.org/2000/svg\" font-size=\"10\">");
+    for (JsonNode burst : workload.path("bursts")) {
+      double from = x.apply(burst.get(0).asDouble());
+      double to = x.apply(burst.get(1).asDouble());
+      svg.append(String.format(Locale.ROOT,
+          "<rect x=\"%.1f\" y=\"10\" width=\"%.1f\" height=\"%.1f\" fill=\"#f6d8d8\"/>",
+          from, Math.max(1, to - from), plotHeight));
+    }
+    for (double ms : new double[] {1, 10, 100, 1000, 10000}) {
+      if (Math.log10(ms) > top) {
+        break;
+      }
+      double yy = y.apply(ms);
+      svg.append(String.format(Locale.ROOT,
+          "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>"
+              + "<text x=\"4\" y=\"%.1f\">%s ms</text>",
+          left, width - 10, yy, yy, yy + 3, fmt(ms, 0)));
+    }
+    for (int t = 0; t <= window; t += Math.max(1, (int) (window / 10))) {
+      svg.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\">%d s</text>",
+          x.apply((double) t) - 6, height - 12, t));
+    }
+    int index = 0;
+    for (JsonNode variant : workload.path("variants")) {
+      String color = COLORS[index++ % COLORS.length];
+      for (String key : new String[] {"p99Ms", "p50Ms"}) {
+        StringBuilder points = new StringBuilder();
+        double bucket = variant.path("series").size() > 1
+            ? variant.path("series").get(1).path("t").asDouble() : window;
+        for (JsonNode point : variant.path("series")) {
+          if (point.path(key).isNumber()) {
+            points.append(String.format(Locale.ROOT, "%.1f,%.1f ",
+                x.apply(point.path("t").asDouble() + bucket / 2), y.apply(point.path(key).asDouble())));
+          }
+        }
+        svg.append("<polyline fill=\"none\" stroke=\"").append(color)
+            .append("\" stroke-width=\"1.5\"")
+            .append(key.equals("p50Ms") ? " stroke-dasharray=\"4,3\"" : "")
+            .append(" points=\"").append(points).append("\"/>");
+      }
+    }
+    return svg.append("</svg>").toString();
+  }
+
+  private static String loadChart(JsonNode workload) {
+    List<JsonNode> variants = new ArrayList<>();
+    workload.path("variants").forEach(variants::add);
+    int channels = variants.isEmpty() ? 0 : variants.get(0).path("serverSharesSorted").size();
+    int group = channels * 12 + 20;
+    int width = Math.max(300, 40 + variants.size() * group);
+    int height = 170;
+    double maxShare = 2.0 / Math.max(1, channels);
+    for (JsonNode variant : variants) {
+      for (JsonNode share : variant.path("serverSharesSorted")) {
+        maxShare = Math.max(maxShare, share.asDouble());
+      }
+    }
+    double plotHeight = height - 50;
+    StringBuilder svg = new StringBuilder();
+    svg.append("<svg width=\"").append(width).append("\" height=\"").append(height)
+        .append("\" xmlns=\"http://www.w3.org/2000/svg\" font-size=\"10\">");
+    double even = 1.0 / Math.max(1, channels);
+    double evenY = 10 + plotHeight - even / maxShare * plotHeight;
+    svg.append(String.format(Locale.ROOT,
+        "<line x1=\"30\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#999\" stroke-dasharray=\"3,3\"/>"
+            + "<text x=\"2\" y=\"%.1f\">even</text>", width - 5, evenY, evenY, evenY + 3));
+    for (int v = 0; v < variants.size(); v++) {
+      JsonNode variant = variants.get(v);
+      String color = COLORS[v % COLORS.length];
+      double x0 = 40 + v * group;
+      int i = 0;
+      for (JsonNode share : variant.path("serverSharesSorted")) {
+        double h = share.asDouble() / maxShare * plotHeight;
+        svg.append(String.format(Locale.ROOT,
+            "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"%.1f\" fill=\"%s\"/>",
+            x0 + i * 12, 10 + plotHeight - h, h, color));
+        i++;
+      }
+      svg.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%.1f\">%s (%s)</text>",
+          x0, height - 22.0, variant.path("variant").asText(),
+          fmt(variant.path("serverBusiestOverMean"), 2)));
+    }
+    return svg.append("</svg>").toString();
+  }
+}

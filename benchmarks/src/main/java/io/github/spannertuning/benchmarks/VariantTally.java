@@ -1,0 +1,221 @@
+package io.github.spannertuning.benchmarks;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.HdrHistogram.Histogram;
+
+/** One variant's figures on one workload, summed over its windows (one per round). */
+final class VariantTally {
+
+  static final long[] BUCKET_BOUNDS_MS = {4, 6, 10, 50, 100};
+
+  private final Variant variant;
+
+  private final int channels;
+
+  private final Histogram latency = new Histogram(3);
+
+  private final Histogram[] series;
+
+  private long ops;
+
+  private long errors;
+
+  private String firstError;
+
+  private ProcessMeters.Reading cost = ProcessMeters.ZERO;
+
+  private long serverCancels;
+
+  private long serverCpuNanos;
+
+  private long wallNanos;
+
+  private int maxQueued;
+
+  private long rstStreams = -1;
+
+  private long goAways = -1;
+
+  private long goAwaysForResets = -1;
+
+  private final long[] sortedServerShares;
+
+  private final List<Map<String, Object>> rounds = new ArrayList<>();
+
+  private final long[] clientChannelCalls;
+
+  VariantTally(Variant variant, int channels, int seriesLength) {
+    this.variant = variant;
+    this.channels = channels;
+    this.series = new Histogram[seriesLength];
+    for (int i = 0; i < seriesLength; i++) {
+      this.series[i] = new Histogram(2);
+    }
+    this.sortedServerShares = new long[channels];
+    this.clientChannelCalls = new long[channels];
+  }
+
+  Variant variant() {
+    return this.variant;
+  }
+
+  /** Adds one window: the client's measurements, its cost, and the server's counters. */
+  void add(
+      OpenLoop.Window window,
+      ProcessMeters.Reading cost,
+      JsonNode serverStats,
+      long serverCpuNanos,
+      long[] clientChannelDelta) {
+    this.serverCpuNanos += serverCpuNanos;
+    this.wallNanos += window.wallNanos();
+    this.maxQueued = Math.max(this.maxQueued, window.maxQueued());
+    this.latency.add(window.latency());
+    for (int i = 0; i < Math.min(this.series.length, window.series().length); i++) {
+      this.series[i].add(window.series()[i]);
+    }
+    this.ops += window.ops();
+    this.errors += window.errors();
+    if (this.firstError == null) {
+      this.firstError = window.firstError();
+    }
+    this.cost = this.cost.plus(cost);
+    this.serverCancels += serverStats.path("serverCancels").asLong();
+    if (serverStats.has("rstStreams")) {
+      this.rstStreams = Math.max(0, this.rstStreams) + serverStats.path("rstStreams").asLong();
+      this.goAways = Math.max(0, this.goAways) + serverStats.path("goAways").asLong();
+      this.goAwaysForResets =
+          Math.max(0, this.goAwaysForResets) + serverStats.path("goAwaysForResets").asLong();
+    }
+    long[] perConnection = perConnection(serverStats);
+    long[] sorted = perConnection.clone();
+    Arrays.sort(sorted);
+    for (int i = 0; i < this.channels && i < sorted.length; i++) {
+      this.sortedServerShares[i] += sorted[sorted.length - 1 - i];
+    }
+    for (int i = 0; i < this.channels && i < clientChannelDelta.length; i++) {
+      this.clientChannelCalls[i] += clientChannelDelta[i];
+    }
+    Map<String, Object> round = new LinkedHashMap<>();
+    round.put("ops", window.ops());
+    round.put("errors", window.errors());
+    round.put("p50Ms", ms(window.latency().getValueAtPercentile(50)));
+    round.put("p90Ms", ms(window.latency().getValueAtPercentile(90)));
+    round.put("p99Ms", ms(window.latency().getValueAtPercentile(99)));
+    round.put("cpuMsPer1000", perThousandMs(cost.cpuNanos(), window.ops() + window.errors()));
+    round.put("frontendCpuMsPer1000", perThousandMs(serverCpuNanos, window.ops() + window.errors()));
+    round.put("busiestOverMean", busiestOverMean(perConnection));
+    round.put("rstStreams", serverStats.path("rstStreams").asLong(-1));
+    round.put("goAways", serverStats.path("goAways").asLong(-1));
+    String degraded = serverStats.path("degraded").asText(null);
+    if (degraded != null) {
+      long slow = serverStats.path("queriesPerConnection").path(degraded).asLong();
+      long total = Arrays.stream(perConnection).sum();
+      round.put("degradedShareOfEven", (total == 0) ? null : slow / ((double) total / this.channels));
+    }
+    this.rounds.add(round);
+  }
+
+  private long[] perConnection(JsonNode serverStats) {
+    List<Long> counts = new ArrayList<>();
+    Iterator<JsonNode> values = serverStats.path("queriesPerConnection").elements();
+    values.forEachRemaining((value) -> counts.add(value.asLong()));
+    return counts.stream().mapToLong(Long::longValue).toArray();
+  }
+
+  /** Busiest channel over the even share; a channel that carried nothing counts as 0. */
+  private Double busiestOverMean(long[] perChannel) {
+    long total = Arrays.stream(perChannel).sum();
+    long max = Arrays.stream(perChannel).max().orElse(0);
+    return (total == 0) ? null : max / ((double) total / this.channels);
+  }
+
+  Map<String, Object> toJson(double bucketSeconds) {
+    long queries = this.ops + this.errors;
+    Map<String, Object> json = new LinkedHashMap<>();
+    json.put("variant", this.variant.label());
+    json.put("ops", this.ops);
+    json.put("errors", this.errors);
+    json.put("firstError", this.firstError);
+    json.put("meanMs", (this.ops == 0) ? null : this.latency.getMean() / 1000.0);
+    for (double p : new double[] {50, 90, 95, 99, 99.9}) {
+      json.put("p" + percentileName(p) + "Ms", ms(this.latency.getValueAtPercentile(p)));
+    }
+    json.put("maxMs", ms(this.latency.getMaxValue()));
+    Map<String, Long> buckets = new LinkedHashMap<>();
+    long lower = 0;
+    for (long bound : BUCKET_BOUNDS_MS) {
+      buckets.put(
+          (lower == 0 ? "<" + bound : lower + "-" + bound),
+          this.latency.getCountBetweenValues(lower * 1000, bound * 1000 - 1));
+      lower = bound;
+    }
+    buckets.put(">" + lower, this.latency.getCountBetweenValues(lower * 1000, Long.MAX_VALUE / 2));
+    json.put("bucketsMs", buckets);
+    json.put("cpuMsPer1000", perThousandMs(this.cost.cpuNanos(), queries));
+    int cores = Runtime.getRuntime().availableProcessors();
+    json.put(
+        "clientCpuBusy",
+        (this.wallNanos == 0) ? null : (double) this.cost.cpuNanos() / this.wallNanos / cores);
+    json.put("serverCpuMsPer1000", perThousandMs(this.serverCpuNanos, queries));
+    json.put(
+        "serverCpuBusy",
+        (this.wallNanos == 0) ? null : (double) this.serverCpuNanos / this.wallNanos / cores);
+    json.put("maxQueuedArrivals", this.maxQueued);
+    json.put("bytesPerQuery", (queries == 0) ? null : (double) this.cost.allocatedBytes() / queries);
+    json.put("throwablesPerQuery", (queries == 0) ? null : (double) this.cost.throwables() / queries);
+    json.put("serverCancelsPerQuery", (queries == 0) ? null : (double) this.serverCancels / queries);
+    json.put(
+        "rstStreamsPerQuery",
+        (queries == 0 || this.rstStreams < 0) ? null : (double) this.rstStreams / queries);
+    json.put("goAways", (this.goAways < 0) ? null : this.goAways);
+    json.put("goAwaysForResets", (this.goAwaysForResets < 0) ? null : this.goAwaysForResets);
+    json.put("serverSharesSorted", shares(this.sortedServerShares));
+    json.put("serverBusiestOverMean", busiestOverMean(this.sortedServerShares));
+    json.put("clientChannelShares", shares(this.clientChannelCalls));
+    json.put(
+        "clientBusiestOverMean",
+        Arrays.stream(this.clientChannelCalls).sum() == 0
+            ? null
+            : busiestOverMean(this.clientChannelCalls));
+    json.put("rounds", this.rounds);
+    List<Map<String, Object>> points = new ArrayList<>();
+    for (int i = 0; i < this.series.length; i++) {
+      Histogram bucket = this.series[i];
+      Map<String, Object> point = new LinkedHashMap<>();
+      point.put("t", i * bucketSeconds);
+      point.put("count", bucket.getTotalCount());
+      point.put("p50Ms", (bucket.getTotalCount() == 0) ? null : ms(bucket.getValueAtPercentile(50)));
+      point.put("p99Ms", (bucket.getTotalCount() == 0) ? null : ms(bucket.getValueAtPercentile(99)));
+      points.add(point);
+    }
+    json.put("series", points);
+    return json;
+  }
+
+  private static List<Double> shares(long[] counts) {
+    long total = Arrays.stream(counts).sum();
+    List<Double> shares = new ArrayList<>();
+    for (long count : counts) {
+      shares.add((total == 0) ? 0.0 : (double) count / total);
+    }
+    return shares;
+  }
+
+  private static String percentileName(double p) {
+    return (p == Math.rint(p)) ? Integer.toString((int) p) : Double.toString(p).replace(".", "");
+  }
+
+  static double ms(long micros) {
+    return micros / 1000.0;
+  }
+
+  private static Double perThousandMs(long nanos, long queries) {
+    return (queries == 0) ? null : nanos / 1e6 / queries * 1000;
+  }
+}
