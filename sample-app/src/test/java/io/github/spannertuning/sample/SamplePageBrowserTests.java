@@ -77,22 +77,22 @@ class SamplePageBrowserTests {
     wait.until((d) -> "on".equals(guardState()));
     assertThat(this.driver.findElement(By.id("backend")).getText()).contains("FAKE");
 
-    this.driver.findElement(By.id("burst")).click();
+    click(wait, "burst");
     wait.until((d) -> channelsWithCalls() >= 2);
     wait.until((d) -> burstDone());
     assertThat(script("return document.getElementById('burst-result').textContent")).asString().contains("0 errors");
     assertThat(counter("streamEndGuardSkipped")).isPositive();
     // The first burst warmed the JVM; the two compared below run warm.
-    this.driver.findElement(By.id("burst")).click();
+    click(wait, "burst");
     wait.until((d) -> burstDone());
 
-    this.driver.findElement(By.id("switch-stream-end-guard")).click();
+    click(wait, "switch-stream-end-guard");
     wait.until((d) -> "off".equals(guardState()));
     assertThat(script("return document.querySelector('#feature-stream-end-guard .state').textContent"))
         .isEqualTo("off");
     assertThat(this.registry.client("spanner").orElseThrow().isActive(Feature.STREAM_END_GUARD)).isFalse();
 
-    this.driver.findElement(By.id("burst")).click();
+    click(wait, "burst");
     wait.until((d) -> burstDone());
     // Newest burst first: guard off skipped nothing; the burst before, guard on, skipped some.
     assertThat(historyCell(1, 2)).isEqualTo("off");
@@ -115,6 +115,18 @@ class SamplePageBrowserTests {
             .usingAnyFreePort()
             .build();
     return new ChromeDriver(service, options);
+  }
+
+  /**
+   * Clicks an element found afresh: a redraw between finding it and clicking it makes it stale,
+   * and the wait then finds it again.
+   */
+  private static void click(WebDriverWait wait, String id) {
+    wait.until(
+        (d) -> {
+          d.findElement(By.id(id)).click();
+          return true;
+        });
   }
 
   private Object script(String javascript) {
