@@ -7,11 +7,12 @@ import com.google.cloud.spanner.spi.v1.GapicSpannerRpc;
  * The client's own {@link GapicSpannerRpc}, unchanged but for telling the tuning state when the
  * client closes. Used where {@link TunedSpannerRpc}'s methods do not match this client version: the
  * client then behaves as stock, and its state (features unsupported, channel load) still reaches
- * the registry, the meters and the endpoint. Refers to no class a version may lack.
+ * the registry, the meters and the endpoint. Refers to no class a version may lack. {@link
+ * TunedSpannerRpc} builds on it.
  */
-final class ObservedSpannerRpc extends GapicSpannerRpc {
+class ObservedSpannerRpc extends GapicSpannerRpc {
 
-  private final SpannerTuningState state;
+  final SpannerTuningState state;
 
   ObservedSpannerRpc(SpannerOptions options, SpannerTuningState state) {
     super(options);

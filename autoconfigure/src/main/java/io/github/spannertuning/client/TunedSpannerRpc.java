@@ -18,7 +18,7 @@ import java.util.Map;
  * client closes a {@code GapicSpannerRpc} with {@code shutdownNow()} and anything else with a
  * graceful shutdown that waits for in-flight calls.
  */
-final class TunedSpannerRpc extends GapicSpannerRpc {
+final class TunedSpannerRpc extends ObservedSpannerRpc {
 
   /** Starts a stream on the client's own rpc, with the consumer and options given. */
   @FunctionalInterface
@@ -26,14 +26,11 @@ final class TunedSpannerRpc extends GapicSpannerRpc {
     StreamingCall start(ResultStreamConsumer consumer, Map<Option, ?> options);
   }
 
-  private final SpannerTuningState state;
-
   /** {@code null} when single-use distribution is not on for this client. */
   private final ChannelPicker picker;
 
   TunedSpannerRpc(SpannerOptions options, SpannerTuningState state) {
-    super(options);
-    this.state = state;
+    super(options, state);
     this.picker = picker(options, state);
   }
 
@@ -98,24 +95,6 @@ final class TunedSpannerRpc extends GapicSpannerRpc {
           request, LeastBusyRouting.withoutChannelHint(options), routeToLeader);
     } finally {
       this.picker.exit(routing);
-    }
-  }
-
-  @Override
-  public void shutdown() {
-    try {
-      super.shutdown();
-    } finally {
-      this.state.closed();
-    }
-  }
-
-  @Override
-  public void shutdownNow() {
-    try {
-      super.shutdownNow();
-    } finally {
-      this.state.closed();
     }
   }
 
