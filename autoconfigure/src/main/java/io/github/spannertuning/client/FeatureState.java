@@ -7,8 +7,10 @@ import java.util.Objects;
  *
  * @param status the effective status
  * @param reason why the feature is off, unsupported or native; {@code null} when it is on
+ * @param byConfiguration whether the feature is off because the configuration spanner-tuning was
+ *     given switched it off (not a switch at runtime, not a missing hook)
  */
-public record FeatureState(Status status, String reason) {
+public record FeatureState(Status status, String reason, boolean byConfiguration) {
 
   /** The effective status of a feature. */
   public enum Status {
@@ -22,11 +24,14 @@ public record FeatureState(Status status, String reason) {
     UNSUPPORTED
   }
 
-  /** The reason of a feature switched off by the configuration spanner-tuning was given. */
-  public static final String DISABLED_BY_CONFIGURATION = "disabled by configuration";
+  private static final String DISABLED_BY_CONFIGURATION = "disabled by configuration";
 
   public FeatureState {
     Objects.requireNonNull(status, "status");
+  }
+
+  public FeatureState(Status status, String reason) {
+    this(status, reason, false);
   }
 
   static FeatureState on() {
@@ -39,6 +44,10 @@ public record FeatureState(Status status, String reason) {
 
   static FeatureState off(String reason) {
     return new FeatureState(Status.OFF, reason);
+  }
+
+  static FeatureState offByConfiguration() {
+    return new FeatureState(Status.OFF, DISABLED_BY_CONFIGURATION, true);
   }
 
   static FeatureState unsupported(String reason) {
