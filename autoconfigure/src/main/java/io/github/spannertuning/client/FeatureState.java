@@ -18,7 +18,7 @@ public record FeatureState(Status status, String reason, boolean byConfiguration
     ON,
     /** The client on the classpath already does this itself; spanner-tuning leaves it alone. */
     NATIVE,
-    /** Switched off by configuration. */
+    /** Switched off, by configuration or at runtime. */
     OFF,
     /** The client on the classpath lacks the hook the feature needs. */
     UNSUPPORTED
@@ -28,22 +28,21 @@ public record FeatureState(Status status, String reason, boolean byConfiguration
 
   public FeatureState {
     Objects.requireNonNull(status, "status");
-  }
-
-  public FeatureState(Status status, String reason) {
-    this(status, reason, false);
+    if (byConfiguration && status != Status.OFF) {
+      throw new IllegalArgumentException("only an off feature is off by configuration");
+    }
   }
 
   static FeatureState on() {
-    return new FeatureState(Status.ON, null);
+    return new FeatureState(Status.ON, null, false);
   }
 
   static FeatureState nativeIn(String reason) {
-    return new FeatureState(Status.NATIVE, reason);
+    return new FeatureState(Status.NATIVE, reason, false);
   }
 
   static FeatureState off(String reason) {
-    return new FeatureState(Status.OFF, reason);
+    return new FeatureState(Status.OFF, reason, false);
   }
 
   static FeatureState offByConfiguration() {
@@ -51,7 +50,7 @@ public record FeatureState(Status status, String reason, boolean byConfiguration
   }
 
   static FeatureState unsupported(String reason) {
-    return new FeatureState(Status.UNSUPPORTED, reason);
+    return new FeatureState(Status.UNSUPPORTED, reason, false);
   }
 
   /** Whether spanner-tuning itself does the work of this feature. */
