@@ -197,7 +197,7 @@ public final class SpannerTuning {
     boolean enabled = readable && ClientSupport.isGrpcGcpEnabled(builder);
     FeatureState state;
     if (!this.grpcGcpExtension) {
-      state = FeatureState.off(FeatureState.DISABLED_BY_CONFIGURATION);
+      state = FeatureState.offByConfiguration();
     } else if (!ClientSupport.GRPC_GCP_PRESENT) {
       state = FeatureState.unsupported(GRPC_GCP_ABSENT);
     } else if (!readable) {
@@ -244,7 +244,7 @@ public final class SpannerTuning {
 
   private FeatureState streamEndGuardState(String rpcHookMissing) {
     if (!this.streamEndGuard) {
-      return FeatureState.off(FeatureState.DISABLED_BY_CONFIGURATION);
+      return FeatureState.offByConfiguration();
     }
     if (rpcHookMissing != null) {
       return FeatureState.unsupported(rpcHookMissing);
@@ -254,7 +254,7 @@ public final class SpannerTuning {
 
   private FeatureState singleUseState(String rpcHookMissing, boolean grpcGcpOn) {
     if (!this.singleUseDistribution) {
-      return FeatureState.off(FeatureState.DISABLED_BY_CONFIGURATION);
+      return FeatureState.offByConfiguration();
     }
     if (!ClientSupport.GRPC_GCP_PRESENT) {
       return FeatureState.unsupported(GRPC_GCP_ABSENT);
