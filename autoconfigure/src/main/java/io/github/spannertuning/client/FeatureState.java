@@ -6,7 +6,8 @@ import java.util.Objects;
  * What a feature does on one client, and why.
  *
  * @param status the effective status
- * @param reason why the feature is off, unsupported or native; {@code null} when it is on
+ * @param reason why the feature is off, unsupported or native, or what it does where the client
+ *     has its own way that it replaces; {@code null} when it is simply on
  */
 public record FeatureState(Status status, String reason) {
 
@@ -31,6 +32,10 @@ public record FeatureState(Status status, String reason) {
 
   static FeatureState on() {
     return new FeatureState(Status.ON, null);
+  }
+
+  static FeatureState on(String reason) {
+    return new FeatureState(Status.ON, reason);
   }
 
   static FeatureState nativeIn(String reason) {
