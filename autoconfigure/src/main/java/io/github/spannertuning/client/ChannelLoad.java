@@ -14,8 +14,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
@@ -226,9 +226,13 @@ public final class ChannelLoad {
 
     private final Context previous;
 
+    private static final AtomicIntegerFieldUpdater<Routing> CLAIMED =
+        AtomicIntegerFieldUpdater.newUpdater(Routing.class, "claimed");
+
     private final long pickedAtNanos;
 
-    private final AtomicBoolean claimed = new AtomicBoolean();
+    /** 1 once a call, or the caller giving the reservation back, has taken this pick. */
+    private volatile int claimed;
 
     private volatile ChannelStats landed;
 
@@ -249,13 +253,13 @@ public final class ChannelLoad {
 
     /** Gives the reservation back if no call claimed it (the client failed before its call). */
     void releaseUnclaimed() {
-      if (this.reserved != null && this.claimed.compareAndSet(false, true)) {
+      if (this.reserved != null && CLAIMED.compareAndSet(this, 0, 1)) {
         this.reserved.unreserve();
       }
     }
 
     private boolean claim(ChannelStats stats) {
-      if (this.claimed.compareAndSet(false, true)) {
+      if (CLAIMED.compareAndSet(this, 0, 1)) {
         this.landed = stats;
         return true;
       }
@@ -321,12 +325,16 @@ public final class ChannelLoad {
   private static final class CountedCall<ReqT, RespT>
       extends SimpleForwardingClientCall<ReqT, RespT> {
 
+    @SuppressWarnings("rawtypes")
+    private static final AtomicIntegerFieldUpdater<CountedCall> COUNTED =
+        AtomicIntegerFieldUpdater.newUpdater(CountedCall.class, "counted");
+
     private final ChannelStats stats;
 
     private final GuardedStream stream;
 
-    /** Whether this call holds an in-flight count, on {@link #countedOn}. */
-    private final AtomicBoolean counted;
+    /** 1 while this call holds an in-flight count, on {@link #countedOn}. */
+    private volatile int counted;
 
     private volatile ChannelStats countedOn;
 
@@ -345,17 +353,17 @@ public final class ChannelLoad {
       super(call);
       this.stats = stats;
       this.stream = stream;
-      this.counted = new AtomicBoolean(reserved != null);
+      this.counted = (reserved != null) ? 1 : 0;
       this.countedOn = (reserved != null) ? reserved : stats;
       this.startNanos = pickedAtNanos;
     }
 
     @Override
     public void start(Listener<RespT> listener, Metadata headers) {
-      if (!this.counted.get()) {
+      if (this.counted == 0) {
         this.startNanos = System.nanoTime();
         this.stats.reserve(this.startNanos);
-        this.counted.set(true);
+        this.counted = 1;
       } else if (this.countedOn != this.stats) {
         ChannelStats reserved = this.countedOn;
         this.stats.reserve(this.startNanos);
@@ -373,7 +381,7 @@ public final class ChannelLoad {
     }
 
     private void uncount() {
-      if (this.counted.compareAndSet(true, false)) {
+      if (COUNTED.compareAndSet(this, 1, 0)) {
         this.countedOn.activeStreams.decrementAndGet();
       }
     }

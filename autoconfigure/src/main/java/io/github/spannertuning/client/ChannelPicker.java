@@ -99,6 +99,18 @@ final class ChannelPicker {
   }
 
   /**
+   * A picker over channels already counted by a {@link ChannelLoad}, channel {@code i} named by the
+   * affinity key {@code "i"}; for measuring the pick on its own.
+   */
+  static ChannelPicker over(List<ChannelStats> channels) {
+    String[] keys = new String[channels.size()];
+    for (int i = 0; i < keys.length; i++) {
+      keys[i] = String.valueOf(i);
+    }
+    return new ChannelPicker(channels.toArray(new ChannelStats[0]), keys);
+  }
+
+  /**
    * Attaches a context that sends the next call made on this thread to the channel picked for it,
    * counted from now, with the stream-end guard's stream if there is one, so that a guarded,
    * routed stream attaches one context, not two.
