@@ -48,6 +48,13 @@ final class ChannelLatency {
    */
   static final long INITIAL_NANOS = 1_000_000L;
 
+  /**
+   * How long a channel with calls outstanding may go without answering before its silence counts:
+   * past it, a channel that stopped answering (a half-open connection, a stuck frontend) is
+   * avoided; below it, a connection still being set up on a fresh client is not.
+   */
+  static final long SILENCE_NANOS = 50_000_000L;
+
   private volatile long estimateNanos = INITIAL_NANOS;
 
   private volatile long sampledAtNanos;
@@ -68,7 +75,7 @@ final class ChannelLatency {
   /**
    * What a call sent now may expect: the moving average, halved for each {@link
    * #FORGET_HALF_LIFE_NANOS} since it was last updated, and, while calls are outstanding, at least
-   * the time since the channel last answered.
+   * the time since the channel last answered once that is longer than {@link #SILENCE_NANOS}.
    */
   long expectedNanos(long nowNanos, int outstanding) {
     long estimate = this.estimateNanos;
@@ -79,7 +86,10 @@ final class ChannelLatency {
       estimate = Math.max((halvings < 63) ? estimate >> halvings : 0, Math.min(estimate, INITIAL_NANOS));
     }
     if (outstanding > 0) {
-      estimate = Math.max(estimate, nowNanos - this.heardAtNanos);
+      long silence = nowNanos - this.heardAtNanos;
+      if (silence > SILENCE_NANOS) {
+        estimate = Math.max(estimate, silence);
+      }
     }
     return estimate;
   }

@@ -24,7 +24,7 @@ import java.util.concurrent.atomic.AtomicReference;
  *
  * <p>A single-use read needs no stickiness. This picker weighs each channel of the pool by the
  * calls it has in flight plus this one, times the latency its {@link ChannelLatency} expects, and
- * sends the read to a channel within a quarter of the lowest such cost, the first one met from a
+ * sends the read to a channel within half again of the lowest such cost, the first one met from a
  * random start: channels about equally good share the traffic, and a channel that answers slower,
  * has calls stuck, or failed recently gets less, in proportion. The channel is counted before the
  * pick returns, and the pick is repeated if another thread counted a call on it in between.
@@ -47,11 +47,11 @@ final class ChannelPicker {
 
   /**
    * How far above the lowest cost a channel still counts as about as good, as a right shift: a
-   * quarter. Narrow enough that one call more in flight on a channel of the same latency sets it
-   * apart while the least busy channel has up to two in flight; wide enough that the noise
-   * of latency estimates at 2 to 5 ms per query does not pin idle traffic to one channel.
+   * half. Wide enough that the noise of latency estimates at a few milliseconds per query, on a
+   * client short of CPU, does not pin light traffic to the channel that happened to answer fastest;
+   * narrow enough that a channel twice as slow, or with twice the calls in flight, is set apart.
    */
-  private static final int BAND_SHIFT = 2;
+  private static final int BAND_SHIFT = 1;
 
   private final ChannelStats[] channels;
 
