@@ -205,11 +205,21 @@ public class SpannerTuningEndpoint {
   /** The client's channel pool. */
   public record PoolDescriptor(String kind, int size) {}
 
-  /** One sub-channel's load. */
-  public record ChannelDescriptor(int channel, int activeStreams, long calls) {
+  /**
+   * One sub-channel's load.
+   *
+   * @param latencyEstimateSeconds the time-decayed average of its time to first response, failed
+   *     calls counted as a penalty
+   */
+  public record ChannelDescriptor(
+      int channel, int activeStreams, long calls, double latencyEstimateSeconds) {
 
     static ChannelDescriptor of(ChannelStats stats) {
-      return new ChannelDescriptor(stats.index(), stats.activeStreams(), stats.calls());
+      return new ChannelDescriptor(
+          stats.index(),
+          stats.activeStreams(),
+          stats.calls(),
+          stats.latencyEstimateNanos() / 1e9);
     }
   }
 }

@@ -6,7 +6,8 @@ import java.util.Objects;
  * What a feature does on one client, and why.
  *
  * @param status the effective status
- * @param reason why the feature is off, unsupported or native; {@code null} when it is on
+ * @param reason why the feature is off, unsupported or native, or what it does where the client
+ *     has its own way that it replaces; {@code null} when it is simply on
  * @param byConfiguration whether the feature is off because the configuration spanner-tuning was
  *     given switched it off (not a switch at runtime, not a missing hook)
  */
@@ -35,6 +36,10 @@ public record FeatureState(Status status, String reason, boolean byConfiguration
 
   static FeatureState on() {
     return new FeatureState(Status.ON, null, false);
+  }
+
+  static FeatureState on(String reason) {
+    return new FeatureState(Status.ON, reason, false);
   }
 
   static FeatureState nativeIn(String reason) {
