@@ -41,7 +41,10 @@ final class OpenLoop implements AutoCloseable {
     this.pool.prestartAllCoreThreads();
   }
 
-  /** What one window produced; latencies in microseconds. */
+  /**
+   * What one window produced; latencies in microseconds. {@code unsent}: arrivals not issued
+   * because more than the queue limit were already waiting, the client having fallen behind.
+   */
   record Window(
       Histogram latency,
       Histogram[] series,
@@ -49,9 +52,26 @@ final class OpenLoop implements AutoCloseable {
       long errors,
       String firstError,
       long wallNanos,
-      int maxQueued) {}
+      int maxQueued,
+      long unsent) {}
 
   Window run(BenchClient client, Workload workload, double seconds, double bucketSeconds, long seed)
+      throws InterruptedException {
+    return run(client, workload, seconds, bucketSeconds, seed, Integer.MAX_VALUE);
+  }
+
+  /**
+   * As above; once more than {@code queueLimit} arrivals wait for a thread, the rest of the
+   * schedule is counted as unsent instead of issued, so that a window past the client's capacity
+   * ends in about its own length instead of draining a backlog that only grows.
+   */
+  Window run(
+      BenchClient client,
+      Workload workload,
+      double seconds,
+      double bucketSeconds,
+      long seed,
+      int queueLimit)
       throws InterruptedException {
     Histogram latency = new Histogram(3);
     Histogram[] series = new Histogram[(int) Math.ceil(seconds / bucketSeconds)];
@@ -67,11 +87,16 @@ final class OpenLoop implements AutoCloseable {
     long origin = System.nanoTime() + 20_000_000L;
     long submitted = 0;
     int maxQueued = 0;
+    long unsent = 0;
     double at = 0;
     while (true) {
       at += -Math.log(1 - random.nextDouble()) / workload.rateAt(at);
       if (at >= seconds) {
         break;
+      }
+      if (maxQueued > queueLimit) {
+        unsent++;
+        continue;
       }
       long scheduled = origin + (long) (at * 1e9);
       long wait;
@@ -122,7 +147,8 @@ final class OpenLoop implements AutoCloseable {
           errors.get(),
           firstError[0],
           wallNanos,
-          maxQueued);
+          maxQueued,
+          unsent);
     }
   }
 
