@@ -119,7 +119,7 @@ final class CpuLimitedReport {
       md.append("\n### Capacity sweep").append(on).append(": steady point select, ")
           .append(capacity.path("threads").asText()).append(" threads, ")
           .append(firstPoint.path("rounds").asText()).append(" x ")
-          .append(fmt(firstPoint.path("windowS").asDouble(), 0))
+          .append(seconds(firstPoint.path("windowS").asDouble()))
           .append(" s per rate and variant\n\n")
           .append("Capacity at P99 <= ").append(fmt(capacity.path("sloMs").asDouble(), 0))
           .append(" ms with no failed query: stock ").append(capacityCell(l, "stock"))
@@ -141,7 +141,8 @@ final class CpuLimitedReport {
                 + (v.path("unsent").asLong() > 0 ? " (" + v.path("unsent").asText() + ")" : "")))
             .append(" | ").append(both(stock, tuned, (v) -> pct(v.path("clientCpuBusy").asDouble())))
             .append(" | ").append(both(stock, tuned, (v) -> pct(v.path("serverCpuBusy").asDouble())))
-            .append(" | ").append(both(stock, tuned, (v) -> Report.perRound(v, "p99Ms", 1)))
+            .append(" | ").append((stock == null) ? "-" : Report.perRound(stock, "p99Ms", 1))
+            .append("; ").append((tuned == null) ? "-" : Report.perRound(tuned, "p99Ms", 1))
             .append(" |\n");
       }
       JsonNode atShare = capacity.path("atShare");
@@ -151,7 +152,7 @@ final class CpuLimitedReport {
             .append(fmt(atShare.path("baseRate").asDouble(), 0)).append("/s, ")
             .append(atShare.path("threads").asText()).append(" threads, ")
             .append(atShare.path("rounds").asText()).append(" x ")
-            .append(fmt(atShare.path("windowS").asDouble(), 0)).append(" s)\n\n");
+            .append(seconds(atShare.path("windowS").asDouble())).append(" s)\n\n");
         Report.table(md, atShare);
       }
     }
@@ -165,8 +166,9 @@ final class CpuLimitedReport {
           .append(" of stock's capacity there, bursts at the reference multipliers.\n\n");
     }
     md.append("| workload | client | base rate | P50 (ms) stock -> tuned | P90 | P99 | failed stock / tuned"
-            + " | client CPU ms / 1000 queries stock -> tuned | client CPU busy stock / tuned |\n")
-        .append("|---|---|---|---|---|---|---|---|---|\n");
+            + " | client CPU ms / 1000 queries stock -> tuned | client CPU busy stock / tuned"
+            + " | P99 per round (ms) stock; tuned |\n")
+        .append("|---|---|---|---|---|---|---|---|---|---|\n");
     for (JsonNode w : l.path("workloads")) {
       String name = w.path("name").asText();
       JsonNode unlimited = Report.workload(results, name);
@@ -179,7 +181,7 @@ final class CpuLimitedReport {
       md.append("\n### ").append(w.path("description").asText()).append(on).append(" (")
           .append(fmt(w.path("baseRate").asDouble(), 0)).append("/s, ").append(Report.bursts(w))
           .append(", ").append(w.path("threads").asText()).append(" threads, ")
-          .append(w.path("rounds").asText()).append(" x ").append(fmt(w.path("windowS").asDouble(), 0))
+          .append(w.path("rounds").asText()).append(" x ").append(seconds(w.path("windowS").asDouble()))
           .append(" s)\n\n");
       Report.table(md, w);
     }
@@ -199,7 +201,9 @@ final class CpuLimitedReport {
     md.append(" | ").append(stock.path("errors").asText()).append(" / ").append(tuned.path("errors").asText())
         .append(" | ").append(pair(stock.path("cpuMsPer1000"), tuned.path("cpuMsPer1000"), 0))
         .append(" | ").append(pct(stock.path("clientCpuBusy").asDouble())).append(" / ")
-        .append(pct(tuned.path("clientCpuBusy").asDouble())).append(" |\n");
+        .append(pct(tuned.path("clientCpuBusy").asDouble()))
+        .append(" | ").append(Report.perRound(stock, "p99Ms", 1)).append("; ")
+        .append(Report.perRound(tuned, "p99Ms", 1)).append(" |\n");
   }
 
   static String cores(JsonNode l) {
@@ -226,6 +230,10 @@ final class CpuLimitedReport {
     List<String> parts = new ArrayList<>();
     byCore.fields().forEachRemaining((e) -> parts.add(e.getKey() + " (" + e.getValue().asText() + ")"));
     return parts.isEmpty() ? "n/a" : String.join(", ", parts);
+  }
+
+  private static String seconds(double seconds) {
+    return fmt(seconds, (seconds == Math.rint(seconds)) ? 0 : 1);
   }
 
   private static boolean ran(JsonNode l) {
