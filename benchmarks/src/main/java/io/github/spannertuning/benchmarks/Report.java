@@ -326,7 +326,8 @@ public final class Report {
       CpuLimitedReport.section(md, results);
     }
     md.append("\nMs are milliseconds; \"delta\" is tuned against stock. Throwables: JFR"
-        + " jdk.ExceptionStatistics over the client JVM. Bytes: per-thread allocation counters"
+        + " jdk.ExceptionStatistics over the client JVM, including the stack traces that Netty's"
+        + " leak detector (on by default) samples from buffer allocations, which every variant pays. Bytes: per-thread allocation counters"
         + " (com.sun.management.ThreadMXBean) summed over the threads alive at the window's end. CPU: the client process's"
         + " CPU time. RST_STREAM and GOAWAY: frames counted on the wire by a loopback proxy in front of the"
         + " server; cancels seen by server: streams still open on the server when the reset came. Busiest / mean: the"
