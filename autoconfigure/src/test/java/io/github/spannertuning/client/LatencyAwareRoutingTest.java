@@ -66,7 +66,7 @@ class LatencyAwareRoutingTest {
   }
 
   /**
-   * After a warm-up, the busiest connection answers 20 ms later than the others; 32 threads then
+   * After a warm-up, the busiest connection answers 20 ms later than the others; 16 threads then
    * send point selects for 2 s.
    */
   @Test
@@ -80,7 +80,7 @@ class LatencyAwareRoutingTest {
                   SocketAddress slow = subject.busiestConnection();
                   subject.server.slowDown(slow, 20);
                   subject.server.reset();
-                  subject.closedLoop(32, Duration.ofSeconds(2), Duration.ZERO);
+                  subject.closedLoop(16, Duration.ofSeconds(2), Duration.ZERO);
                   return shareOf(slow, subject.server.arrivals());
                 });
     double stock = run.apply(false);
@@ -168,7 +168,8 @@ class LatencyAwareRoutingTest {
    * closed-loop workers on 8 channels, against a server with 100 streams per connection: a pool
    * whose first traffic piles onto fewer than half of its channels runs into the stream limit. The
    * server takes 800 to 850 ms per query, so that two cores keep up with the ideal rate, and the
-   * JVM is warm (see {@link #warmUp()}): what is measured is the fresh client.
+   * JVM is warm (see {@link #warmUp()}): what is measured is the fresh client, from its second
+   * second on, when the stock client's sticky keys have landed where they stay.
    */
   @Test
   void freshClientAtHighConcurrencyRunsAtTheServersPace() throws Exception {
@@ -186,7 +187,8 @@ class LatencyAwareRoutingTest {
                     .maxConcurrentStreams(100)
                     .start();
             try (Subject subject = Subject.open(server, tuned, CHANNELS)) {
-              Load load = subject.closedLoop(workers, Duration.ofSeconds(8), Duration.ZERO);
+              Load load =
+                  subject.closedLoop(workers, Duration.ofSeconds(8), Duration.ofSeconds(1));
               System.out.printf(
                   "[latency routing %s] fresh client, %s: queries per connection %s%n",
                   VERSION,
