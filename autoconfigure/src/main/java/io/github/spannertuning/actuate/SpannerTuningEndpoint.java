@@ -134,7 +134,8 @@ public class SpannerTuningEndpoint {
       long singleUseRouted,
       long streamEndGuardSkipped,
       long streamEndGuardDrained,
-      long streamEndGuardDrainTimeouts)
+      long streamEndGuardDrainTimeouts,
+      long streamEndGuardCancelledAtLimit)
       implements OperationResponseBody {
 
     static ClientDescriptor of(SpannerTuningState state) {
@@ -151,7 +152,8 @@ public class SpannerTuningEndpoint {
           state.singleUseRoutedCount(),
           state.streamEndGuardSkippedCount(),
           state.streamEndGuardDrainedCount(),
-          state.streamEndGuardDrainTimeoutCount());
+          state.streamEndGuardDrainTimeoutCount(),
+          state.streamEndGuardCancelledAtLimitCount());
     }
   }
 
@@ -190,10 +192,11 @@ public class SpannerTuningEndpoint {
   public record PoolDescriptor(String kind, int size) {}
 
   /** One sub-channel's load. */
-  public record ChannelDescriptor(int channel, int activeStreams, long calls) {
+  public record ChannelDescriptor(int channel, int activeStreams, int drainingStreams, long calls) {
 
     static ChannelDescriptor of(ChannelStats stats) {
-      return new ChannelDescriptor(stats.index(), stats.activeStreams(), stats.calls());
+      return new ChannelDescriptor(
+          stats.index(), stats.activeStreams(), stats.drainingStreams(), stats.calls());
     }
   }
 }

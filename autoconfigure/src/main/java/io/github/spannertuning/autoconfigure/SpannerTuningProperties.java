@@ -17,6 +17,10 @@ public class SpannerTuningProperties implements Validator {
 
   static final String DRAIN_TIMEOUT_ALLOWED = "a positive duration, such as 5s or 500ms";
 
+  static final String MAX_CONCURRENT_STREAMS_ALLOWED =
+      "an integer of at least 1: the concurrent streams the server allows per connection (100 for"
+          + " Cloud Spanner)";
+
   /** Whether to tune the Spanner clients of this application at all. */
   private boolean enabled = true;
 
@@ -84,6 +88,12 @@ public class SpannerTuningProperties implements Validator {
       errors.rejectValue(
           "streamEndGuard.drainTimeout", "range", "must be " + DRAIN_TIMEOUT_ALLOWED);
     }
+    if (properties.getStreamEndGuard().getMaxConcurrentStreams() < 1) {
+      errors.rejectValue(
+          "streamEndGuard.maxConcurrentStreams",
+          "range",
+          "must be " + MAX_CONCURRENT_STREAMS_ALLOWED);
+    }
   }
 
   /**
@@ -96,6 +106,7 @@ public class SpannerTuningProperties implements Validator {
         .singleUseDistribution(this.singleUseDistribution.isEnabled())
         .streamEndGuard(this.streamEndGuard.isEnabled())
         .streamEndGuardDrainTimeout(this.streamEndGuard.getDrainTimeout())
+        .streamEndGuardMaxConcurrentStreams(this.streamEndGuard.getMaxConcurrentStreams())
         .grpcGcpExtension(this.grpcGcp.isEnabled())
         .channels(this.channels)
         .build();
@@ -137,6 +148,14 @@ public class SpannerTuningProperties implements Validator {
      */
     private Duration drainTimeout = Duration.ofSeconds(5);
 
+    /**
+     * Concurrent streams the server allows per connection. A stream waiting for its trailers holds
+     * one of them, so at most a quarter of them drain at once on one connection, and none while
+     * the connection's calls have reached this limit: such closes cancel, as the client would.
+     * At least 1; 100, as Cloud Spanner's frontends allow.
+     */
+    private int maxConcurrentStreams = SpannerTuning.DEFAULT_MAX_CONCURRENT_STREAMS;
+
     public boolean isEnabled() {
       return this.enabled;
     }
@@ -151,6 +170,14 @@ public class SpannerTuningProperties implements Validator {
 
     public void setDrainTimeout(Duration drainTimeout) {
       this.drainTimeout = drainTimeout;
+    }
+
+    public int getMaxConcurrentStreams() {
+      return this.maxConcurrentStreams;
+    }
+
+    public void setMaxConcurrentStreams(int maxConcurrentStreams) {
+      this.maxConcurrentStreams = maxConcurrentStreams;
     }
   }
 

@@ -31,6 +31,8 @@ class SpannerTuningPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
           "spanner.tuning.stream-end-guard.enabled", "true or false",
           "spanner.tuning.stream-end-guard.drain-timeout",
               SpannerTuningProperties.DRAIN_TIMEOUT_ALLOWED,
+          "spanner.tuning.stream-end-guard.max-concurrent-streams",
+              SpannerTuningProperties.MAX_CONCURRENT_STREAMS_ALLOWED,
           "spanner.tuning.grpc-gcp.enabled", "true or false",
           "spanner.tuning.metrics.enabled", "true or false");
 

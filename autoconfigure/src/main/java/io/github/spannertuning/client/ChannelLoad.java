@@ -26,7 +26,8 @@ import java.util.function.Consumer;
  * The cost per call is a map lookup, two context lookups, two atomic increments, one decrement and
  * the wrappers.
  *
- * <p>It also tells the stream-end guard when a guarded stream's gRPC call has closed with OK.
+ * <p>It also tells the stream-end guard which sub-channel a guarded stream's gRPC call is on, and
+ * when that call has closed with OK.
  */
 public final class ChannelLoad {
 
@@ -141,6 +142,8 @@ public final class ChannelLoad {
 
     private final AtomicLong calls = new AtomicLong();
 
+    private final AtomicInteger drainingStreams = new AtomicInteger();
+
     ChannelStats(int index) {
       this.index = index;
     }
@@ -158,6 +161,35 @@ public final class ChannelLoad {
     /** Calls made on this sub-channel; one routed by {@link ChannelPicker} counts from its pick. */
     public long calls() {
       return this.calls.get();
+    }
+
+    /**
+     * Streams closed at their {@code last} message that wait on this sub-channel for their
+     * trailers, without a cancel. Each still holds one of the connection's stream slots, and is
+     * also counted in {@link #activeStreams()}.
+     */
+    public int drainingStreams() {
+      return this.drainingStreams.get();
+    }
+
+    /**
+     * Counts one more draining stream, unless {@code max} are draining already. A compare and set,
+     * not a read then an increment, so that concurrent closes cannot pass the cap together.
+     */
+    boolean tryIncrementDraining(int max) {
+      while (true) {
+        int current = this.drainingStreams.get();
+        if (current >= max) {
+          return false;
+        }
+        if (this.drainingStreams.compareAndSet(current, current + 1)) {
+          return true;
+        }
+      }
+    }
+
+    void decrementDraining() {
+      this.drainingStreams.decrementAndGet();
     }
 
     /**
@@ -252,10 +284,10 @@ public final class ChannelLoad {
       if (routing != null && routing.claim(stats)) {
         return (routing.reserved != null)
             ? new ReservedCall<>(
-                next.newCall(method, callOptions), stats, routing.reserved, guardedStream())
+                next.newCall(method, callOptions), stats, routing.reserved, guardedStream(stats))
             : next.newCall(method, callOptions);
       }
-      GuardedStream stream = guardedStream();
+      GuardedStream stream = guardedStream(stats);
       return new SimpleForwardingClientCall<>(next.newCall(method, callOptions)) {
         @Override
         public void start(Listener<RespT> listener, Metadata headers) {
@@ -276,10 +308,17 @@ public final class ChannelLoad {
     }
   }
 
-  /** The guarded stream this call is the first attempt of, if it is one. */
-  private static GuardedStream guardedStream() {
+  /**
+   * The guarded stream this call is the first attempt of, if it is one; it learns the sub-channel
+   * its call holds a stream slot on.
+   */
+  private static GuardedStream guardedStream(ChannelStats stats) {
     GuardedStream starting = GuardedStream.STARTING.get();
-    return (starting != null && starting.linkTransport()) ? starting : null;
+    if (starting != null && starting.linkTransport()) {
+      starting.onChannel(stats);
+      return starting;
+    }
+    return null;
   }
 
   /**

@@ -33,7 +33,13 @@ public final class SpannerTuningState {
 
   private final LongAdder streamEndGuardDrainTimeouts = new LongAdder();
 
+  private final LongAdder streamEndGuardCancelledAtLimit = new LongAdder();
+
   private final long drainTimeoutNanos;
+
+  private final int streamLimit;
+
+  private final int maxDrainingPerChannel;
 
   private final ChannelLoad channelLoad = new ChannelLoad();
 
@@ -52,6 +58,8 @@ public final class SpannerTuningState {
     this.tuning = tuning;
     this.rpcInstalled = rpcInstalled;
     this.drainTimeoutNanos = tuning.getStreamEndGuardDrainTimeout().toNanos();
+    this.streamLimit = tuning.getStreamEndGuardMaxConcurrentStreams();
+    this.maxDrainingPerChannel = this.streamLimit / 4;
     publish(new EnumMap<>(features));
   }
 
@@ -110,6 +118,14 @@ public final class SpannerTuningState {
    */
   public long streamEndGuardDrainTimeoutCount() {
     return this.streamEndGuardDrainTimeouts.sum();
+  }
+
+  /**
+   * Streams closed at their {@code last} message that were cancelled at once instead of drained,
+   * because their connection had a quarter of its stream limit draining already or was full.
+   */
+  public long streamEndGuardCancelledAtLimitCount() {
+    return this.streamEndGuardCancelledAtLimit.sum();
   }
 
   /**
@@ -255,8 +271,22 @@ public final class SpannerTuningState {
     this.streamEndGuardDrainTimeouts.increment();
   }
 
+  void streamEndGuardCancelledAtLimit() {
+    this.streamEndGuardCancelledAtLimit.increment();
+  }
+
   long drainTimeoutNanos() {
     return this.drainTimeoutNanos;
+  }
+
+  /** The concurrent streams a connection allows. */
+  int streamLimit() {
+    return this.streamLimit;
+  }
+
+  /** At most this many streams drain at once on one sub-channel: a quarter of the stream limit. */
+  int maxDrainingPerChannel() {
+    return this.maxDrainingPerChannel;
   }
 
   private void publish(Map<Feature, FeatureState> next) {

@@ -247,6 +247,35 @@ class SpannerTuningAutoConfigurationTests {
   }
 
   @Test
+  void maxConcurrentStreamsIsBoundAndOneBelowOneFailsStartupNamingTheProperty() {
+    assertThat(new SpannerTuningProperties().toTuning().getStreamEndGuardMaxConcurrentStreams())
+        .isEqualTo(SpannerTuning.DEFAULT_MAX_CONCURRENT_STREAMS)
+        .isEqualTo(100);
+    this.contextRunner
+        .withPropertyValues("spanner.tuning.stream-end-guard.max-concurrent-streams=250")
+        .run(
+            (context) ->
+                assertThat(
+                        SpannerTuning.stateOf(context.getBean(SpannerOptions.class))
+                            .orElseThrow()
+                            .tuning()
+                            .getStreamEndGuardMaxConcurrentStreams())
+                    .isEqualTo(250));
+    for (String value : new String[] {"0", "-5", "many"}) {
+      this.contextRunner
+          .withPropertyValues("spanner.tuning.stream-end-guard.max-concurrent-streams=" + value)
+          .run(
+              (context) -> {
+                assertThat(context).hasFailed();
+                FailureAnalysis analysis = analyze(context);
+                assertThat(analysis.getDescription())
+                    .contains("'spanner.tuning.stream-end-guard.max-concurrent-streams'", value);
+                assertThat(analysis.getAction()).contains("an integer of at least 1");
+              });
+    }
+  }
+
+  @Test
   void malformedValuesFailStartupWithAllowedValues() {
     this.contextRunner
         .withPropertyValues("spanner.tuning.channels=eight")
