@@ -148,18 +148,53 @@ public final class BenchmarkMain {
                 length,
                 spikyThreads,
                 (long) flags.positive("degrade-ms", 20),
-                variants));
+                variants),
+            slowTrailers(flags, 1, variants),
+            slowTrailers(flags, 8, variants));
     List<String> chosen =
-        Arrays.stream(flags.string("workloads", "steady,bursty,spiky,degraded").split(","))
+        Arrays.stream(
+                flags.string(
+                        "workloads",
+                        "steady,bursty,spiky,degraded,slow-trailers-1ch,slow-trailers-8ch")
+                    .split(","))
             .map(String::trim)
             .toList();
     for (String name : chosen) {
       if (all.stream().noneMatch((workload) -> workload.name().equals(name))) {
         throw new IllegalArgumentException(
-            "Unknown workload '" + name + "'; use steady, bursty, spiky or degraded");
+            "Unknown workload '" + name + "'; use steady, bursty, spiky, degraded,"
+                + " slow-trailers-1ch or slow-trailers-8ch");
       }
     }
     return all.stream().filter((workload) -> chosen.contains(workload.name())).toList();
+  }
+
+  /**
+   * A frontend slow to send trailers: closed-loop point selects on a pool of the given size while
+   * every stream's trailers come late. Stock and tuned only (of the variants asked for): it asks
+   * whether drained streams, which hold their stream slot until the trailers come, cost anything.
+   */
+  private static Workload slowTrailers(Flags flags, int channels, List<Variant> variants) {
+    double trailersMs = flags.positive("slow-trailers-ms", 200);
+    int threads = flags.integer("slow-trailers-threads", 128, 1, 10_000);
+    List<Variant> compared =
+        variants.stream().filter((v) -> v == Variant.STOCK || v == Variant.TUNED).toList();
+    return Workload.closedLoop(
+        "slow-trailers-" + channels + "ch",
+        String.format(
+            java.util.Locale.ROOT,
+            "closed-loop point select, trailers %s ms late, %d channel%s",
+            VariantTally.trim(trailersMs),
+            channels,
+            (channels == 1) ? "" : "s"),
+        threads,
+        channels,
+        trailersMs,
+        compared.isEmpty() ? variants : compared);
+  }
+
+  private int channelsOf(Workload workload) {
+    return (workload.channels() > 0) ? workload.channels() : this.channels;
   }
 
   private Path run(Map<String, String> frontendFlags) throws Exception {
@@ -228,7 +263,7 @@ public final class BenchmarkMain {
     int seriesLength = (int) Math.ceil(this.windowSeconds / this.bucketSeconds);
     Map<Variant, VariantTally> tallies = new LinkedHashMap<>();
     for (Variant variant : workload.variants()) {
-      tallies.put(variant, new VariantTally(variant, this.channels, seriesLength));
+      tallies.put(variant, new VariantTally(variant, channelsOf(workload), seriesLength));
     }
     for (int round = 0; round < this.rounds; round++) {
       for (VariantTally tally : tallies.values()) {
@@ -257,6 +292,11 @@ public final class BenchmarkMain {
     result.put("threads", workload.threads());
     result.put("degradeMs", workload.degradeMillis());
     result.put("windowS", this.windowSeconds);
+    if (workload.closedLoop()) {
+      result.put("closedLoop", true);
+      result.put("channels", channelsOf(workload));
+      result.put("trailersDelayMs", workload.trailersDelayMs());
+    }
     result.put("rounds", this.rounds);
     List<Map<String, Object>> variants = new ArrayList<>();
     tallies.values().forEach((tally) -> variants.add(tally.toJson(this.bucketSeconds)));
@@ -268,18 +308,33 @@ public final class BenchmarkMain {
       Frontend frontend, ProcessMeters meters, Workload workload, VariantTally tally, int round)
       throws Exception {
     frontend.mark();
-    try (BenchClient client = BenchClient.open(tally.variant(), frontend.port(), this.channels)) {
+    if (workload.trailersDelayMs() >= 0) {
+      frontend.trailersDelay(workload.trailersDelayMs());
+    }
+    try (BenchClient client =
+        BenchClient.open(tally.variant(), frontend.port(), channelsOf(workload))) {
       warmUp(client, Math.min(16, workload.threads()));
       String degraded = frontend.degrade(workload.degradeMillis(), this.seed + round);
       long serverCpuStart = frontend.resetCounters();
       long[] before = client.clientChannelCalls();
       OpenLoop.Window window;
       ProcessMeters.Reading cost;
-      try (OpenLoop loop = new OpenLoop(workload.threads())) {
-        ProcessMeters.Snapshot start = meters.start();
-        window = loop.run(client, workload, this.windowSeconds, this.bucketSeconds, this.seed + round);
-        cost = meters.end(start);
+      long cancelledAtLimit = client.cancelledAtLimit();
+      if (workload.closedLoop()) {
+        try (ClosedLoop loop = new ClosedLoop(workload.threads())) {
+          ProcessMeters.Snapshot start = meters.start();
+          window = loop.run(client, this.windowSeconds, this.bucketSeconds);
+          cost = meters.end(start);
+        }
+      } else {
+        try (OpenLoop loop = new OpenLoop(workload.threads())) {
+          ProcessMeters.Snapshot start = meters.start();
+          window =
+              loop.run(client, workload, this.windowSeconds, this.bucketSeconds, this.seed + round);
+          cost = meters.end(start);
+        }
       }
+      tally.addCancelledAtLimit(client.cancelledAtLimit() - cancelledAtLimit);
       JsonNode stats = frontend.stats();
       long[] after = client.clientChannelCalls();
       long[] delta = new long[after.length];
@@ -298,6 +353,10 @@ public final class BenchmarkMain {
           VariantTally.ms(window.latency().getValueAtPercentile(99)),
           cost.cpuNanos() / 1e6 / Math.max(1, window.ops() + window.errors()) * 1000,
           workload.degradeMillis() > 0 ? " slowed " + degraded : "");
+    } finally {
+      if (workload.trailersDelayMs() >= 0) {
+        frontend.trailersDelay(frontend.knobs().path("trailersDelayMs").asDouble());
+      }
     }
   }
 
