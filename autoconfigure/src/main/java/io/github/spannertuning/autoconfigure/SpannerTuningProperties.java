@@ -149,10 +149,10 @@ public class SpannerTuningProperties implements Validator {
     private Duration drainTimeout = Duration.ofSeconds(5);
 
     /**
-     * Concurrent streams the server allows per connection. A stream waiting for its trailers holds
-     * one of them, so at most a quarter of them drain at once on one connection, and none while
-     * the connection's calls have reached this limit: such closes cancel, as the client would.
-     * At least 1; 100, as Cloud Spanner's frontends allow.
+     * Concurrent streams the server allows per connection. A stream closed at its last message
+     * holds one of them until its trailers arrive, so at most a quarter of them (rounded down)
+     * drain at once on one connection; further such closes cancel, as the client would. At least
+     * 1; 100, as Cloud Spanner's frontends allow.
      */
     private int maxConcurrentStreams = SpannerTuning.DEFAULT_MAX_CONCURRENT_STREAMS;
 

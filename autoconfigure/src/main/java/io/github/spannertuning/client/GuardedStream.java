@@ -30,11 +30,11 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * <p>A draining stream holds one of its connection's concurrent-stream slots until the trailers
  * come, and a server slow to send them would fill the connection with such streams. So a close at
  * {@code last} cancels at once instead, as the client would, when its sub-channel already has a
- * quarter of the stream limit draining, or when the sub-channel's calls in flight (this one and the
- * draining ones included) have reached the limit, so that a call is or will be waiting for the
- * slot. With trailers as prompt as Spanner's, a connection has next to nothing draining and every
- * such close drains. A stream whose sub-channel is not known (a later attempt of a retried stream,
- * or a client whose interceptors could not be extended) drains as before.
+ * quarter of the stream limit draining: three quarters of every connection stay free of streams
+ * waiting for trailers, whatever the trailers take. With trailers as prompt as Spanner's a
+ * connection has next to nothing draining, even when it is full of queries, and every such close
+ * drains. A stream whose sub-channel is not known (a later attempt of a retried stream, or a client
+ * whose interceptors could not be extended) drains as before.
  */
 final class GuardedStream implements ResultStreamConsumer, StreamingCall {
 
@@ -248,8 +248,7 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
    * sub-channel.
    */
   private boolean reserveDrainingSlot(ChannelLoad.ChannelStats stats) {
-    return stats.activeStreams() < this.tuning.streamLimit()
-        && stats.tryIncrementDraining(this.tuning.maxDrainingPerChannel());
+    return stats.tryIncrementDraining(this.tuning.maxDrainingPerChannel());
   }
 
   /** Leaving DRAINING happens once, by a compare and set: so does this. */

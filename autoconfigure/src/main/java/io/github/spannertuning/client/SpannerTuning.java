@@ -406,8 +406,8 @@ public final class SpannerTuning {
      * The concurrent streams the server allows per connection (its HTTP/2
      * SETTINGS_MAX_CONCURRENT_STREAMS, which gRPC does not expose to the client); at least 1, 100 by
      * default, as Cloud Spanner's frontends allow. The stream-end guard lets at most a quarter of
-     * it drain at once on one connection, and none while the connection's calls have reached it;
-     * other closes at the {@code last} message cancel, as the client would.
+     * it (rounded down) drain at once on one connection; other closes at the {@code last} message
+     * cancel, as the client would.
      */
     public Builder streamEndGuardMaxConcurrentStreams(int maxConcurrentStreams) {
       if (maxConcurrentStreams < 1) {

@@ -37,8 +37,6 @@ public final class SpannerTuningState {
 
   private final long drainTimeoutNanos;
 
-  private final int streamLimit;
-
   private final int maxDrainingPerChannel;
 
   private final ChannelLoad channelLoad = new ChannelLoad();
@@ -58,8 +56,7 @@ public final class SpannerTuningState {
     this.tuning = tuning;
     this.rpcInstalled = rpcInstalled;
     this.drainTimeoutNanos = tuning.getStreamEndGuardDrainTimeout().toNanos();
-    this.streamLimit = tuning.getStreamEndGuardMaxConcurrentStreams();
-    this.maxDrainingPerChannel = this.streamLimit / 4;
+    this.maxDrainingPerChannel = tuning.getStreamEndGuardMaxConcurrentStreams() / 4;
     publish(new EnumMap<>(features));
   }
 
@@ -122,7 +119,7 @@ public final class SpannerTuningState {
 
   /**
    * Streams closed at their {@code last} message that were cancelled at once instead of drained,
-   * because their connection had a quarter of its stream limit draining already or was full.
+   * because their connection had a quarter of its stream limit draining already.
    */
   public long streamEndGuardCancelledAtLimitCount() {
     return this.streamEndGuardCancelledAtLimit.sum();
@@ -277,11 +274,6 @@ public final class SpannerTuningState {
 
   long drainTimeoutNanos() {
     return this.drainTimeoutNanos;
-  }
-
-  /** The concurrent streams a connection allows. */
-  int streamLimit() {
-    return this.streamLimit;
   }
 
   /** At most this many streams drain at once on one sub-channel: a quarter of the stream limit. */

@@ -104,7 +104,7 @@ public class SpannerChannelMetrics implements MeterBinder {
             .tags(this.tags)
             .description(
                 "Streams closed at their last message that were cancelled instead of drained: their"
-                    + " connection had a quarter of its stream limit draining, or was full")
+                    + " connection had a quarter of its stream limit draining already")
             .baseUnit("streams")
             .register(registry));
     load.onNewChannel((channel) -> meters.addAll(bindChannel(registry, channel)));
