@@ -10,6 +10,7 @@ import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
 import com.google.cloud.spanner.spi.v1.SpannerInterceptorProvider;
+import io.github.spannertuning.metrics.SpannerChannelMetrics;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
@@ -17,6 +18,8 @@ import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
 import io.grpc.ForwardingClientCall.SimpleForwardingClientCall;
 import io.grpc.MethodDescriptor;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -65,11 +68,28 @@ class DrainingStreamSlotsTest {
     try (MockSpannerServer server =
             MockSpannerServer.builder().countFrames().trailersDelay(Duration.ofMillis(200)).start();
         TestClient client = TestClient.open(server, SpannerTuning.DEFAULT_DRAIN_TIMEOUT)) {
+      SimpleMeterRegistry registry = new SimpleMeterRegistry();
+      new SpannerChannelMetrics(client.state(), "spanner", Tags.empty()).bindTo(registry);
       Run run = client.closedLoop(server);
       client.awaitIdle(Duration.ofSeconds(10));
       SpannerTuningState state = client.state();
       run.print("trailers 200 ms late", state);
       Counts counts = run.counts(state);
+      assertThat(
+              registry
+                  .get("spanner.tuning.stream.end.guard.cancelled.at.limit")
+                  .functionCounter()
+                  .count())
+          .as("the cancelled-at-limit meter")
+          .isEqualTo(state.streamEndGuardCancelledAtLimitCount());
+      assertThat(
+              registry
+                  .get("spanner.tuning.channel.draining.streams")
+                  .tag("channel", "0")
+                  .gauge()
+                  .value())
+          .as("the channel's draining-streams gauge, once idle")
+          .isZero();
 
       // Without a cap every close drains, and the 100 slots fill with streams awaiting trailers.
       assertThat(run.serverMaxAwaitingTrailers())
