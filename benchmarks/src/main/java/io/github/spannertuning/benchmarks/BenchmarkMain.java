@@ -153,10 +153,7 @@ public final class BenchmarkMain {
             slowTrailers(flags, 8, variants));
     List<String> chosen =
         Arrays.stream(
-                flags.string(
-                        "workloads",
-                        "steady,bursty,spiky,degraded,slow-trailers-1ch,slow-trailers-8ch")
-                    .split(","))
+flags.string("workloads", "steady,bursty,spiky,degraded").split(","))
             .map(String::trim)
             .toList();
     for (String name : chosen) {
