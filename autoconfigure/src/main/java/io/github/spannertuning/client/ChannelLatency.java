@@ -49,11 +49,18 @@ final class ChannelLatency {
   static final long INITIAL_NANOS = 1_000_000L;
 
   /**
-   * How long a channel with calls outstanding may go without answering before its silence counts:
-   * past it, a channel that stopped answering (a half-open connection, a stuck frontend) is
-   * avoided; below it, a connection still being set up on a fresh client is not.
+   * How long a channel with calls outstanding may go without answering before its silence counts,
+   * at least: past it, a channel that stopped answering (a half-open connection, a stuck frontend)
+   * is avoided; below it, a connection still being set up on a fresh client is not.
    */
   static final long SILENCE_NANOS = 50_000_000L;
+
+  /**
+   * ... and at least this many times the channel's estimate: where queries take hundreds of
+   * milliseconds, a channel whose next answer is simply not due yet must not look stuck next to
+   * one that has just answered.
+   */
+  static final int SILENCE_ESTIMATES = 4;
 
   private volatile long estimateNanos = INITIAL_NANOS;
 
@@ -75,7 +82,8 @@ final class ChannelLatency {
   /**
    * What a call sent now may expect: the moving average, halved for each {@link
    * #FORGET_HALF_LIFE_NANOS} since it was last updated, and, while calls are outstanding, at least
-   * the time since the channel last answered once that is longer than {@link #SILENCE_NANOS}.
+   * the time since the channel last answered once that is longer than {@link #SILENCE_NANOS} and
+   * {@link #SILENCE_ESTIMATES} estimates.
    */
   long expectedNanos(long nowNanos, int outstanding) {
     long estimate = this.estimateNanos;
@@ -87,7 +95,7 @@ final class ChannelLatency {
     }
     if (outstanding > 0) {
       long silence = nowNanos - this.heardAtNanos;
-      if (silence > SILENCE_NANOS) {
+      if (silence > SILENCE_NANOS && silence > SILENCE_ESTIMATES * this.estimateNanos) {
         estimate = Math.max(estimate, silence);
       }
     }

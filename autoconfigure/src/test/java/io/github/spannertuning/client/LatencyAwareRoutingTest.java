@@ -186,7 +186,14 @@ class LatencyAwareRoutingTest {
                     .maxConcurrentStreams(100)
                     .start();
             try (Subject subject = Subject.open(server, tuned, CHANNELS)) {
-              return subject.closedLoop(workers, Duration.ofSeconds(8), Duration.ZERO);
+              Load load = subject.closedLoop(workers, Duration.ofSeconds(8), Duration.ZERO);
+              System.out.printf(
+                  "[latency routing %s] fresh client, %s: queries per connection %s%n",
+                  VERSION,
+                  tuned ? "tuned" : "stock",
+                  MockSpannerServer.perConnection(
+                      server.calls("ExecuteStreamingSql"), server.connections()));
+              return load;
             }
           } catch (Exception ex) {
             throw new AssertionError(ex);
