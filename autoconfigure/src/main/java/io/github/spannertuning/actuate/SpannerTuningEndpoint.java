@@ -150,7 +150,8 @@ public class SpannerTuningEndpoint {
       long singleUseRouted,
       long streamEndGuardSkipped,
       long streamEndGuardDrained,
-      long streamEndGuardDrainTimeouts)
+      long streamEndGuardDrainTimeouts,
+      long streamEndGuardCancelledAtLimit)
       implements OperationResponseBody {
 
     static ClientDescriptor of(SpannerTuningState state) {
@@ -167,7 +168,8 @@ public class SpannerTuningEndpoint {
           state.singleUseRoutedCount(),
           state.streamEndGuardSkippedCount(),
           state.streamEndGuardDrainedCount(),
-          state.streamEndGuardDrainTimeoutCount());
+          state.streamEndGuardDrainTimeoutCount(),
+          state.streamEndGuardCancelledAtLimitCount());
     }
   }
 
@@ -208,16 +210,18 @@ public class SpannerTuningEndpoint {
   /**
    * One sub-channel's load.
    *
+   * @param drainingStreams streams closed at their last message that wait for their trailers
    * @param latencyEstimateSeconds the time-decayed average of its time to first response, failed
    *     calls counted as a penalty
    */
   public record ChannelDescriptor(
-      int channel, int activeStreams, long calls, double latencyEstimateSeconds) {
+      int channel, int activeStreams, int drainingStreams, long calls, double latencyEstimateSeconds) {
 
     static ChannelDescriptor of(ChannelStats stats) {
       return new ChannelDescriptor(
           stats.index(),
           stats.activeStreams(),
+          stats.drainingStreams(),
           stats.calls(),
           stats.latencyEstimateNanos() / 1e9);
     }

@@ -18,12 +18,22 @@ public class SpannerTuningProperties implements Validator {
 
   static final String DRAIN_TIMEOUT_ALLOWED = "a positive duration, such as 5s or 500ms";
 
+  static final String MAX_CONCURRENT_STREAMS_ALLOWED =
+      "an integer of at least 1, the concurrent streams the server allows per connection (Cloud"
+          + " Spanner allows 100)";
+
   /**
    * What each property that is not a true/false switch accepts, by bean path as {@link #validate}
    * names it: the failure analyzer's advice (its tests fail for a property missing here).
    */
   static final Map<String, String> ACCEPTS =
-      Map.of("channels", CHANNELS_ALLOWED, "streamEndGuard.drainTimeout", DRAIN_TIMEOUT_ALLOWED);
+      Map.of(
+          "channels",
+          CHANNELS_ALLOWED,
+          "streamEndGuard.drainTimeout",
+          DRAIN_TIMEOUT_ALLOWED,
+          "streamEndGuard.maxConcurrentStreams",
+          MAX_CONCURRENT_STREAMS_ALLOWED);
 
   /** Whether to tune the Spanner clients of this application at all. */
   private boolean enabled = true;
@@ -92,6 +102,12 @@ public class SpannerTuningProperties implements Validator {
       errors.rejectValue(
           "streamEndGuard.drainTimeout", "range", "must be " + DRAIN_TIMEOUT_ALLOWED);
     }
+    if (properties.getStreamEndGuard().getMaxConcurrentStreams() < 1) {
+      errors.rejectValue(
+          "streamEndGuard.maxConcurrentStreams",
+          "range",
+          "must be " + MAX_CONCURRENT_STREAMS_ALLOWED);
+    }
   }
 
   /**
@@ -104,6 +120,7 @@ public class SpannerTuningProperties implements Validator {
         .singleUseDistribution(this.singleUseDistribution.isEnabled())
         .streamEndGuard(this.streamEndGuard.isEnabled())
         .streamEndGuardDrainTimeout(this.streamEndGuard.getDrainTimeout())
+        .streamEndGuardMaxConcurrentStreams(this.streamEndGuard.getMaxConcurrentStreams())
         .grpcGcpExtension(this.grpcGcp.isEnabled())
         .channels(this.channels)
         .build();
@@ -145,6 +162,14 @@ public class SpannerTuningProperties implements Validator {
      */
     private Duration drainTimeout = Duration.ofSeconds(5);
 
+    /**
+     * Concurrent streams the server allows per connection. A stream closed at its last message
+     * holds one of them until its trailers arrive, so at most a quarter of them (rounded down)
+     * drain at once on one connection; further such closes cancel, as the client would. At least
+     * 1; 100, as Cloud Spanner's frontends allow.
+     */
+    private int maxConcurrentStreams = SpannerTuning.DEFAULT_MAX_CONCURRENT_STREAMS;
+
     public boolean isEnabled() {
       return this.enabled;
     }
@@ -159,6 +184,14 @@ public class SpannerTuningProperties implements Validator {
 
     public void setDrainTimeout(Duration drainTimeout) {
       this.drainTimeout = drainTimeout;
+    }
+
+    public int getMaxConcurrentStreams() {
+      return this.maxConcurrentStreams;
+    }
+
+    public void setMaxConcurrentStreams(int maxConcurrentStreams) {
+      this.maxConcurrentStreams = maxConcurrentStreams;
     }
   }
 

@@ -27,7 +27,9 @@ import java.util.function.Consumer;
  * clock reads (one for a call {@link ChannelPicker} routed, which is timed from its pick) and the
  * wrappers.
  *
- * <p>The same calls feed each sub-channel's {@link ChannelLatency}. It also tells the stream-end guard when a guarded stream's gRPC call has closed with OK.
+ * <p>The same calls feed each sub-channel's {@link ChannelLatency}. It also tells the stream-end
+ * guard which sub-channel a guarded stream's gRPC call is on, and when that call has closed with
+ * OK.
  */
 public final class ChannelLoad {
 
@@ -144,6 +146,8 @@ public final class ChannelLoad {
 
     private final ChannelLatency latency;
 
+    private final AtomicInteger drainingStreams = new AtomicInteger();
+
     ChannelStats(int index) {
       this.index = index;
       this.latency = new ChannelLatency(System.nanoTime());
@@ -162,6 +166,35 @@ public final class ChannelLoad {
     /** Calls made on this sub-channel; one routed by {@link ChannelPicker} counts from its pick. */
     public long calls() {
       return this.calls.get();
+    }
+
+    /**
+     * Streams closed at their {@code last} message that wait on this sub-channel for their
+     * trailers, without a cancel. Each still holds one of the connection's stream slots, and is
+     * also counted in {@link #activeStreams()}.
+     */
+    public int drainingStreams() {
+      return this.drainingStreams.get();
+    }
+
+    /**
+     * Counts one more draining stream, unless {@code max} are draining already. A compare and set,
+     * not a read then an increment, so that concurrent closes cannot pass the cap together.
+     */
+    boolean tryIncrementDraining(int max) {
+      while (true) {
+        int current = this.drainingStreams.get();
+        if (current >= max) {
+          return false;
+        }
+        if (this.drainingStreams.compareAndSet(current, current + 1)) {
+          return true;
+        }
+      }
+    }
+
+    void decrementDraining() {
+      this.drainingStreams.decrementAndGet();
     }
 
     /**
@@ -293,17 +326,25 @@ public final class ChannelLoad {
                 stats,
                 routing.reserved,
                 routing.pickedAtNanos,
-                guardedStream())
+                guardedStream(stats))
             : next.newCall(method, callOptions);
       }
-      return new CountedCall<>(next.newCall(method, callOptions), stats, null, 0, guardedStream());
+      return new CountedCall<>(
+          next.newCall(method, callOptions), stats, null, 0, guardedStream(stats));
     }
   }
 
-  /** The guarded stream this call is the first attempt of, if it is one. */
-  private static GuardedStream guardedStream() {
+  /**
+   * The guarded stream this call is the first attempt of, if it is one; it learns the sub-channel
+   * its call holds a stream slot on.
+   */
+  private static GuardedStream guardedStream(ChannelStats stats) {
     GuardedStream starting = GuardedStream.STARTING.get();
-    return (starting != null && starting.linkTransport()) ? starting : null;
+    if (starting != null && starting.linkTransport()) {
+      starting.onChannel(stats);
+      return starting;
+    }
+    return null;
   }
 
   /**

@@ -26,6 +26,15 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * close, whatever the call still delivers is dropped instead of handed to the closed consumer: the
  * client's consumer puts into a bounded queue nobody reads any more, which could block a gRPC
  * thread. A cancel of a stream that has not finished always goes through at once.
+ *
+ * <p>A draining stream holds one of its connection's concurrent-stream slots until the trailers
+ * come, and a server slow to send them would fill the connection with such streams. So a close at
+ * {@code last} cancels at once instead, as the client would, when its sub-channel already has a
+ * quarter of the stream limit draining: three quarters of every connection stay free of streams
+ * waiting for trailers, whatever the trailers take. With trailers as prompt as Spanner's a
+ * connection has next to nothing draining, even when it is full of queries, and every such close
+ * drains. A stream whose sub-channel is not known (a later attempt of a retried stream, or a client
+ * whose interceptors could not be extended) drains as before.
  */
 final class GuardedStream implements ResultStreamConsumer, StreamingCall {
 
@@ -66,6 +75,9 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
 
   private volatile ScheduledFuture<?> drainTimer;
 
+  /** The sub-channel whose stream slot the first attempt's call holds; set as that call is made. */
+  private volatile ChannelLoad.ChannelStats channel;
+
   private StreamingCall call;
 
   GuardedStream(ResultStreamConsumer consumer, SpannerTuningState tuning) {
@@ -87,6 +99,11 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
    */
   boolean linkTransport() {
     return TRANSPORT_LINKED.compareAndSet(this, 0, 1);
+  }
+
+  /** The linked call was made on this sub-channel. */
+  void onChannel(ChannelLoad.ChannelStats stats) {
+    this.channel = stats;
   }
 
   /**
@@ -153,9 +170,19 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
         return;
       }
       if (current == LAST && guard) {
-        if (PHASE.compareAndSet(this, LAST, DRAINING)) {
+        ChannelLoad.ChannelStats stats = this.channel;
+        if (stats != null && !reserveDrainingSlot(stats)) {
+          if (PHASE.compareAndSet(this, LAST, CLOSED)) {
+            this.tuning.streamEndGuardCancelledAtLimit();
+            this.call.cancel(message);
+            return;
+          }
+        } else if (PHASE.compareAndSet(this, LAST, DRAINING)) {
           startDraining();
           return;
+        } else if (stats != null) {
+          // The call ended meanwhile: the loop skips its cancel without draining.
+          stats.decrementDraining();
         }
       } else if (PHASE.compareAndSet(this, current, CLOSED)) {
         if (current == ENDED && guard) {
@@ -187,6 +214,7 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
           if (timer != null) {
             timer.cancel(false);
           }
+          drainingEnded();
           this.tuning.streamEndGuardSkipped();
           this.tuning.streamEndGuardDrained();
           return false;
@@ -209,8 +237,25 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
 
   private void drainTimedOut() {
     if (PHASE.compareAndSet(this, DRAINING, CLOSED)) {
+      drainingEnded();
       this.tuning.streamEndGuardDrainTimedOut();
       this.call.cancel("spanner-tuning: no trailers within the stream-end guard's drain timeout");
+    }
+  }
+
+  /**
+   * Whether this stream may hold its slot while it drains; if so it is counted as draining on its
+   * sub-channel.
+   */
+  private boolean reserveDrainingSlot(ChannelLoad.ChannelStats stats) {
+    return stats.tryIncrementDraining(this.tuning.maxDrainingPerChannel());
+  }
+
+  /** Leaving DRAINING happens once, by a compare and set: so does this. */
+  private void drainingEnded() {
+    ChannelLoad.ChannelStats stats = this.channel;
+    if (stats != null) {
+      stats.decrementDraining();
     }
   }
 }

@@ -37,6 +37,9 @@ public final class SpannerTuning {
   /** How long a stream closed at its {@code last} message waits for its trailers by default. */
   public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(5);
 
+  /** Concurrent streams per connection that Cloud Spanner's frontends allow. */
+  public static final int DEFAULT_MAX_CONCURRENT_STREAMS = 100;
+
   private static final Logger logger = Logger.getLogger(SpannerTuning.class.getName());
 
   private static final Set<String> warned = ConcurrentHashMap.newKeySet();
@@ -60,6 +63,8 @@ public final class SpannerTuning {
 
   private final Duration streamEndGuardDrainTimeout;
 
+  private final int streamEndGuardMaxConcurrentStreams;
+
   private SpannerTuning(Builder builder) {
     this.singleUseDistribution = builder.singleUseDistribution;
     this.streamEndGuard = builder.streamEndGuard;
@@ -67,6 +72,7 @@ public final class SpannerTuning {
     this.logWhenBuilt = builder.logWhenBuilt;
     this.channels = builder.channels;
     this.streamEndGuardDrainTimeout = builder.streamEndGuardDrainTimeout;
+    this.streamEndGuardMaxConcurrentStreams = builder.streamEndGuardMaxConcurrentStreams;
   }
 
   /** All features on, the client's own pool size. */
@@ -106,6 +112,14 @@ public final class SpannerTuning {
    */
   public Duration getStreamEndGuardDrainTimeout() {
     return this.streamEndGuardDrainTimeout;
+  }
+
+  /**
+   * The concurrent streams the server allows per connection, which the stream-end guard keeps
+   * draining streams within.
+   */
+  public int getStreamEndGuardMaxConcurrentStreams() {
+    return this.streamEndGuardMaxConcurrentStreams;
   }
 
   /**
@@ -328,6 +342,8 @@ public final class SpannerTuning {
         + this.channels
         + ", streamEndGuardDrainTimeout="
         + this.streamEndGuardDrainTimeout
+        + ", streamEndGuardMaxConcurrentStreams="
+        + this.streamEndGuardMaxConcurrentStreams
         + "}";
   }
 
@@ -345,6 +361,8 @@ public final class SpannerTuning {
     private Integer channels;
 
     private Duration streamEndGuardDrainTimeout = DEFAULT_DRAIN_TIMEOUT;
+
+    private int streamEndGuardMaxConcurrentStreams = DEFAULT_MAX_CONCURRENT_STREAMS;
 
     private Builder() {}
 
@@ -398,6 +416,23 @@ public final class SpannerTuning {
             "the stream-end guard's drain timeout must be positive, was " + timeout);
       }
       this.streamEndGuardDrainTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * The concurrent streams the server allows per connection (its HTTP/2
+     * SETTINGS_MAX_CONCURRENT_STREAMS, which gRPC does not expose to the client); at least 1, 100 by
+     * default, as Cloud Spanner's frontends allow. The stream-end guard lets at most a quarter of
+     * it (rounded down) drain at once on one connection; other closes at the {@code last} message
+     * cancel, as the client would.
+     */
+    public Builder streamEndGuardMaxConcurrentStreams(int maxConcurrentStreams) {
+      if (maxConcurrentStreams < 1) {
+        throw new IllegalArgumentException(
+            "the stream-end guard's max concurrent streams must be at least 1, was "
+                + maxConcurrentStreams);
+      }
+      this.streamEndGuardMaxConcurrentStreams = maxConcurrentStreams;
       return this;
     }
 

@@ -33,7 +33,11 @@ public final class SpannerTuningState {
 
   private final LongAdder streamEndGuardDrainTimeouts = new LongAdder();
 
+  private final LongAdder streamEndGuardCancelledAtLimit = new LongAdder();
+
   private final long drainTimeoutNanos;
+
+  private final int maxDrainingPerChannel;
 
   private final ChannelLoad channelLoad = new ChannelLoad();
 
@@ -52,6 +56,7 @@ public final class SpannerTuningState {
     this.tuning = tuning;
     this.rpcInstalled = rpcInstalled;
     this.drainTimeoutNanos = tuning.getStreamEndGuardDrainTimeout().toNanos();
+    this.maxDrainingPerChannel = tuning.getStreamEndGuardMaxConcurrentStreams() / 4;
     publish(new EnumMap<>(features));
   }
 
@@ -110,6 +115,14 @@ public final class SpannerTuningState {
    */
   public long streamEndGuardDrainTimeoutCount() {
     return this.streamEndGuardDrainTimeouts.sum();
+  }
+
+  /**
+   * Streams closed at their {@code last} message that were cancelled at once instead of drained,
+   * because their connection had a quarter of its stream limit draining already.
+   */
+  public long streamEndGuardCancelledAtLimitCount() {
+    return this.streamEndGuardCancelledAtLimit.sum();
   }
 
   /**
@@ -274,8 +287,17 @@ public final class SpannerTuningState {
     this.streamEndGuardDrainTimeouts.increment();
   }
 
+  void streamEndGuardCancelledAtLimit() {
+    this.streamEndGuardCancelledAtLimit.increment();
+  }
+
   long drainTimeoutNanos() {
     return this.drainTimeoutNanos;
+  }
+
+  /** At most this many streams drain at once on one sub-channel: a quarter of the stream limit. */
+  int maxDrainingPerChannel() {
+    return this.maxDrainingPerChannel;
   }
 
   private void publish(Map<Feature, FeatureState> next) {

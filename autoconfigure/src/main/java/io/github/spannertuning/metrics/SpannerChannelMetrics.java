@@ -97,6 +97,17 @@ public class SpannerChannelMetrics implements MeterBinder {
                     + " drain timeout, cancelled then")
             .baseUnit("streams")
             .register(registry));
+    meters.add(
+        FunctionCounter.builder(
+                PREFIX + ".stream.end.guard.cancelled.at.limit",
+                this.state,
+                SpannerTuningState::streamEndGuardCancelledAtLimitCount)
+            .tags(this.tags)
+            .description(
+                "Streams closed at their last message that were cancelled instead of drained: their"
+                    + " connection had a quarter of its stream limit draining already")
+            .baseUnit("streams")
+            .register(registry));
     load.onNewChannel((channel) -> meters.addAll(bindChannel(registry, channel)));
     this.state.onClose(
         () -> {
@@ -111,6 +122,12 @@ public class SpannerChannelMetrics implements MeterBinder {
         Gauge.builder(PREFIX + ".channel.active.streams", channel, ChannelStats::activeStreams)
             .tags(channelTags)
             .description("Calls in flight on the channel")
+            .baseUnit("streams")
+            .register(registry),
+        Gauge.builder(PREFIX + ".channel.draining.streams", channel, ChannelStats::drainingStreams)
+            .tags(channelTags)
+            .description(
+                "Streams closed at their last message that wait on the channel for their trailers")
             .baseUnit("streams")
             .register(registry),
         FunctionCounter.builder(PREFIX + ".channel.calls", channel, ChannelStats::calls)

@@ -70,12 +70,16 @@ class SpannerTuningEndpointWebTests {
     long calls = 0;
     for (JsonNode channel : client.get("channels")) {
       calls += channel.get("calls").asLong();
+      assertThat(channel.get("drainingStreams").isInt()).as("drainingStreams of %s", channel).isTrue();
     }
     assertThat(calls).isGreaterThanOrEqualTo(50);
     assertThat(client.get("streamEndGuardSkipped").asLong()).isPositive();
     // The server marks each point select's only message last: closed on it, they drain.
     assertThat(client.get("streamEndGuardDrained").asLong()).isPositive();
     assertThat(client.get("streamEndGuardDrainTimeouts").asLong()).isZero();
+    // Trailers 1 ms late: a connection never has a quarter of its streams draining.
+    assertThat(client.get("streamEndGuardCancelledAtLimit").isNumber()).isTrue();
+    assertThat(client.get("streamEndGuardCancelledAtLimit").asLong()).isZero();
     assertNothingSecret(response.getBody());
   }
 

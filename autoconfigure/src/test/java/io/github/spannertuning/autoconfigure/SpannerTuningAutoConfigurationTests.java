@@ -200,6 +200,23 @@ class SpannerTuningAutoConfigurationTests {
   }
 
   @Test
+  void maxConcurrentStreamsIsBound() {
+    assertThat(new SpannerTuningProperties().toTuning().getStreamEndGuardMaxConcurrentStreams())
+        .isEqualTo(SpannerTuning.DEFAULT_MAX_CONCURRENT_STREAMS)
+        .isEqualTo(100);
+    this.contextRunner
+        .withPropertyValues("spanner.tuning.stream-end-guard.max-concurrent-streams=250")
+        .run(
+            (context) ->
+                assertThat(
+                        SpannerTuning.stateOf(context.getBean(SpannerOptions.class))
+                            .orElseThrow()
+                            .tuning()
+                            .getStreamEndGuardMaxConcurrentStreams())
+                    .isEqualTo(250));
+  }
+
+  @Test
   void backsOffWhenDisabled() {
     this.contextRunner
         .withPropertyValues("spanner.tuning.enabled=false")

@@ -36,6 +36,9 @@ class SpannerTuningPropertiesFailureAnalyzerTests {
           stream-end-guard.drain-timeout | 0s    | must be a positive duration                | a positive duration, such as 5s or 500ms
           stream-end-guard.drain-timeout | -1s   | must be a positive duration                | a positive duration, such as 5s or 500ms
           stream-end-guard.drain-timeout | soon  | soon                                       | a positive duration, such as 5s or 500ms
+          stream-end-guard.max-concurrent-streams | 0    | must be an integer of at least 1  | an integer of at least 1, the concurrent streams the server allows per connection (Cloud Spanner allows 100)
+          stream-end-guard.max-concurrent-streams | -5   | must be an integer of at least 1  | an integer of at least 1, the concurrent streams the server allows per connection (Cloud Spanner allows 100)
+          stream-end-guard.max-concurrent-streams | many | many                              | an integer of at least 1, the concurrent streams the server allows per connection (Cloud Spanner allows 100)
           """)
   void aBadValueIsNamedWithWhatTheKeyAccepts(
       String key, String value, String described, String accepts) {

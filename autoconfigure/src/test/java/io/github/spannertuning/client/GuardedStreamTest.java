@@ -98,6 +98,67 @@ class GuardedStreamTest {
   }
 
   @Test
+  void aCloseAtLastCancelsAtOnceWhenAQuarterOfTheStreamLimitIsDrainingOnItsChannel() {
+    SpannerTuningState state = state(Duration.ofSeconds(5), 10);
+    ChannelLoad.ChannelStats channel = new ChannelLoad.ChannelStats(0);
+    List<GuardedStream> draining = new java.util.ArrayList<>();
+    // 10 streams per connection: 2 may drain at once.
+    for (int i = 0; i < 2; i++) {
+      GuardedStream stream = startOn(state, channel);
+      stream.onPartialResultSet(LAST_ROW);
+      stream.cancel("closed " + i);
+      draining.add(stream);
+    }
+    assertThat(channel.drainingStreams()).isEqualTo(2);
+    assertThat(this.call.cancels).isEmpty();
+
+    GuardedStream third = startOn(state, channel);
+    third.onPartialResultSet(LAST_ROW);
+    third.cancel("closed 2");
+    assertThat(this.call.cancels).containsExactly("closed 2");
+    assertThat(state.streamEndGuardCancelledAtLimitCount()).isEqualTo(1);
+    assertThat(channel.drainingStreams()).isEqualTo(2);
+    // The cancelled stream's own end is not a drain.
+    third.onError(cancelled());
+    assertThat(state.streamEndGuardDrainedCount()).isZero();
+
+    // Trailers end a drain and give its place back.
+    draining.get(0).transportClosedOk();
+    assertThat(channel.drainingStreams()).isEqualTo(1);
+    GuardedStream fourth = startOn(state, channel);
+    fourth.onPartialResultSet(LAST_ROW);
+    fourth.cancel("closed 3");
+    assertThat(this.call.cancels).containsExactly("closed 2");
+    assertThat(channel.drainingStreams()).isEqualTo(2);
+
+    // A stream that has ended takes no place: its cancel is skipped even at the cap.
+    GuardedStream ended = startOn(state, channel);
+    ended.transportClosedOk();
+    ended.cancel("closed after the end");
+    assertThat(this.call.cancels).containsExactly("closed 2");
+    assertThat(state.streamEndGuardCancelledAtLimitCount()).isEqualTo(1);
+
+    draining.get(1).onCompleted();
+    fourth.onCompleted();
+    assertThat(channel.drainingStreams()).isZero();
+    assertThat(state.streamEndGuardDrainedCount()).isEqualTo(3);
+  }
+
+  @Test
+  void aDrainThatTimesOutGivesItsPlaceOnTheChannelBack() throws Exception {
+    SpannerTuningState state = state(Duration.ofMillis(100), 4);
+    ChannelLoad.ChannelStats channel = new ChannelLoad.ChannelStats(0);
+    GuardedStream stream = startOn(state, channel);
+    stream.onPartialResultSet(LAST_ROW);
+    stream.cancel("closed");
+    assertThat(channel.drainingStreams()).isEqualTo(1);
+    assertThat(this.call.cancelled.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(channel.drainingStreams()).isZero();
+    assertThat(state.streamEndGuardDrainTimeoutCount()).isEqualTo(1);
+    assertThat(state.streamEndGuardCancelledAtLimitCount()).isZero();
+  }
+
+  @Test
   void aStreamClosedBeforeItsLastMessageIsCancelledAtOnce() {
     SpannerTuningState state = state(Duration.ofSeconds(5));
     GuardedStream stream = start(state);
@@ -216,6 +277,15 @@ class GuardedStreamTest {
     }
   }
 
+  /** A stream whose first call the channel-load interceptor saw made on this channel. */
+  private GuardedStream startOn(SpannerTuningState state, ChannelLoad.ChannelStats channel) {
+    GuardedStream stream = new GuardedStream(this.consumer, state);
+    assertThat(stream.linkTransport()).isTrue();
+    stream.onChannel(channel);
+    stream.attach(this.call);
+    return stream;
+  }
+
   private GuardedStream start(SpannerTuningState state) {
     GuardedStream stream = new GuardedStream(this.consumer, state);
     stream.attach(this.call);
@@ -223,8 +293,15 @@ class GuardedStreamTest {
   }
 
   private static SpannerTuningState state(Duration drainTimeout) {
+    return state(drainTimeout, SpannerTuning.DEFAULT_MAX_CONCURRENT_STREAMS);
+  }
+
+  private static SpannerTuningState state(Duration drainTimeout, int maxConcurrentStreams) {
     SpannerTuning tuning =
-        SpannerTuning.newBuilder().streamEndGuardDrainTimeout(drainTimeout).build();
+        SpannerTuning.newBuilder()
+            .streamEndGuardDrainTimeout(drainTimeout)
+            .streamEndGuardMaxConcurrentStreams(maxConcurrentStreams)
+            .build();
     Map<Feature, FeatureState> features = new EnumMap<>(Feature.class);
     features.put(Feature.STREAM_END_GUARD, FeatureState.on());
     features.put(Feature.SINGLE_USE_DISTRIBUTION, FeatureState.on());

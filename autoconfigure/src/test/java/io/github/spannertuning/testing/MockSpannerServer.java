@@ -48,6 +48,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -84,6 +85,12 @@ public final class MockSpannerServer implements AutoCloseable {
   public static final String POINT_SELECT = "SELECT id, name FROM Singers WHERE id = 1";
 
   public static final String BIG_QUERY = "SELECT id FROM Numbers";
+
+  /**
+   * A trailers delay for {@link Builder#trailersDelay} and {@link #setTrailersDelay}: the stream
+   * sends its {@code last} message and then nothing; it stays open until the client cancels it.
+   */
+  public static final Duration TRAILERS_NEVER = Duration.ofSeconds(Long.MAX_VALUE);
 
   /** A GOAWAY for too many resets: ENHANCE_YOUR_CALM (11) with grpc-java's debug data. */
   private static final String TOO_MANY_RESETS = "11/too_many_rststreams";
@@ -167,6 +174,10 @@ public final class MockSpannerServer implements AutoCloseable {
 
   private final AtomicInteger cancels = new AtomicInteger();
 
+  private final AtomicInteger awaitingTrailers = new AtomicInteger();
+
+  private final AtomicInteger maxAwaitingTrailers = new AtomicInteger();
+
   private final ScheduledExecutorService scheduler =
       Executors.newScheduledThreadPool(
           2,
@@ -199,7 +210,7 @@ public final class MockSpannerServer implements AutoCloseable {
   private MockSpannerServer(Builder builder) throws IOException {
     this.serviceTime = builder.serviceTime;
     this.markLast = builder.markLast;
-    this.trailersDelayNanos = builder.trailersDelay.toNanos();
+    this.trailersDelayNanos = nanos(builder.trailersDelay);
     this.mock.setAbortProbability(0.0);
     this.mock.putStatementResult(StatementResult.query(Statement.of(POINT_SELECT), pointRow()));
     this.mock.putStatementResult(StatementResult.query(Statement.of(BIG_QUERY), numbers(10_000)));
@@ -266,7 +277,25 @@ public final class MockSpannerServer implements AutoCloseable {
 
   /** Changes how long the trailers of streams that end from now on lag their last message. */
   public void setTrailersDelay(Duration delay) {
-    this.trailersDelayNanos = delay.toNanos();
+    this.trailersDelayNanos = nanos(delay);
+  }
+
+  /** A trailers delay in ns, {@code -1} for {@link #TRAILERS_NEVER}. */
+  private static long nanos(Duration trailersDelay) {
+    return trailersDelay.equals(TRAILERS_NEVER) ? -1 : trailersDelay.toNanos();
+  }
+
+  /**
+   * Streams that have sent their final message ({@code last}) and not yet their trailers, and that
+   * the client has not cancelled: each holds one of its connection's stream slots for nothing.
+   */
+  public int awaitingTrailers() {
+    return this.awaitingTrailers.get();
+  }
+
+  /** The most streams {@link #awaitingTrailers() awaiting their trailers} at once since the reset. */
+  public int maxAwaitingTrailers() {
+    return this.maxAwaitingTrailers.get();
   }
 
   /** Whether streams that end from now on mark their final message {@code last}. */
@@ -385,6 +414,7 @@ public final class MockSpannerServer implements AutoCloseable {
     this.arrivals.clear();
     this.calls.clear();
     this.cancels.set(0);
+    this.maxAwaitingTrailers.set(this.awaitingTrailers.get());
     this.mock.clearRequests();
     if (this.proxy != null) {
       this.proxy.resetCounts();
@@ -440,10 +470,11 @@ public final class MockSpannerServer implements AutoCloseable {
       SocketAddress connection = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
       connections.computeIfAbsent(connection, (key) -> new AtomicInteger()).incrementAndGet();
       String method = call.getMethodDescriptor().getBareMethodName();
-      ServerCall<ReqT, RespT> served =
+      StreamEnding<ReqT, RespT> ending =
           (call.getMethodDescriptor().getType() == MethodDescriptor.MethodType.SERVER_STREAMING)
               ? new StreamEnding<>(call)
-              : call;
+              : null;
+      ServerCall<ReqT, RespT> served = (ending != null) ? ending : call;
       ServerCall.Listener<ReqT> listener =
           new SimpleForwardingServerCallListener<>(next.startCall(served, headers)) {
             @Override
@@ -455,6 +486,9 @@ public final class MockSpannerServer implements AutoCloseable {
             @Override
             public void onCancel() {
               cancels.incrementAndGet();
+              if (ending != null) {
+                ending.trailersDone();
+              }
               super.onCancel();
             }
           };
@@ -481,6 +515,9 @@ public final class MockSpannerServer implements AutoCloseable {
 
     private RespT held;
 
+    /** Counted in {@link #awaitingTrailers}: ended OK, trailers neither sent nor cancelled. */
+    private final AtomicBoolean awaiting = new AtomicBoolean();
+
     StreamEnding(ServerCall<ReqT, RespT> delegate) {
       super(delegate);
     }
@@ -498,14 +535,32 @@ public final class MockSpannerServer implements AutoCloseable {
       RespT last = this.held;
       this.held = null;
       boolean ended = status.isOk();
+      long delay = trailersDelayNanos;
+      // Counted before the final message goes out: the client may cancel as soon as it has it.
+      if (ended && delay != 0) {
+        this.awaiting.set(true);
+        maxAwaitingTrailers.accumulateAndGet(awaitingTrailers.incrementAndGet(), Math::max);
+      }
       if (last != null) {
         super.sendMessage((ended && markLast) ? markedLast(last) : last);
       }
-      long delay = trailersDelayNanos;
       if (ended && delay > 0) {
-        scheduler.schedule(() -> super.close(status, trailers), delay, TimeUnit.NANOSECONDS);
-      } else {
+        scheduler.schedule(
+            () -> {
+              trailersDone();
+              super.close(status, trailers);
+            },
+            delay,
+            TimeUnit.NANOSECONDS);
+      } else if (!ended || delay == 0) {
         super.close(status, trailers);
+      }
+    }
+
+    /** The trailers went out, or the client cancelled: the stream no longer waits for them. */
+    void trailersDone() {
+      if (this.awaiting.compareAndSet(true, false)) {
+        awaitingTrailers.decrementAndGet();
       }
     }
 
@@ -617,7 +672,7 @@ public final class MockSpannerServer implements AutoCloseable {
       return this;
     }
 
-    /** How long a stream's trailers lag its final message. */
+    /** How long a stream's trailers lag its final message; {@link #TRAILERS_NEVER} for never. */
     public Builder trailersDelay(Duration trailersDelay) {
       this.trailersDelay = trailersDelay;
       return this;

@@ -76,6 +76,11 @@ final class BenchClient implements AutoCloseable {
     }
   }
 
+  /** Closes at {@code last} the guard cancelled instead of drained; 0 for the stock client. */
+  long cancelledAtLimit() {
+    return (this.state == null) ? 0 : this.state.streamEndGuardCancelledAtLimitCount();
+  }
+
   /** Calls per sub-channel as the starter counts them; empty for the stock client. */
   long[] clientChannelCalls() {
     if (this.state == null) {

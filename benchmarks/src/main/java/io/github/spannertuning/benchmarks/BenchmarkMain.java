@@ -162,8 +162,38 @@ public final class BenchmarkMain {
                 length,
                 spikyThreads,
                 (long) flags.positive("degrade-ms", 20),
-                variants));
+                variants),
+            slowTrailers(flags, 1, variants),
+            slowTrailers(flags, 8, variants));
     return all;
+  }
+
+  /**
+   * A frontend slow to send trailers: closed-loop point selects on a pool of the given size while
+   * every stream's trailers come late. Stock and tuned only (of the variants asked for): it asks
+   * whether drained streams, which hold their stream slot until the trailers come, cost anything.
+   */
+  private static Workload slowTrailers(Flags flags, int channels, List<Variant> variants) {
+    double trailersMs = flags.positive("slow-trailers-ms", 200);
+    int threads = flags.integer("slow-trailers-threads", 128, 1, 10_000);
+    List<Variant> compared =
+        variants.stream().filter((v) -> v == Variant.STOCK || v == Variant.TUNED).toList();
+    return Workload.closedLoop(
+        "slow-trailers-" + channels + "ch",
+        String.format(
+            java.util.Locale.ROOT,
+            "closed-loop point select, trailers %s ms late, %d channel%s",
+            VariantTally.trim(trailersMs),
+            channels,
+            (channels == 1) ? "" : "s"),
+        threads,
+        channels,
+        trailersMs,
+        compared.isEmpty() ? variants : compared);
+  }
+
+  private int channelsOf(Workload workload) {
+    return (workload.channels() > 0) ? workload.channels() : this.channels;
   }
 
   /** The workloads named in a comma-separated list ("" for none), in the order of {@code all}. */
@@ -252,7 +282,7 @@ public final class BenchmarkMain {
     int seriesLength = (int) Math.ceil(phase.windowSeconds() / this.bucketSeconds);
     Map<Variant, VariantTally> tallies = new LinkedHashMap<>();
     for (Variant variant : workload.variants()) {
-      tallies.put(variant, new VariantTally(variant, this.channels, seriesLength));
+      tallies.put(variant, new VariantTally(variant, channelsOf(workload), seriesLength));
     }
     for (int round = 0; round < phase.rounds(); round++) {
       for (VariantTally tally : tallies.values()) {
@@ -281,6 +311,11 @@ public final class BenchmarkMain {
     result.put("threads", workload.threads());
     result.put("degradeMs", workload.degradeMillis());
     result.put("windowS", phase.windowSeconds());
+    if (workload.closedLoop()) {
+      result.put("closedLoop", true);
+      result.put("channels", channelsOf(workload));
+      result.put("trailersDelayMs", workload.trailersDelayMs());
+    }
     result.put("rounds", phase.rounds());
     List<Map<String, Object>> variants = new ArrayList<>();
     tallies.values().forEach((tally) -> variants.add(tally.toJson(this.bucketSeconds)));
@@ -298,28 +333,42 @@ public final class BenchmarkMain {
       int queueLimit)
       throws Exception {
     frontend.mark();
-    try (BenchClient client = BenchClient.open(tally.variant(), frontend.port(), this.channels)) {
+    if (workload.trailersDelayMs() >= 0) {
+      frontend.trailersDelay(workload.trailersDelayMs());
+    }
+    try (BenchClient client =
+        BenchClient.open(tally.variant(), frontend.port(), channelsOf(workload))) {
       warmUp(client, Math.min(16, workload.threads()), phase.warmupQueries());
       String degraded = frontend.degrade(workload.degradeMillis(), this.seed + round);
       long serverCpuStart = frontend.resetCounters();
       long[] before = client.clientChannelCalls();
       OpenLoop.Window window;
       ProcessMeters.Reading cost;
-      try (OpenLoop loop = new OpenLoop(workload.threads())) {
-        ProcessMeters.Snapshot start = meters.start();
-        window =
-            loop.run(
-                client,
-                workload,
-                phase.windowSeconds(),
-                this.bucketSeconds,
-                this.seed + round,
-                queueLimit);
-        cost = meters.end(start);
-        if (this.watch != null) {
-          this.watch.sample();
+      long cancelledAtLimit = client.cancelledAtLimit();
+      if (workload.closedLoop()) {
+        try (ClosedLoop loop = new ClosedLoop(workload.threads())) {
+          ProcessMeters.Snapshot start = meters.start();
+          window = loop.run(client, phase.windowSeconds(), this.bucketSeconds);
+          cost = meters.end(start);
+        }
+      } else {
+        try (OpenLoop loop = new OpenLoop(workload.threads())) {
+          ProcessMeters.Snapshot start = meters.start();
+          window =
+              loop.run(
+                  client,
+                  workload,
+                  phase.windowSeconds(),
+                  this.bucketSeconds,
+                  this.seed + round,
+                  queueLimit);
+          cost = meters.end(start);
+          if (this.watch != null) {
+            this.watch.sample();
+          }
         }
       }
+      tally.addCancelledAtLimit(client.cancelledAtLimit() - cancelledAtLimit);
       JsonNode stats = frontend.stats();
       long[] after = client.clientChannelCalls();
       long[] delta = new long[after.length];
@@ -339,6 +388,10 @@ public final class BenchmarkMain {
           cost.cpuNanos() / 1e6 / Math.max(1, window.ops() + window.errors()) * 1000,
           (workload.degradeMillis() > 0 ? " slowed " + degraded : "")
               + (window.unsent() > 0 ? " fell behind, unsent " + window.unsent() : ""));
+    } finally {
+      if (workload.trailersDelayMs() >= 0) {
+        frontend.trailersDelay(frontend.knobs().path("trailersDelayMs").asDouble());
+      }
     }
   }
 

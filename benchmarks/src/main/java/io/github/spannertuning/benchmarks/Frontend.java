@@ -90,6 +90,11 @@ final class Frontend implements AutoCloseable {
     return command("degrade " + millis + " " + seed).trim();
   }
 
+  /** Sends the trailers of streams that end from now on this many ms after their last message. */
+  void trailersDelay(double millis) throws Exception {
+    command("trailers " + millis);
+  }
+
   /** Restarts the counters; returns the frontend's process CPU time so far, in ns. */
   long resetCounters() throws Exception {
     return Long.parseLong(command("reset").trim());

@@ -27,6 +27,7 @@ import java.util.Set;
  *   <li>{@code mark}: the connections open so far belong to earlier clients; counters restart;
  *   <li>{@code degrade <ms> <seed>}: slow down one connection opened since the mark, picked at
  *       random with the seed ({@code 0} ms clears it);
+ *   <li>{@code trailers <ms>}: streams that end from now on send their trailers this late;
  *   <li>{@code reset}: counters restart, connections stay; answers with the server's process CPU
  *       time so far, in ns;
  *   <li>{@code stats}: {@code STATS <json>}: point selects per connection opened since the mark,
@@ -88,6 +89,11 @@ public final class FrontendMain {
                 : null;
         this.server.slowDown(this.degraded, millis);
         return "OK " + this.degraded;
+      }
+      case "trailers" -> {
+        this.server.setTrailersDelay(
+            java.time.Duration.ofNanos((long) (Double.parseDouble(command[1]) * 1_000_000)));
+        return "OK";
       }
       case "reset" -> {
         this.server.reset();

@@ -267,6 +267,9 @@ public final class Report {
             .append("; "));
     md.append("\n\n## Scale\n\n| workload | reference | here | scale | bursts | client threads | windows |\n|---|---|---|---|---|---|---|\n");
     for (JsonNode workload : first.path("workloads")) {
+      if (workload.path("closedLoop").asBoolean()) {
+        continue;
+      }
       md.append("| ").append(workload.path("name").asText())
           .append(" | ").append(fmt(workload.path("referenceRate").asDouble(), 0)).append("/s")
           .append(" | ").append(fmt(workload.path("baseRate").asDouble(), 0)).append("/s")
@@ -317,10 +320,17 @@ public final class Report {
               .append(" | ").append(fmt(entry.getValue().path("p99Ms"), 2))
               .append(" | ").append(fmt(entry.getValue().path("maxMs"), 2)).append(" |\n"));
       for (JsonNode workload : results.path("workloads")) {
-        md.append("\n### ").append(workload.path("description").asText()).append(" (")
-            .append(fmt(workload.path("baseRate").asDouble(), 0)).append("/s, ")
-            .append(bursts(workload)).append(", ")
-            .append(workload.path("threads").asText()).append(" threads)\n\n");
+        if (workload.path("closedLoop").asBoolean()) {
+          md.append("\n### ").append(workload.path("description").asText()).append(" (")
+              .append(workload.path("threads").asText()).append(" threads, ")
+              .append(workload.path("rounds").asText()).append(" x ")
+              .append(fmt(workload.path("windowS").asDouble(), 0)).append(" s per variant)\n\n");
+        } else {
+          md.append("\n### ").append(workload.path("description").asText()).append(" (")
+              .append(fmt(workload.path("baseRate").asDouble(), 0)).append("/s, ")
+              .append(bursts(workload)).append(", ")
+              .append(workload.path("threads").asText()).append(" threads)\n\n");
+        }
         table(md, workload);
       }
       CpuLimitedReport.section(md, results);
@@ -362,6 +372,12 @@ public final class Report {
     md.append("|---".repeat(columns.size() + (delta ? 1 : 0))).append("|\n");
     row(md, "operations", columns, delta, (v) -> v.path("ops").asText(), null);
     row(md, "errors", columns, delta, (v) -> v.path("errors").asText(), null);
+    if (workload.path("closedLoop").asBoolean()) {
+      row(md, "throughput (queries/s)", columns, delta, (v) -> fmt(v.path("opsPerSecond"), 0),
+          (pair) -> ratio(pair[0].path("opsPerSecond"), pair[1].path("opsPerSecond")));
+      row(md, "closes at last cancelled instead of drained", columns, delta,
+          (v) -> v.path("cancelledAtLimit").asText(), null);
+    }
     for (String[] metric : new String[][] {
         {"mean", "meanMs"}, {"P50", "p50Ms"}, {"P90", "p90Ms"}, {"P95", "p95Ms"},
         {"P99", "p99Ms"}, {"P99.9", "p999Ms"}, {"max", "maxMs"}}) {

@@ -48,6 +48,8 @@ final class VariantTally {
 
   private long goAwaysForResets = -1;
 
+  private long cancelledAtLimit;
+
   private final long[] sortedServerShares;
 
   private final List<Map<String, Object>> rounds = new ArrayList<>();
@@ -128,6 +130,11 @@ final class VariantTally {
     this.rounds.add(round);
   }
 
+  /** Closes at last that the guard cancelled instead of drained, in one window. */
+  void addCancelledAtLimit(long cancels) {
+    this.cancelledAtLimit += cancels;
+  }
+
   private long[] perConnection(JsonNode serverStats) {
     List<Long> counts = new ArrayList<>();
     Iterator<JsonNode> values = serverStats.path("queriesPerConnection").elements();
@@ -150,6 +157,8 @@ final class VariantTally {
     json.put("errors", this.errors);
     json.put("unsent", this.unsent);
     json.put("firstError", this.firstError);
+    json.put("opsPerSecond", (this.wallNanos == 0) ? null : this.ops / (this.wallNanos / 1e9));
+    json.put("cancelledAtLimit", this.cancelledAtLimit);
     json.put("meanMs", (this.ops == 0) ? null : this.latency.getMean() / 1000.0);
     for (double p : new double[] {50, 90, 95, 99, 99.9}) {
       json.put("p" + percentileName(p) + "Ms", ms(this.latency.getValueAtPercentile(p)));
@@ -217,6 +226,11 @@ final class VariantTally {
 
   private static String percentileName(double p) {
     return (p == Math.rint(p)) ? Integer.toString((int) p) : Double.toString(p).replace(".", "");
+  }
+
+  /** A number of ms as it was given: 200 rather than 200.0. */
+  static String trim(double value) {
+    return (value == Math.rint(value)) ? Long.toString((long) value) : Double.toString(value);
   }
 
   static double ms(long micros) {

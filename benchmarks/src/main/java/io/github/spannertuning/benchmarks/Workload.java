@@ -4,9 +4,13 @@ import java.util.List;
 
 /**
  * One reference workload, scaled to this machine: a base arrival rate with periodic bursts, a
- * number of client threads, and optionally one degraded connection.
+ * number of client threads, and optionally one degraded connection. A closed-loop workload has no
+ * arrival rate instead: each thread sends its next query as soon as the last one is done.
  *
  * @param referenceRate the reference result's base rate, for the report's scale column
+ * @param channels the pool size for this workload, 0 for the run's
+ * @param trailersDelayMs how late the frontend sends a stream's trailers during this workload,
+ *     negative for the frontend's own setting
  */
 record Workload(
     String name,
@@ -18,7 +22,50 @@ record Workload(
     double burstLengthSeconds,
     int threads,
     long degradeMillis,
-    List<Variant> variants) {
+    List<Variant> variants,
+    boolean closedLoop,
+    int channels,
+    double trailersDelayMs) {
+
+  /** An open-loop workload on the run's pool and frontend settings. */
+  Workload(
+      String name,
+      String description,
+      double referenceRate,
+      double baseRate,
+      double burstMultiplier,
+      double burstPeriodSeconds,
+      double burstLengthSeconds,
+      int threads,
+      long degradeMillis,
+      List<Variant> variants) {
+    this(
+        name,
+        description,
+        referenceRate,
+        baseRate,
+        burstMultiplier,
+        burstPeriodSeconds,
+        burstLengthSeconds,
+        threads,
+        degradeMillis,
+        variants,
+        false,
+        0,
+        -1);
+  }
+
+  /** Closed-loop point selects from a number of threads. */
+  static Workload closedLoop(
+      String name,
+      String description,
+      int threads,
+      int channels,
+      double trailersDelayMs,
+      List<Variant> variants) {
+    return new Workload(
+        name, description, 0, 0, 1, 1, 0, threads, 0, variants, true, channels, trailersDelayMs);
+  }
 
   /** Arrivals per second at this many seconds into a window. */
   double rateAt(double seconds) {

@@ -70,4 +70,47 @@ class BenchmarkSmokeTest {
     String html = Files.readString(out.resolve("benchmarks.html"));
     assertThat(html).contains("<svg", "round robin", "spiky point select, one connection slowed");
   }
+
+  @Test
+  void theSlowTrailersWorkloadsCompareStockAndTunedClosedLoop(@TempDir Path out) throws Exception {
+    BenchmarkMain.run(
+        "--out", out.toString(),
+        "--workloads", "slow-trailers-1ch,slow-trailers-8ch",
+        "--slow-trailers-ms", "1",
+        "--slow-trailers-threads", "8",
+        "--window-s", "0.5",
+        "--rounds", "1",
+        "--warmup-queries", "16",
+        "--floor-queries", "10");
+
+    JsonNode line =
+        new ObjectMapper().readTree(out.resolve("benchmarks.json").toFile()).path("lines").get(0);
+    assertThat(line.path("workloads")).extracting((w) -> w.path("name").asText())
+        .containsExactly("slow-trailers-1ch", "slow-trailers-8ch");
+    int[] channels = {1, 8};
+    for (int i = 0; i < channels.length; i++) {
+      JsonNode workload = line.path("workloads").get(i);
+      assertThat(workload.path("closedLoop").asBoolean()).isTrue();
+      assertThat(workload.path("channels").asInt()).isEqualTo(channels[i]);
+      assertThat(workload.path("trailersDelayMs").asDouble()).isEqualTo(1.0);
+      assertThat(workload.path("variants")).extracting((v) -> v.path("variant").asText())
+          .containsExactly("stock", "tuned");
+      for (JsonNode variant : workload.path("variants")) {
+        String what = workload.path("name").asText() + " / " + variant.path("variant").asText();
+        assertThat(variant.path("ops").asLong()).as(what + " ops").isPositive();
+        assertThat(variant.path("opsPerSecond").asDouble()).as(what + " throughput").isPositive();
+        assertThat(variant.path("cancelledAtLimit").isNumber()).as(what + " cancels").isTrue();
+        assertThat(variant.path("serverSharesSorted")).as(what + " shares").hasSize(channels[i]);
+      }
+      assertThat(workload.path("variants").get(0).path("cancelledAtLimit").asLong())
+          .as("the stock client cancels no stream at a limit")
+          .isZero();
+    }
+    String markdown = Files.readString(out.resolve("benchmarks.md"));
+    assertThat(markdown).contains(
+        "### closed-loop point select, trailers 1 ms late, 1 channel (8 threads",
+        "### closed-loop point select, trailers 1 ms late, 8 channels (8 threads",
+        "| throughput (queries/s) |",
+        "| closes at last cancelled instead of drained |");
+  }
 }

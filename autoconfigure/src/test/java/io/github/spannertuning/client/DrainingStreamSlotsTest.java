@@ -1,0 +1,364 @@
+package io.github.spannertuning.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.google.cloud.spanner.DatabaseClient;
+import com.google.cloud.spanner.DatabaseId;
+import com.google.cloud.spanner.ResultSet;
+import com.google.cloud.spanner.Spanner;
+import com.google.cloud.spanner.SpannerOptions;
+import com.google.cloud.spanner.Statement;
+import com.google.cloud.spanner.spi.v1.SpannerInterceptorProvider;
+import io.github.spannertuning.metrics.SpannerChannelMetrics;
+import io.github.spannertuning.testing.MockSpannerServer;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.ForwardingClientCall.SimpleForwardingClientCall;
+import io.grpc.MethodDescriptor;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Streams closed at their {@code last} message hold a stream slot while they drain: the guard keeps
+ * them to a quarter of the connection's limit. One channel, the production-like {@link
+ * MockSpannerServer} (100 concurrent streams per connection, 2-5 ms per query) with its trailers
+ * held back by a chosen delay, and closed-loop point selects ({@code next()} once, then close). The
+ * server counts the streams that have sent {@code last} and still wait to send their trailers.
+ */
+class DrainingStreamSlotsTest {
+
+  private static final DatabaseId DATABASE = DatabaseId.of("test-project", "i", "d");
+
+  /** The server's concurrent streams per connection, and the guard's limit: their default. */
+  private static final int STREAM_LIMIT = 100;
+
+  /** At most a quarter of the limit drains at once on a connection. */
+  private static final int DRAINING_CAP = STREAM_LIMIT / 4;
+
+  /** Closed-loop workers. */
+  private static final int WORKERS = 16;
+
+  private static final Duration RUN = Duration.ofSeconds(2);
+
+  /**
+   * What the server may hold beyond the draining streams: per worker, the stream whose {@code
+   * last} it has and has not closed yet, and one it cancelled whose reset the server has not read.
+   */
+  private static final String UNDER_CAP =
+      "streams the server held waiting for their trailers at once (at most the %d draining, plus"
+          + " for each of %d workers its unclosed stream and one cancel in flight)";
+
+  @Test
+  void withTrailers200MsLateNoMoreThanAQuarterOfTheConnectionDrainsAndTheRestIsCancelled()
+      throws Exception {
+    try (MockSpannerServer server =
+            MockSpannerServer.builder().countFrames().trailersDelay(Duration.ofMillis(200)).start();
+        TestClient client = TestClient.open(server, SpannerTuning.DEFAULT_DRAIN_TIMEOUT)) {
+      SimpleMeterRegistry registry = new SimpleMeterRegistry();
+      new SpannerChannelMetrics(client.state(), "spanner", Tags.empty()).bindTo(registry);
+      Run run = client.closedLoop(server);
+      client.awaitIdle(Duration.ofSeconds(10));
+      SpannerTuningState state = client.state();
+      run.print("trailers 200 ms late", state);
+      Counts counts = run.counts(state);
+      assertThat(
+              registry
+                  .get("spanner.tuning.stream.end.guard.cancelled.at.limit")
+                  .functionCounter()
+                  .count())
+          .as("the cancelled-at-limit meter")
+          .isEqualTo(state.streamEndGuardCancelledAtLimitCount());
+      assertThat(
+              registry
+                  .get("spanner.tuning.channel.draining.streams")
+                  .tag("channel", "0")
+                  .gauge()
+                  .value())
+          .as("the channel's draining-streams gauge, once idle")
+          .isZero();
+
+      // Without a cap every close drains, and the 100 slots fill with streams awaiting trailers.
+      assertThat(run.serverMaxAwaitingTrailers())
+          .as(UNDER_CAP, DRAINING_CAP, WORKERS)
+          .isLessThanOrEqualTo(DRAINING_CAP + 2 * WORKERS);
+      assertThat(run.maxDraining())
+          .as("streams draining at once on the channel, sampled")
+          .isPositive()
+          .isLessThanOrEqualTo(DRAINING_CAP);
+      assertThat(counts.cancelledAtLimit())
+          .as("closes at last cancelled instead of drained")
+          .isPositive();
+      assertThat(run.cancels())
+          .as("cancels reaching gRPC: the closes beyond the cap, each counted")
+          .isEqualTo(counts.cancelledAtLimit());
+      assertThat(counts.skipped() + counts.cancelledAtLimit())
+          .as("every point select: its cancel skipped, or cancelled at the limit")
+          .isEqualTo(run.queries());
+      assertThat(counts.drainTimeouts()).isZero();
+    }
+  }
+
+  @Test
+  void withTrailers1MsLateEveryCloseDrainsAndNoResetIsSent() throws Exception {
+    try (MockSpannerServer server = MockSpannerServer.builder().countFrames().start();
+        TestClient client = TestClient.open(server, SpannerTuning.DEFAULT_DRAIN_TIMEOUT)) {
+      Run run = client.closedLoop(server);
+      client.awaitIdle(Duration.ofSeconds(10));
+      SpannerTuningState state = client.state();
+      run.print("trailers 1 ms late", state);
+      Counts counts = run.counts(state);
+
+      assertThat(run.queries()).isPositive();
+      assertThat((double) run.rstFrames() / run.queries())
+          .as("RST_STREAM frames per point select")
+          .isZero();
+      assertThat(run.cancels()).as("cancels reaching gRPC").isZero();
+      assertThat(counts.cancelledAtLimit()).as("cancelled at the limit").isZero();
+      assertThat(counts.skipped()).as("cancels skipped").isEqualTo(run.queries());
+    }
+  }
+
+  @Test
+  void trailersThatNeverComeGiveTheirSlotsBackWithinTheDrainTimeout() throws Exception {
+    Duration drainTimeout = Duration.ofSeconds(1);
+    // Time for the timer's cancel to reach gRPC and the call to close, on a busy machine.
+    Duration slack = Duration.ofMillis(500);
+    try (MockSpannerServer server =
+            MockSpannerServer.builder()
+                .countFrames()
+                .trailersDelay(MockSpannerServer.TRAILERS_NEVER)
+                .start();
+        TestClient client = TestClient.open(server, drainTimeout)) {
+      Run run = client.closedLoop(server);
+      long stopped = System.nanoTime();
+      SpannerTuningState state = client.state();
+      ChannelLoad.ChannelStats channel = client.channel();
+      await("active and draining streams back to 0")
+          .pollInterval(Duration.ofMillis(5))
+          .atMost(drainTimeout.plus(slack).plusSeconds(5))
+          .until(() -> channel.activeStreams() == 0 && channel.drainingStreams() == 0);
+      long freedAfter = System.nanoTime() - stopped;
+      await("the server sees every stream cancelled")
+          .atMost(Duration.ofSeconds(5))
+          .until(() -> server.awaitingTrailers() == 0);
+      run.print("trailers never sent", state);
+      System.out.printf(
+          Locale.ROOT,
+          "[slots %s] drain timeout %d ms: every slot back %.0f ms after the last close%n",
+          ClientVersions.detected().spanner(),
+          drainTimeout.toMillis(),
+          freedAfter / 1e6);
+
+      assertThat(freedAfter)
+          .as("ns from the last close until every slot was given back")
+          .isLessThanOrEqualTo(drainTimeout.plus(slack).toNanos());
+      Counts counts = run.counts(state);
+      assertThat(run.serverMaxAwaitingTrailers())
+          .as(UNDER_CAP, DRAINING_CAP, WORKERS)
+          .isLessThanOrEqualTo(DRAINING_CAP + 2 * WORKERS);
+      assertThat(run.maxDraining()).isPositive().isLessThanOrEqualTo(DRAINING_CAP);
+      assertThat(counts.drainTimeouts()).as("drain timeouts").isPositive();
+      assertThat(counts.skipped()).as("skipped").isZero();
+      assertThat(counts.drainTimeouts() + counts.cancelledAtLimit())
+          .as("every point select cancelled, at its close or at its drain timeout")
+          .isEqualTo(run.queries());
+    }
+  }
+
+  private static boolean readOneRow(DatabaseClient database) {
+    try (ResultSet rs =
+        database.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
+      return rs.next();
+    }
+  }
+
+  /** The guard's counters of one client. */
+  private record Counts(long skipped, long drained, long drainTimeouts, long cancelledAtLimit) {
+
+    static Counts of(SpannerTuningState state) {
+      return new Counts(
+          state.streamEndGuardSkippedCount(),
+          state.streamEndGuardDrainedCount(),
+          state.streamEndGuardDrainTimeoutCount(),
+          state.streamEndGuardCancelledAtLimitCount());
+    }
+
+    Counts minus(Counts other) {
+      return new Counts(
+          this.skipped - other.skipped,
+          this.drained - other.drained,
+          this.drainTimeouts - other.drainTimeouts,
+          this.cancelledAtLimit - other.cancelledAtLimit);
+    }
+  }
+
+  /** What one closed-loop run did; the guard's counters are read as deltas from its start. */
+  private record Run(
+      int queries,
+      int cancels,
+      int rstFrames,
+      int serverMaxAwaitingTrailers,
+      int maxDraining,
+      Counts before) {
+
+    /** The guard's counters for this run's streams. */
+    Counts counts(SpannerTuningState state) {
+      return Counts.of(state).minus(this.before);
+    }
+
+    void print(String what, SpannerTuningState state) {
+      Counts counts = counts(state);
+      System.out.printf(
+          Locale.ROOT,
+          "[slots %s] %s, 1 channel, %d streams/connection, %d workers for %d ms: %d point selects,"
+              + " server max awaiting trailers %d, client max draining (sampled) %d | skipped %d,"
+              + " drained %d, cancelled at limit %d, drain timeouts %d | cancels reaching gRPC %d,"
+              + " RST_STREAM frames %d%n",
+          ClientVersions.detected().spanner(),
+          what,
+          STREAM_LIMIT,
+          WORKERS,
+          RUN.toMillis(),
+          this.queries,
+          this.serverMaxAwaitingTrailers,
+          this.maxDraining,
+          counts.skipped(),
+          counts.drained(),
+          counts.cancelledAtLimit(),
+          counts.drainTimeouts(),
+          this.cancels,
+          this.rstFrames);
+    }
+  }
+
+  /** A tuned one-channel client of the server, and a cancel counter below grpc-gcp. */
+  private record TestClient(
+      Spanner spanner, DatabaseClient database, SpannerTuningState state, CancelCounter counter)
+      implements AutoCloseable {
+
+    static TestClient open(MockSpannerServer server, Duration drainTimeout) {
+      CancelCounter counter = new CancelCounter();
+      SpannerOptions.Builder builder = server.clientOptions(1);
+      builder.setInterceptorProvider(SpannerInterceptorProvider.createDefault().with(counter));
+      SpannerTuningState state =
+          SpannerTuning.newBuilder()
+              .streamEndGuardDrainTimeout(drainTimeout)
+              .streamEndGuardMaxConcurrentStreams(STREAM_LIMIT)
+              .build()
+              .applyTo(builder);
+      assertThat(state.isActive(Feature.STREAM_END_GUARD)).isTrue();
+      Spanner spanner = builder.build().getService();
+      return new TestClient(spanner, spanner.getDatabaseClient(DATABASE), state, counter);
+    }
+
+    ChannelLoad.ChannelStats channel() {
+      List<ChannelLoad.ChannelStats> channels = this.state.channelLoad().channels();
+      assertThat(channels).as("data channels that carried calls").hasSize(1);
+      return channels.get(0);
+    }
+
+    void awaitIdle(Duration atMost) {
+      ChannelLoad.ChannelStats channel = channel();
+      await()
+          .pollInterval(Duration.ofMillis(10))
+          .atMost(atMost)
+          .until(() -> channel.activeStreams() == 0 && channel.drainingStreams() == 0);
+    }
+
+    /**
+     * Closed-loop point selects from {@link #WORKERS} threads for {@link #RUN}, after one that
+     * opens the session and the channel; counts from then on, sampling the channel's draining
+     * streams every millisecond.
+     */
+    Run closedLoop(MockSpannerServer server) throws Exception {
+      assertThat(readOneRow(this.database)).isTrue();
+      awaitIdle(Duration.ofSeconds(10));
+      ChannelLoad.ChannelStats channel = channel();
+      server.reset();
+      this.counter.cancels.set(0);
+      Counts before = Counts.of(this.state);
+
+      AtomicInteger queries = new AtomicInteger();
+      AtomicInteger maxDraining = new AtomicInteger();
+      AtomicBoolean running = new AtomicBoolean(true);
+      ExecutorService pool = Executors.newFixedThreadPool(WORKERS + 1);
+      try {
+        Future<?> sampler =
+            pool.submit(
+                () -> {
+                  while (running.get()) {
+                    maxDraining.accumulateAndGet(channel.drainingStreams(), Math::max);
+                    try {
+                      TimeUnit.MILLISECONDS.sleep(1);
+                    } catch (InterruptedException ex) {
+                      return;
+                    }
+                  }
+                });
+        long end = System.nanoTime() + RUN.toNanos();
+        List<Future<?>> workers = new ArrayList<>();
+        for (int i = 0; i < WORKERS; i++) {
+          workers.add(
+              pool.submit(
+                  () -> {
+                    while (System.nanoTime() - end < 0) {
+                      assertThat(readOneRow(this.database)).isTrue();
+                      queries.incrementAndGet();
+                    }
+                  }));
+        }
+        for (Future<?> worker : workers) {
+          worker.get();
+        }
+        running.set(false);
+        sampler.get();
+      } finally {
+        pool.shutdownNow();
+      }
+      return new Run(
+          queries.get(),
+          this.counter.cancels.get(),
+          server.rstStreams(),
+          server.maxAwaitingTrailers(),
+          maxDraining.get(),
+          before);
+    }
+
+    @Override
+    public void close() {
+      this.spanner.close();
+    }
+  }
+
+  /** Counts the {@link ClientCall#cancel} calls that reach gRPC, below grpc-gcp. */
+  private static final class CancelCounter implements ClientInterceptor {
+
+    final AtomicInteger cancels = new AtomicInteger();
+
+    @Override
+    public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(
+        MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next) {
+      return new SimpleForwardingClientCall<>(next.newCall(method, callOptions)) {
+        @Override
+        public void cancel(String message, Throwable cause) {
+          CancelCounter.this.cancels.incrementAndGet();
+          super.cancel(message, cause);
+        }
+      };
+    }
+  }
+}
