@@ -13,6 +13,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.google.cloud.spanner.DatabaseClient;
 import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Statement;
+import io.github.spannertuning.client.ClientVersions;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.ProjectFiles;
 import java.nio.charset.StandardCharsets;
@@ -27,7 +28,7 @@ import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.condition.DisabledIfSystemProperty;
+import org.junit.jupiter.api.condition.DisabledIf;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -46,14 +47,12 @@ import org.springframework.http.ResponseEntity;
  * it (call counts differ from run to run); this test fails when the live response's shape (every
  * field's path and JSON type) differs from it, or when the page's copy differs from the file. With
  * {@code -Dspanner-tuning.docs.write=true} it rewrites both instead. The example is the baseline
- * client line's: on a line where single-use distribution is not native, its feature shows no
- * reason, so the test is skipped there.
+ * client line's (google-cloud-spanner 6.119): on 6.113 single-use distribution shows no reason,
+ * so the shape differs and the test is skipped there.
  */
-@DisabledIfSystemProperty(
-    named = "spanner-tuning.expected.single-use-distribution",
-    matches = "on|off|unsupported",
-    disabledReason =
-        "the documented response is the baseline client line's (single-use distribution native)")
+@DisabledIf(
+    value = "onAnotherClientLine",
+    disabledReason = "the documented response is the baseline client line's (6.119)")
 @SpringBootTest(
     classes = EndpointTestApplication.class,
     webEnvironment = WebEnvironment.RANDOM_PORT,
@@ -65,6 +64,10 @@ import org.springframework.http.ResponseEntity;
       "management.endpoints.web.exposure.include=spannertuning"
     })
 class SpannerTuningEndpointDocumentationTests {
+
+  static boolean onAnotherClientLine() {
+    return ClientVersions.detected().spanner().startsWith("6.113.");
+  }
 
   static final String SNIPPET = "endpoint-response.json";
 
