@@ -99,6 +99,8 @@ mkdir -p docs
     f="$out/$line.properties"
     echo "| $line | $description | $(value "$f" build): $(value "$f" tests) | $(value "$f" feature.single-use-distribution) | $(value "$f" feature.stream-end-guard) | $(value "$f" feature.grpc-gcp) | $(value "$f" measured.meters) | $(value "$f" executable-jar.versions) |"
   done
+  # What the table cannot say: AOT and native images, Boot 4.1, Java 25 (kept beside this script).
+  cat scripts/compatibility-notes.md
   echo
   echo "## What was measured, per line"
   for entry in "${LINES[@]}"; do
