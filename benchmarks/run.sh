@@ -3,11 +3,21 @@
 # 6.119 and the client-6.113 profile), then writes the report: benchmarks.md, benchmarks.json and
 # benchmarks.html in $OUT, copied to $PUBLISH (docs/ by default; PUBLISH= to skip).
 #
-#   benchmarks/run.sh                      # the defaults: about 10 minutes of load per client line
+# Per client line: the workloads on an unlimited client (about 8 minutes), then the same client
+# JVM on one core and the frontend on the others (--client-cpus 1, the default: a capacity sweep,
+# the steady load at 75% of stock's capacity, bursty and spiky scaled to it; about 9 minutes),
+# then JMH (about 1.5 minutes). About 40 minutes in all on two cores.
+#
+#   benchmarks/run.sh                      # the defaults
+#   benchmarks/run.sh --client-cpus 0      # no CPU-limited part: about 20 minutes
+#   benchmarks/run.sh --client-cpus 1 --workloads "" --limited-rounds 2 --limited-window-s 8
+#                                          # only the CPU-limited part, shorter
 #   benchmarks/run.sh --scale 0.5 --rounds 3
 #
 # Extra arguments are flags of BenchmarkMain (see the README). SKIP_JMH=1 skips JMH; JMH_ARGS adds
-# JMH options (e.g. JMH_ARGS="-wi 1 -i 2" for a shorter run).
+# JMH options (e.g. JMH_ARGS="-wi 1 -i 2" for a shorter run); LINES=6.119 or LINES=6.113 runs one
+# client line only. --client-cpus needs taskset (util-linux) and more cores than N; without them
+# that part is skipped, and the report says why.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,7 +29,12 @@ rm -rf "$OUT"
 mkdir -p "$OUT"
 command="benchmarks/run.sh${*:+ $*}"
 
-for profile in "" client-6.113; do
+for line_name in ${LINES:-6.119 6.113}; do
+  case "$line_name" in
+    6.119) profile="" ;;
+    6.113) profile=client-6.113 ;;
+    *) echo "LINES: unknown client line '$line_name'; use 6.119 and/or 6.113" >&2; exit 2 ;;
+  esac
   echo "== client line: ${profile:-default (6.119)}"
   mvn -B -q ${profile:+-P "$profile"} -pl benchmarks -am package -DskipTests
   classpath="benchmarks/target/classes:$(cat benchmarks/target/runtime-classpath.txt)"

@@ -1,7 +1,6 @@
 package io.github.spannertuning.actuate;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
-import io.github.spannertuning.autoconfigure.SpannerTuningRegistry;
 import io.github.spannertuning.client.ChannelLoad.ChannelStats;
 import io.github.spannertuning.client.ClientVersions;
 import io.github.spannertuning.client.Feature;
@@ -11,7 +10,9 @@ import java.security.Principal;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -33,25 +34,30 @@ import org.springframework.lang.Nullable;
 @Endpoint(id = "spannertuning", defaultAccess = Access.READ_ONLY)
 public class SpannerTuningEndpoint {
 
-  private final SpannerTuningRegistry registry;
-
   private static final Log logger = LogFactory.getLog(SpannerTuningEndpoint.class);
 
-  public SpannerTuningEndpoint(SpannerTuningRegistry registry) {
-    this.registry = registry;
+  private final Supplier<Map<String, SpannerTuningState>> clients;
+
+  /**
+   * @param clients the open tuned clients by name, asked afresh on each request since clients come
+   *     and go
+   */
+  public SpannerTuningEndpoint(Supplier<Map<String, SpannerTuningState>> clients) {
+    this.clients = clients;
   }
 
   @ReadOperation
   public SpannerTuningDescriptor clients() {
     Map<String, ClientDescriptor> clients = new LinkedHashMap<>();
-    this.registry.clients().forEach((name, state) -> clients.put(name, ClientDescriptor.of(state)));
+    this.clients.get().forEach((name, state) -> clients.put(name, ClientDescriptor.of(state)));
     return new SpannerTuningDescriptor(clients);
   }
 
   @ReadOperation
   @Nullable
   public ClientDescriptor client(@Selector String client) {
-    return this.registry.client(client).map(ClientDescriptor::of).orElse(null);
+    SpannerTuningState state = this.clients.get().get(client);
+    return (state != null) ? ClientDescriptor.of(state) : null;
   }
 
   /**
@@ -66,16 +72,15 @@ public class SpannerTuningEndpoint {
   @WriteOperation
   public ClientDescriptor switchFeature(
       @Selector String client, String feature, boolean enabled, @Nullable Principal principal) {
-    SpannerTuningState state =
-        this.registry
-            .client(client)
-            .orElseThrow(
-                () -> refused(client, feature, "Unknown Spanner client '" + client + "'"));
+    SpannerTuningState state = this.clients.get().get(client);
+    if (state == null) {
+      throw refused(client, feature, "Unknown Spanner client '" + client + "'");
+    }
     Feature target = switchable(client, feature);
     FeatureState before = state.feature(target);
     try {
       state.setEnabled(target, enabled);
-    } catch (IllegalArgumentException | IllegalStateException ex) {
+    } catch (IllegalStateException ex) {
       throw refused(client, feature, ex.getMessage());
     }
     logger.info(
@@ -94,18 +99,29 @@ public class SpannerTuningEndpoint {
   }
 
   private static Feature switchable(String client, String id) {
-    for (Feature feature : Feature.values()) {
-      if (feature.id().equals(id)) {
-        return feature;
-      }
+    Feature feature;
+    try {
+      feature = Feature.fromId(id);
+    } catch (IllegalArgumentException ex) {
+      throw refused(client, id, "Unknown feature '" + id + "'; " + switchableFeatures());
     }
-    String allowed =
-        Arrays.stream(Feature.values())
+    if (!feature.isSwitchableAtRuntime()) {
+      throw refused(
+          client,
+          id,
+          id
+              + " is chosen when the channels are built and cannot be switched at runtime; "
+              + switchableFeatures());
+    }
+    return feature;
+  }
+
+  private static String switchableFeatures() {
+    return "features that can be switched: "
+        + Arrays.stream(Feature.values())
             .filter(Feature::isSwitchableAtRuntime)
             .map(Feature::id)
             .collect(Collectors.joining(", "));
-    throw refused(
-        client, id, "Unknown feature '" + id + "'; features that can be switched: " + allowed);
   }
 
   private static InvalidEndpointRequestException refused(
@@ -167,8 +183,8 @@ public class SpannerTuningEndpoint {
   public record FeatureDescriptor(String state, @Nullable String reason, @Nullable String property) {
 
     static FeatureDescriptor of(Feature feature, FeatureState value) {
-      String state = value.status().name().toLowerCase();
-      if (FeatureState.DISABLED_BY_CONFIGURATION.equals(value.reason())) {
+      String state = value.status().name().toLowerCase(Locale.ROOT);
+      if (value.byConfiguration()) {
         String property = "spanner.tuning." + feature.id() + ".enabled";
         return new FeatureDescriptor(state, property + "=false", property);
       }
@@ -189,11 +205,21 @@ public class SpannerTuningEndpoint {
   /** The client's channel pool. */
   public record PoolDescriptor(String kind, int size) {}
 
-  /** One sub-channel's load. */
-  public record ChannelDescriptor(int channel, int activeStreams, long calls) {
+  /**
+   * One sub-channel's load.
+   *
+   * @param latencyEstimateSeconds the time-decayed average of its time to first response, failed
+   *     calls counted as a penalty
+   */
+  public record ChannelDescriptor(
+      int channel, int activeStreams, long calls, double latencyEstimateSeconds) {
 
     static ChannelDescriptor of(ChannelStats stats) {
-      return new ChannelDescriptor(stats.index(), stats.activeStreams(), stats.calls());
+      return new ChannelDescriptor(
+          stats.index(),
+          stats.activeStreams(),
+          stats.calls(),
+          stats.latencyEstimateNanos() / 1e9);
     }
   }
 }

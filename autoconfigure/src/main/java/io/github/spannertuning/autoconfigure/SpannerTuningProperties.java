@@ -2,6 +2,7 @@ package io.github.spannertuning.autoconfigure;
 
 import io.github.spannertuning.client.SpannerTuning;
 import java.time.Duration;
+import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.validation.Errors;
 import org.springframework.validation.Validator;
@@ -16,6 +17,13 @@ public class SpannerTuningProperties implements Validator {
   static final String CHANNELS_ALLOWED = "an integer from 1 to " + SpannerTuning.MAX_CHANNELS;
 
   static final String DRAIN_TIMEOUT_ALLOWED = "a positive duration, such as 5s or 500ms";
+
+  /**
+   * What each property that is not a true/false switch accepts, by bean path as {@link #validate}
+   * names it: the failure analyzer's advice (its tests fail for a property missing here).
+   */
+  static final Map<String, String> ACCEPTS =
+      Map.of("channels", CHANNELS_ALLOWED, "streamEndGuard.drainTimeout", DRAIN_TIMEOUT_ALLOWED);
 
   /** Whether to tune the Spanner clients of this application at all. */
   private boolean enabled = true;

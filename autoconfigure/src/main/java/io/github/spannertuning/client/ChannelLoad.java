@@ -14,8 +14,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
@@ -23,10 +23,11 @@ import java.util.function.Consumer;
  * Calls per real sub-channel of one client's pool. Its interceptor sits on every sub-channel,
  * below grpc-gcp or gax's pool, and tells sub-channels apart by the channel it is handed: the same
  * interceptor instance serves all of grpc-gcp's channels, so a per-instance count would not do.
- * The cost per call is a map lookup, two context lookups, two atomic increments, one decrement and
- * the wrappers.
+ * The cost per call is a map lookup, two context lookups, two atomic increments, one decrement, two
+ * clock reads (one for a call {@link ChannelPicker} routed, which is timed from its pick) and the
+ * wrappers.
  *
- * <p>It also tells the stream-end guard when a guarded stream's gRPC call has closed with OK.
+ * <p>The same calls feed each sub-channel's {@link ChannelLatency}. It also tells the stream-end guard when a guarded stream's gRPC call has closed with OK.
  */
 public final class ChannelLoad {
 
@@ -141,8 +142,11 @@ public final class ChannelLoad {
 
     private final AtomicLong calls = new AtomicLong();
 
+    private final ChannelLatency latency;
+
     ChannelStats(int index) {
       this.index = index;
+      this.latency = new ChannelLatency(System.nanoTime());
     }
 
     /** The sub-channel's number, from 0, in the order it carried its first call. */
@@ -161,20 +165,46 @@ public final class ChannelLoad {
     }
 
     /**
+     * The time-decayed average of this sub-channel's time to first response, with failed calls
+     * counted as a penalty, in nanoseconds: what {@link ChannelPicker} weighs it by.
+     */
+    public long latencyEstimateNanos() {
+      return this.latency.estimateNanos();
+    }
+
+    ChannelLatency latency() {
+      return this.latency;
+    }
+
+    /**
+     * What a call sent here now may expect to wait, counting the calls ahead of it: the calls in
+     * flight plus this one, times the latency the channel is expected to have.
+     */
+    long cost(long nowNanos) {
+      int outstanding = this.activeStreams.get();
+      return (outstanding + 1L) * this.latency.expectedNanos(nowNanos, outstanding);
+    }
+
+    /**
      * Counts a call that is about to be made, as made and in flight, if the in-flight count is
      * still {@code expected}. Counting at the pick rather than when the call starts is what keeps
      * concurrent picks apart.
      */
-    boolean tryReserve(int expected) {
+    boolean tryReserve(int expected, long nowNanos) {
       if (this.activeStreams.compareAndSet(expected, expected + 1)) {
         this.calls.incrementAndGet();
+        if (expected == 0) {
+          this.latency.firstOutstanding(nowNanos);
+        }
         return true;
       }
       return false;
     }
 
-    void reserve() {
-      this.activeStreams.incrementAndGet();
+    void reserve(long nowNanos) {
+      if (this.activeStreams.incrementAndGet() == 1) {
+        this.latency.firstOutstanding(nowNanos);
+      }
       this.calls.incrementAndGet();
     }
 
@@ -196,13 +226,20 @@ public final class ChannelLoad {
 
     private final Context previous;
 
-    private final AtomicBoolean claimed = new AtomicBoolean();
+    private static final AtomicIntegerFieldUpdater<Routing> CLAIMED =
+        AtomicIntegerFieldUpdater.newUpdater(Routing.class, "claimed");
+
+    private final long pickedAtNanos;
+
+    /** 1 once a call, or the caller giving the reservation back, has taken this pick. */
+    private volatile int claimed;
 
     private volatile ChannelStats landed;
 
-    Routing(ChannelStats reserved, Context previous) {
+    Routing(ChannelStats reserved, Context previous, long pickedAtNanos) {
       this.reserved = reserved;
       this.previous = previous;
+      this.pickedAtNanos = pickedAtNanos;
     }
 
     /** The context to restore once the call is made. */
@@ -216,13 +253,13 @@ public final class ChannelLoad {
 
     /** Gives the reservation back if no call claimed it (the client failed before its call). */
     void releaseUnclaimed() {
-      if (this.reserved != null && this.claimed.compareAndSet(false, true)) {
+      if (this.reserved != null && CLAIMED.compareAndSet(this, 0, 1)) {
         this.reserved.unreserve();
       }
     }
 
     private boolean claim(ChannelStats stats) {
-      if (this.claimed.compareAndSet(false, true)) {
+      if (CLAIMED.compareAndSet(this, 0, 1)) {
         this.landed = stats;
         return true;
       }
@@ -251,28 +288,15 @@ public final class ChannelLoad {
       Routing routing = ROUTING.get();
       if (routing != null && routing.claim(stats)) {
         return (routing.reserved != null)
-            ? new ReservedCall<>(
-                next.newCall(method, callOptions), stats, routing.reserved, guardedStream())
+            ? new CountedCall<>(
+                next.newCall(method, callOptions),
+                stats,
+                routing.reserved,
+                routing.pickedAtNanos,
+                guardedStream())
             : next.newCall(method, callOptions);
       }
-      GuardedStream stream = guardedStream();
-      return new SimpleForwardingClientCall<>(next.newCall(method, callOptions)) {
-        @Override
-        public void start(Listener<RespT> listener, Metadata headers) {
-          stats.calls.incrementAndGet();
-          stats.activeStreams.incrementAndGet();
-          super.start(
-              new SimpleForwardingClientCallListener<>(listener) {
-                @Override
-                public void onClose(Status status, Metadata trailers) {
-                  stats.activeStreams.decrementAndGet();
-                  reportEnd(stream, status);
-                  super.onClose(status, trailers);
-                }
-              },
-              headers);
-        }
-      };
+      return new CountedCall<>(next.newCall(method, callOptions), stats, null, 0, guardedStream());
     }
   }
 
@@ -293,51 +317,60 @@ public final class ChannelLoad {
   }
 
   /**
-   * A call whose channel was counted when it was picked. Should grpc-gcp have sent it elsewhere,
-   * the count moves to the channel it really went to.
+   * A data-plane call, counted in flight on its channel from its pick (a call {@link
+   * ChannelPicker} routed) or its start (any other) to its close, and timed from then to its first
+   * response for the channel's latency estimate. Should grpc-gcp have sent a picked call elsewhere
+   * than its pick, the count moves to the channel it really went to.
    */
-  private static final class ReservedCall<ReqT, RespT>
+  private static final class CountedCall<ReqT, RespT>
       extends SimpleForwardingClientCall<ReqT, RespT> {
+
+    @SuppressWarnings("rawtypes")
+    private static final AtomicIntegerFieldUpdater<CountedCall> COUNTED =
+        AtomicIntegerFieldUpdater.newUpdater(CountedCall.class, "counted");
 
     private final ChannelStats stats;
 
-    private final ChannelStats reserved;
-
-    private final AtomicBoolean counted = new AtomicBoolean(true);
-
     private final GuardedStream stream;
+
+    /** 1 while this call holds an in-flight count, on {@link #countedOn}. */
+    private volatile int counted;
 
     private volatile ChannelStats countedOn;
 
-    ReservedCall(
+    private long startNanos;
+
+    /**
+     * @param reserved the channel counted at the pick, or {@code null} for a call that was not
+     *     picked and is counted when it starts
+     */
+    CountedCall(
         ClientCall<ReqT, RespT> call,
         ChannelStats stats,
         ChannelStats reserved,
+        long pickedAtNanos,
         GuardedStream stream) {
       super(call);
       this.stats = stats;
-      this.reserved = reserved;
       this.stream = stream;
-      this.countedOn = reserved;
+      this.counted = (reserved != null) ? 1 : 0;
+      this.countedOn = (reserved != null) ? reserved : stats;
+      this.startNanos = pickedAtNanos;
     }
 
     @Override
     public void start(Listener<RespT> listener, Metadata headers) {
-      if (this.stats != this.reserved) {
-        this.stats.reserve();
+      if (this.counted == 0) {
+        this.startNanos = System.nanoTime();
+        this.stats.reserve(this.startNanos);
+        this.counted = 1;
+      } else if (this.countedOn != this.stats) {
+        ChannelStats reserved = this.countedOn;
+        this.stats.reserve(this.startNanos);
         this.countedOn = this.stats;
-        this.reserved.unreserve();
+        reserved.unreserve();
       }
-      super.start(
-          new SimpleForwardingClientCallListener<>(listener) {
-            @Override
-            public void onClose(Status status, Metadata trailers) {
-              uncount();
-              reportEnd(ReservedCall.this.stream, status);
-              super.onClose(status, trailers);
-            }
-          },
-          headers);
+      super.start(new CountedListener(listener), headers);
     }
 
     @Override
@@ -348,8 +381,39 @@ public final class ChannelLoad {
     }
 
     private void uncount() {
-      if (this.counted.compareAndSet(true, false)) {
+      if (COUNTED.compareAndSet(this, 1, 0)) {
         this.countedOn.activeStreams.decrementAndGet();
+      }
+    }
+
+    /** gRPC calls a listener's methods one at a time, so its own state needs no fence. */
+    private final class CountedListener extends SimpleForwardingClientCallListener<RespT> {
+
+      private boolean answered;
+
+      CountedListener(Listener<RespT> delegate) {
+        super(delegate);
+      }
+
+      @Override
+      public void onMessage(RespT message) {
+        if (!this.answered) {
+          this.answered = true;
+          CountedCall.this.stats.latency().answered(CountedCall.this.startNanos, System.nanoTime());
+        }
+        super.onMessage(message);
+      }
+
+      @Override
+      public void onClose(Status status, Metadata trailers) {
+        uncount();
+        if (!this.answered || !status.isOk()) {
+          CountedCall.this.stats
+              .latency()
+              .closed(status.getCode(), CountedCall.this.startNanos, System.nanoTime(), this.answered);
+        }
+        reportEnd(CountedCall.this.stream, status);
+        super.onClose(status, trailers);
       }
     }
   }

@@ -18,30 +18,39 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Chooses the channel of single-use reads, and keeps transactions on theirs, on clients where
- * grpc-gcp's own choice falls short (google-cloud-spanner up to 6.113 with grpc-gcp 1.9).
+ * Chooses the channel of each single-use read by the latency it may expect there, and keeps
+ * transactions on theirs.
  *
- * <p>Two things in grpc-gcp 1.9 are behind this. Its least-busy pick happens in {@code newCall}
- * but the stream is counted only in {@code start}, and ties go to the lowest channel: concurrent
- * picks all see the same idle channel. And an affinity key is bound on its first use, by a
- * lookup, a pick and a {@code bind} that replaces any binding made in between: two transactions
- * that first use the same key {@code hint % numChannels} at the same time both bind it, and the
- * one whose binding lost sends its first call to one channel and the rest to another.
+ * <p>A single-use read needs no stickiness. This picker weighs each channel of the pool by the
+ * calls it has in flight plus this one, times the latency its {@link ChannelLatency} expects, and
+ * sends the read to a channel within half again of the lowest such cost, the first one met from a
+ * random start: channels about equally good share the traffic, and a channel that answers slower,
+ * has calls stuck, or failed recently gets less, in proportion. The channel is counted before the
+ * pick returns, and the pick is repeated if another thread counted a call on it in between.
  *
- * <p>So, before the client makes any call, every key the client can derive from a hint ({@code
- * -(n-1)} to {@code n-1}) is bound, key {@code i} and {@code -i} to channel {@code i}; nothing in
- * grpc-gcp 1.9 moves a bound key. Transactions then stay where the client's own hint sends them.
- * Single-use reads carry no hint; this picker chooses their channel from the in-flight and call
- * counts the {@link ChannelLoad} interceptor keeps (see {@link #pick()}), names that channel's key
- * in the call's context, and counts the call at the pick.
+ * <p>The channel is named to grpc-gcp by an affinity key in the call's context. Before the client
+ * makes any call, every key the client can derive from a hint ({@code -(n-1)} to {@code n-1}) is
+ * bound, key {@code i} and {@code -i} to channel {@code i}. On google-cloud-spanner up to 6.113
+ * (grpc-gcp 1.9) transactions carry such keys and so stay where the client's own hint sends them:
+ * grpc-gcp 1.9 picks the least busy channel in {@code newCall} but counts the stream only in {@code
+ * start}, with ties to the lowest channel, and binds a key by a lookup, a pick and a {@code bind}
+ * that replaces any binding made in between, so two transactions first using one key at once could
+ * otherwise split across two channels. From 6.119 transactions carry a channel reference of their
+ * own instead, which grpc-gcp resolves to its least busy channel; single-use reads are taken off
+ * that path (see {@link LeastBusyRouting}) and come here.
  */
 final class ChannelPicker {
 
   /** Rescans when another thread took the channel first, before settling for it anyway. */
   private static final int RESERVE_ATTEMPTS = 3;
 
-  /** How many more calls in flight than the least busy channel still count as about as busy. */
-  private static final int SLACK = 2;
+  /**
+   * How far above the lowest cost a channel still counts as about as good, as a right shift: a
+   * half. Wide enough that the noise of latency estimates at a few milliseconds per query, on a
+   * client short of CPU, does not pin light traffic to the channel that happened to answer fastest;
+   * narrow enough that a channel twice as slow, or with twice the calls in flight, is set apart.
+   */
+  private static final int BAND_SHIFT = 1;
 
   private final ChannelStats[] channels;
 
@@ -60,8 +69,14 @@ final class ChannelPicker {
    */
   static ChannelPicker install(GapicSpannerRpc rpc, int numChannels, ChannelLoad load) {
     GcpManagedChannel pool = pool(rpc);
-    if (pool.getNumberOfChannels() != 0) {
-      throw new IllegalStateException("the grpc-gcp pool had channels before the first call");
+    int built = pool.getNumberOfChannels();
+    if (built != 0) {
+      // grpc-gcp 1.12 with google-cloud-spanner 6.119 builds the whole pool at once.
+      if (built != numChannels) {
+        throw new IllegalStateException(
+            "the grpc-gcp pool has " + built + " channels, not " + numChannels);
+      }
+      bindKeysToChannels(pool, numChannels);
     }
     ChannelStats[] channels = new ChannelStats[numChannels];
     String[] keys = new String[numChannels];
@@ -83,17 +98,39 @@ final class ChannelPicker {
   }
 
   /**
-   * Attaches a context that sends the next call made on this thread to the least busy channel,
-   * counted from now.
+   * A picker over channels already counted by a {@link ChannelLoad}, channel {@code i} named by the
+   * affinity key {@code "i"}; for measuring the pick on its own.
    */
-  Routing enter() {
-    int channel = pick();
+  static ChannelPicker over(List<ChannelStats> channels) {
+    String[] keys = new String[channels.size()];
+    for (int i = 0; i < keys.length; i++) {
+      keys[i] = String.valueOf(i);
+    }
+    return new ChannelPicker(channels.toArray(new ChannelStats[0]), keys);
+  }
+
+  /**
+   * Attaches a context that sends the next call made on this thread to the channel picked for it,
+   * counted from now, with the stream-end guard's stream if there is one, so that a guarded,
+   * routed stream attaches one context, not two.
+   */
+  Routing enter(GuardedStream stream) {
+    long now = System.nanoTime();
+    int channel = pick(now);
     Context previous = Context.current();
-    Routing routing = new Routing(this.channels[channel], previous);
-    previous
-        .withValues(
-            GcpManagedChannel.AFFINITY_CTX_KEY, this.keys[channel], ChannelLoad.ROUTING, routing)
-        .attach();
+    Routing routing = new Routing(this.channels[channel], previous, now);
+    Context next =
+        (stream != null)
+            ? previous.withValues(
+                GcpManagedChannel.AFFINITY_CTX_KEY,
+                this.keys[channel],
+                ChannelLoad.ROUTING,
+                routing,
+                GuardedStream.STARTING,
+                stream)
+            : previous.withValues(
+                GcpManagedChannel.AFFINITY_CTX_KEY, this.keys[channel], ChannelLoad.ROUTING, routing);
+    next.attach();
     return routing;
   }
 
@@ -103,48 +140,29 @@ final class ChannelPicker {
     routing.releaseUnclaimed();
   }
 
-  /**
-   * Among the channels with at most {@value #SLACK} calls more in flight than the least busy one,
-   * the one that has carried the fewest calls; the rest of a tie is broken by where the scan
-   * starts, at random. In-flight counts decide between a channel that is slow or overloaded and
-   * the others; call counts decide among channels about equally busy, which keeps light traffic
-   * (every channel idle at each pick) going round them all and keeps bursts even where in-flight
-   * counts differ by a call or two from moment to moment (with only the in-flight counts, bursts
-   * at 2 to 5 ms of server time gave busiest/mean up to 1.65 on two busy cores). The channel is
-   * counted before the pick returns, and the pick is repeated if another thread counted a call on
-   * it in between.
-   */
-  private int pick() {
+  private int pick(long now) {
     ChannelStats[] channels = this.channels;
     int n = channels.length;
-    int start = ThreadLocalRandom.current().nextInt(n);
     for (int attempt = 1; ; attempt++) {
-      int least = Integer.MAX_VALUE;
+      long least = Long.MAX_VALUE;
       for (ChannelStats channel : channels) {
-        least = Math.min(least, channel.activeStreams());
+        least = Math.min(least, channel.cost(now));
       }
-      int best = -1;
-      int bestLoad = 0;
-      long bestCalls = Long.MAX_VALUE;
+      long good = least + (least >> BAND_SHIFT);
+      int start = ThreadLocalRandom.current().nextInt(n);
+      int best = start;
       for (int k = 0; k < n; k++) {
         int i = (start + k < n) ? start + k : start + k - n;
-        int load = channels[i].activeStreams();
-        long calls = channels[i].calls();
-        if (load <= least + SLACK && calls < bestCalls) {
+        if (channels[i].cost(now) <= good) {
           best = i;
-          bestLoad = load;
-          bestCalls = calls;
+          break;
         }
       }
-      if (best < 0) {
-        best = start;
-        bestLoad = channels[start].activeStreams();
-      }
-      if (channels[best].tryReserve(bestLoad)) {
+      if (channels[best].tryReserve(channels[best].activeStreams(), now)) {
         return best;
       }
       if (attempt == RESERVE_ATTEMPTS) {
-        channels[best].reserve();
+        channels[best].reserve(now);
         return best;
       }
     }
@@ -156,7 +174,7 @@ final class ChannelPicker {
    */
   private static ChannelStats landing(GcpManagedChannel pool, String key) {
     Context previous = Context.current();
-    Routing probe = new Routing(null, previous);
+    Routing probe = new Routing(null, previous, 0);
     previous.withValue(ChannelLoad.ROUTING, probe).attach();
     try {
       pool.newCall(
@@ -166,6 +184,22 @@ final class ChannelPicker {
       Context.current().detach(previous);
     }
     return probe.landed();
+  }
+
+  /**
+   * Binds key {@code i} to the pool's channel {@code i}, in a pool whose channels exist before its
+   * first call: a new key would go wherever grpc-gcp's power-of-two pick sends it.
+   */
+  private static void bindKeysToChannels(GcpManagedChannel pool, int numChannels) {
+    try {
+      Method bind = ClientReflection.method(ClientReflection.BIND);
+      List<?> refs = (List<?>) read(ClientReflection.CHANNEL_REFS, pool);
+      for (int i = 0; i < numChannels; i++) {
+        bind.invoke(pool, refs.get(i), List.of(String.valueOf(i)));
+      }
+    } catch (ReflectiveOperationException | RuntimeException | LinkageError ex) {
+      throw new IllegalStateException("cannot bind grpc-gcp affinity keys: " + ex, ex);
+    }
   }
 
   /**

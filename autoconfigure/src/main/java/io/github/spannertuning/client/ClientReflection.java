@@ -69,6 +69,8 @@ public final class ClientReflection {
   static final Member CHANNEL_POOL_ENTRY_CHANNEL =
       field("com.google.api.gax.grpc.ChannelPool$Entry", "channel");
 
+  static final Member CHANNEL_REFS = field(GCP_MANAGED_CHANNEL_NAME, "channelRefs");
+
   static final Member GET_CHANNEL_REF =
       method(Access.INVOKE, GCP_MANAGED_CHANNEL_NAME, "getChannelRef", "java.lang.String");
   static final Member BIND =
@@ -127,6 +129,7 @@ public final class ClientReflection {
           AGGREGATION_RESOURCES,
           CHANNEL_POOL_ENTRIES,
           CHANNEL_POOL_ENTRY_CHANNEL,
+          CHANNEL_REFS,
           GET_CHANNEL_REF,
           BIND,
           EXECUTE_QUERY,

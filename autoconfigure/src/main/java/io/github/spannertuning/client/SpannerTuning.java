@@ -45,6 +45,9 @@ public final class SpannerTuning {
 
   private static final String GRPC_GCP_ABSENT = "grpc-gcp is not on the classpath";
 
+  private static final String REPLACES_NATIVE_PICK =
+      "replaces the client's least-busy pick with one by expected latency";
+
   private final boolean singleUseDistribution;
 
   private final boolean streamEndGuard;
@@ -197,7 +200,7 @@ public final class SpannerTuning {
     boolean enabled = readable && ClientSupport.isGrpcGcpEnabled(builder);
     FeatureState state;
     if (!this.grpcGcpExtension) {
-      state = FeatureState.off(FeatureState.DISABLED_BY_CONFIGURATION);
+      state = FeatureState.offByConfiguration();
     } else if (!ClientSupport.GRPC_GCP_PRESENT) {
       state = FeatureState.unsupported(GRPC_GCP_ABSENT);
     } else if (!readable) {
@@ -244,7 +247,7 @@ public final class SpannerTuning {
 
   private FeatureState streamEndGuardState(String rpcHookMissing) {
     if (!this.streamEndGuard) {
-      return FeatureState.off(FeatureState.DISABLED_BY_CONFIGURATION);
+      return FeatureState.offByConfiguration();
     }
     if (rpcHookMissing != null) {
       return FeatureState.unsupported(rpcHookMissing);
@@ -254,7 +257,7 @@ public final class SpannerTuning {
 
   private FeatureState singleUseState(String rpcHookMissing, boolean grpcGcpOn) {
     if (!this.singleUseDistribution) {
-      return FeatureState.off(FeatureState.DISABLED_BY_CONFIGURATION);
+      return FeatureState.offByConfiguration();
     }
     if (!ClientSupport.GRPC_GCP_PRESENT) {
       return FeatureState.unsupported(GRPC_GCP_ABSENT);
@@ -263,22 +266,36 @@ public final class SpannerTuning {
       return FeatureState.unsupported(
           "the grpc-gcp extension is off: gax's channel pool does not pick channels by load");
     }
-    if (ClientSupport.NATIVE_SINGLE_USE_ROUTING) {
-      return FeatureState.nativeIn(
-          "google-cloud-spanner "
-              + ClientVersions.detected().spanner()
-              + " sends each single-use read to the least busy channel itself");
-    }
     if (rpcHookMissing != null) {
-      return FeatureState.unsupported(rpcHookMissing);
+      return ClientSupport.NATIVE_SINGLE_USE_ROUTING
+          ? FeatureState.nativeIn(nativeSingleUseReason() + "; " + rpcHookMissing)
+          : FeatureState.unsupported(rpcHookMissing);
     }
     if (!ClientSupport.AFFINITY_CONTEXT_PRESENT) {
-      return FeatureState.unsupported(
-          "grpc-gcp "
-              + ClientVersions.detected().grpcGcp()
-              + " cannot take an affinity key per call");
+      String reason =
+          "grpc-gcp " + ClientVersions.detected().grpcGcp() + " cannot take an affinity key per call";
+      return ClientSupport.NATIVE_SINGLE_USE_ROUTING
+          ? FeatureState.nativeIn(nativeSingleUseReason() + "; " + reason)
+          : FeatureState.unsupported(reason);
+    }
+    if (ClientSupport.NATIVE_SINGLE_USE_ROUTING) {
+      return onState(Feature.SINGLE_USE_DISTRIBUTION);
     }
     return FeatureState.on();
+  }
+
+  /** The state of a feature spanner-tuning applies on this client version. */
+  static FeatureState onState(Feature feature) {
+    return (feature == Feature.SINGLE_USE_DISTRIBUTION && ClientSupport.NATIVE_SINGLE_USE_ROUTING)
+        ? FeatureState.on(REPLACES_NATIVE_PICK)
+        : FeatureState.on();
+  }
+
+  /** Why the client's own routing of single-use reads is left in charge, where it has one. */
+  static String nativeSingleUseReason() {
+    return "google-cloud-spanner "
+        + ClientVersions.detected().spanner()
+        + " sends each single-use read to the least busy channel itself";
   }
 
   /** One warning for a hook found missing once the client was built. */

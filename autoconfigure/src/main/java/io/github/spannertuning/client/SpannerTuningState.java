@@ -150,7 +150,9 @@ public final class SpannerTuningState {
           feature.id() + " cannot be switched: tuning was not installed on this client");
     }
     Map<Feature, FeatureState> next = new EnumMap<>(this.features);
-    next.put(feature, enabled ? FeatureState.on() : FeatureState.off("switched off at runtime"));
+    next.put(
+        feature,
+        enabled ? SpannerTuning.onState(feature) : FeatureState.off("switched off at runtime"));
     publish(next);
   }
 
@@ -236,6 +238,23 @@ public final class SpannerTuningState {
     SpannerTuning.warnOnce(feature.id(), reason);
     Map<Feature, FeatureState> next = new EnumMap<>(this.features);
     next.put(feature, FeatureState.unsupported(reason));
+    publish(next);
+  }
+
+  /**
+   * The picker could not be set up on this client. Where the client has its own least-busy pick,
+   * that one stays in charge; elsewhere single-use reads are routed as the client does it.
+   */
+  synchronized void pickerUnavailable(String reason) {
+    if (!LeastBusyRouting.hasChannelReferences()) {
+      unsupported(Feature.SINGLE_USE_DISTRIBUTION, reason);
+      return;
+    }
+    SpannerTuning.warnOnce(Feature.SINGLE_USE_DISTRIBUTION.id(), reason);
+    Map<Feature, FeatureState> next = new EnumMap<>(this.features);
+    next.put(
+        Feature.SINGLE_USE_DISTRIBUTION,
+        FeatureState.nativeIn(SpannerTuning.nativeSingleUseReason() + "; " + reason));
     publish(next);
   }
 

@@ -45,8 +45,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
     try {
       return ChannelPicker.install(this, options.getNumChannels(), state.channelLoad());
     } catch (RuntimeException ex) {
-      state.unsupported(
-          Feature.SINGLE_USE_DISTRIBUTION, "cannot set up the channel pool: " + ex.getMessage());
+      state.pickerUnavailable("cannot set up the channel pool: " + ex.getMessage());
       return null;
     }
   }
@@ -89,7 +88,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
     if (!routeToLeastBusy(request.hasTransaction(), request.getTransaction())) {
       return super.executeQueryAsync(request, options, routeToLeader);
     }
-    Routing routing = this.picker.enter();
+    Routing routing = this.picker.enter(null);
     try {
       return super.executeQueryAsync(
           request, LeastBusyRouting.withoutChannelHint(options), routeToLeader);
@@ -107,31 +106,32 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
     boolean leastBusy = routeToLeastBusy(hasTransaction, selector);
     Map<Option, ?> callOptions = leastBusy ? LeastBusyRouting.withoutChannelHint(options) : options;
     if (!this.state.isActive(Feature.STREAM_END_GUARD)) {
-      return start(leastBusy, consumer, callOptions, starter);
+      return leastBusy ? routed(consumer, callOptions, starter, null) : starter.start(consumer, callOptions);
     }
     GuardedStream guarded = new GuardedStream(consumer, this.state);
-    // The channel-load interceptor reads the stream from the context to report the end of its
-    // call: gax creates the first attempt's gRPC call on this thread, before start returns.
-    Context context = Context.current().withValue(GuardedStream.STARTING, guarded);
-    Context previous = context.attach();
     StreamingCall call;
-    try {
-      call = start(leastBusy, guarded, callOptions, starter);
-    } finally {
-      context.detach(previous);
+    if (leastBusy) {
+      call = routed(guarded, callOptions, starter, guarded);
+    } else {
+      // The channel-load interceptor reads the stream from the context to report the end of its
+      // call: gax creates the first attempt's gRPC call on this thread, before start returns.
+      Context context = Context.current().withValue(GuardedStream.STARTING, guarded);
+      Context previous = context.attach();
+      try {
+        call = starter.start(guarded, callOptions);
+      } finally {
+        context.detach(previous);
+      }
     }
     return guarded.attach(call);
   }
 
-  private StreamingCall start(
-      boolean leastBusy,
+  private StreamingCall routed(
       ResultStreamConsumer consumer,
       Map<Option, ?> options,
-      StreamStarter starter) {
-    if (!leastBusy) {
-      return starter.start(consumer, options);
-    }
-    Routing routing = this.picker.enter();
+      StreamStarter starter,
+      GuardedStream guarded) {
+    Routing routing = this.picker.enter(guarded);
     try {
       return starter.start(consumer, options);
     } finally {

@@ -11,6 +11,7 @@ import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
@@ -60,7 +61,7 @@ public class SpannerChannelMetrics implements MeterBinder {
                 this.state,
                 SpannerTuningState::singleUseRoutedCount)
             .tags(this.tags)
-            .description("Single-use calls sent to the least busy channel")
+            .description("Single-use calls routed by the channels' expected latency")
             .baseUnit("calls")
             .register(registry));
     meters.add(
@@ -116,6 +117,16 @@ public class SpannerChannelMetrics implements MeterBinder {
             .tags(channelTags)
             .description("Calls started on the channel")
             .baseUnit("calls")
+            .register(registry),
+        Gauge.builder(
+                PREFIX + ".channel.latency",
+                channel,
+                (stats) -> stats.latencyEstimateNanos() / (double) TimeUnit.SECONDS.toNanos(1))
+            .tags(channelTags)
+            .description(
+                "Time-decayed average of the channel's time to first response, failed calls"
+                    + " counted as a penalty: what single-use reads are routed by")
+            .baseUnit("seconds")
             .register(registry));
   }
 }

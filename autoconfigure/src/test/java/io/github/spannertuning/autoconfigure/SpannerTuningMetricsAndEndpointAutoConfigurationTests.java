@@ -1,7 +1,6 @@
 package io.github.spannertuning.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -19,12 +18,8 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.actuate.autoconfigure.endpoint.jackson.JacksonEndpointAutoConfiguration;
-import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.jackson.EndpointObjectMapper;
-import org.springframework.boot.test.system.CapturedOutput;
-import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration;
 import org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration;
@@ -36,7 +31,6 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /** Meters and endpoint auto-configuration, with applications' own Spanner clients. */
-@ExtendWith(OutputCaptureExtension.class)
 class SpannerTuningMetricsAndEndpointAutoConfigurationTests {
 
   private static MockSpannerServer server;
@@ -181,30 +175,6 @@ class SpannerTuningMetricsAndEndpointAutoConfigurationTests {
               pointSelects(context, "spannerA", 4);
               JsonNode busy = json.valueToTree(endpoint.client("spannerA"));
               assertThat(busy.get("imbalance").isNumber()).isTrue();
-            });
-  }
-
-  @Test
-  void switchingLogsWhoSwitchedWhatAndUnknownFeaturesListOnlySwitchableOnes(
-      CapturedOutput output) {
-    this.contextRunner
-        .withPropertyValues("management.endpoints.web.exposure.include=spannertuning")
-        .run(
-            (context) -> {
-              SpannerTuningEndpoint endpoint = context.getBean(SpannerTuningEndpoint.class);
-              endpoint.switchFeature("spannerA", "stream-end-guard", false, () -> "alice");
-              assertThat(output)
-                  .contains(
-                      "spanner-tuning: stream-end-guard switched off on Spanner client 'spannerA'"
-                          + " by alice through the spannertuning endpoint (was on)");
-              assertThatExceptionOfType(InvalidEndpointRequestException.class)
-                  .isThrownBy(() -> endpoint.switchFeature("spannerA", "turbo", true, null))
-                  .satisfies(
-                      (ex) ->
-                          assertThat(ex.getReason())
-                              .isEqualTo(
-                                  "Unknown feature 'turbo'; features that can be switched:"
-                                      + " single-use-distribution, stream-end-guard"));
             });
   }
 

@@ -89,6 +89,13 @@ public final class MockSpannerServer implements AutoCloseable {
   private static final String TOO_MANY_RESETS = "11/too_many_rststreams";
 
   /** One RPC as the server saw it. */
+  /**
+   * A streaming query or read as it reached the server, before any service time or stall.
+   *
+   * @param nanos {@link System#nanoTime()} at its arrival
+   */
+  public record Arrival(SocketAddress connection, long nanos) {}
+
   public record Call(String method, SocketAddress connection, AbstractMessage request) {
 
     /** The request tag, or "" when the request carries none. */
@@ -178,6 +185,10 @@ public final class MockSpannerServer implements AutoCloseable {
   private volatile SocketAddress slowConnection;
 
   private volatile long slowMillis;
+
+  private volatile SocketAddress stalledConnection;
+
+  private final Queue<Arrival> arrivals = new ConcurrentLinkedQueue<>();
 
   private final Builder settings;
 
@@ -356,7 +367,22 @@ public final class MockSpannerServer implements AutoCloseable {
     this.slowConnection = connection;
   }
 
+  /**
+   * Holds every call that arrives on this connection from now on, unanswered, until the server
+   * closes: a connection that stopped answering, as a half-open TCP connection or a stuck frontend
+   * is to its client. {@code null} ends the stall for calls that arrive later.
+   */
+  public void stall(SocketAddress connection) {
+    this.stalledConnection = connection;
+  }
+
+  /** Every streaming query and read that arrived since the last {@link #reset()}, in order. */
+  public List<Arrival> arrivals() {
+    return new ArrayList<>(this.arrivals);
+  }
+
   public void reset() {
+    this.arrivals.clear();
     this.calls.clear();
     this.cancels.set(0);
     this.mock.clearRequests();
@@ -432,6 +458,12 @@ public final class MockSpannerServer implements AutoCloseable {
               super.onCancel();
             }
           };
+      if (call.getMethodDescriptor().getType() == MethodDescriptor.MethodType.SERVER_STREAMING) {
+        arrivals.add(new Arrival(connection, System.nanoTime()));
+      }
+      if (connection.equals(stalledConnection) && !SESSION_METHODS.contains(method)) {
+        return new DelayedListener<>(listener, Long.MAX_VALUE);
+      }
       long delayNanos = SESSION_METHODS.contains(method) ? 0 : serviceTime.sampleNanos();
       if (connection.equals(slowConnection)) {
         delayNanos += TimeUnit.MILLISECONDS.toNanos(slowMillis);
@@ -494,9 +526,12 @@ public final class MockSpannerServer implements AutoCloseable {
 
     private boolean released;
 
+    /** A delay of {@link Long#MAX_VALUE} holds the call's events for as long as the server runs. */
     DelayedListener(ServerCall.Listener<ReqT> delegate, long nanos) {
       this.delegate = delegate;
-      scheduler.schedule(this::release, nanos, TimeUnit.NANOSECONDS);
+      if (nanos != Long.MAX_VALUE) {
+        scheduler.schedule(this::release, nanos, TimeUnit.NANOSECONDS);
+      }
     }
 
     private void release() {

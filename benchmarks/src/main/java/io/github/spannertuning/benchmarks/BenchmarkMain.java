@@ -53,6 +53,14 @@ public final class BenchmarkMain {
 
   private final List<Workload> workloads;
 
+  private final CpuLimitedRun cpuLimited;
+
+  /** Set in the CPU-limited child: where its client and frontend threads ran. */
+  private CpuLimit.Watch watch;
+
+  /** How many windows per variant, how long, after how many warm-up queries on a fresh client. */
+  record Phase(int rounds, double windowSeconds, int warmupQueries) {}
+
   private BenchmarkMain(Flags flags) {
     this.flags = flags;
     flags.string("command", "java " + BenchmarkMain.class.getName());
@@ -64,7 +72,9 @@ public final class BenchmarkMain {
     this.warmupQueries = flags.integer("warmup-queries", 300, 0, 1_000_000);
     this.floorQueries = flags.integer("floor-queries", 300, 1, 1_000_000);
     this.seed = (long) flags.number("seed", 1);
-    this.workloads = workloads(flags);
+    List<Workload> all = allWorkloads(flags);
+    this.workloads = choose(all, flags.string("workloads", "steady,bursty,spiky,degraded"));
+    this.cpuLimited = new CpuLimitedRun(flags, all, this);
   }
 
   public static void main(String[] args) throws Exception {
@@ -86,10 +96,14 @@ public final class BenchmarkMain {
       }
     }
     flags.rejectUnknown();
+    if (main.cpuLimited.isChild()) {
+      main.cpuLimited.runAsChild(frontendFlags);
+      return main.out;
+    }
     return main.run(frontendFlags);
   }
 
-  private static List<Workload> workloads(Flags flags) {
+  private static List<Workload> allWorkloads(Flags flags) {
     double scale = flags.positive("scale", 1.0);
     double period = flags.positive("burst-period-s", 5);
     double length = flags.positive("burst-length-s", 1);
@@ -149,14 +163,18 @@ public final class BenchmarkMain {
                 spikyThreads,
                 (long) flags.positive("degrade-ms", 20),
                 variants));
+    return all;
+  }
+
+  /** The workloads named in a comma-separated list ("" for none), in the order of {@code all}. */
+  static List<Workload> choose(List<Workload> all, String names) {
     List<String> chosen =
-        Arrays.stream(flags.string("workloads", "steady,bursty,spiky,degraded").split(","))
-            .map(String::trim)
-            .toList();
+        Arrays.stream(names.split(",")).map(String::trim).filter((name) -> !name.isEmpty()).toList();
     for (String name : chosen) {
       if (all.stream().noneMatch((workload) -> workload.name().equals(name))) {
         throw new IllegalArgumentException(
-            "Unknown workload '" + name + "'; use steady, bursty, spiky or degraded");
+            "Unknown workload '" + name + "'; use one of "
+                + String.join(", ", all.stream().map(Workload::name).toList()));
       }
     }
     return all.stream().filter((workload) -> chosen.contains(workload.name())).toList();
@@ -183,10 +201,14 @@ public final class BenchmarkMain {
       log("frontend on port %d: %s", frontend.port(), frontend.knobs());
       results.put("floor", floor(frontend));
       List<Map<String, Object>> workloadResults = new ArrayList<>();
+      Phase phase = new Phase(this.rounds, this.windowSeconds, this.warmupQueries);
       for (Workload workload : this.workloads) {
-        workloadResults.add(runWorkload(frontend, meters, workload));
+        workloadResults.add(runWorkload(frontend, meters, workload, phase, Integer.MAX_VALUE));
       }
       results.put("workloads", workloadResults);
+    }
+    if (this.cpuLimited.enabled()) {
+      results.put("cpuLimited", this.cpuLimited.runInChild(this.out));
     }
     results.put("durationSeconds", (System.currentTimeMillis() - started) / 1000.0);
     Path file = this.out.resolve("results-" + versions.spanner() + ".json");
@@ -202,7 +224,7 @@ public final class BenchmarkMain {
     for (Variant variant : List.of(Variant.STOCK, Variant.TUNED)) {
       frontend.mark();
       try (BenchClient client = BenchClient.open(variant, frontend.port(), this.channels)) {
-        warmUp(client, 8);
+        warmUp(client, 8, this.warmupQueries);
         Histogram latency = new Histogram(3);
         for (int i = 0; i < this.floorQueries; i++) {
           long start = System.nanoTime();
@@ -223,16 +245,18 @@ public final class BenchmarkMain {
     return floor;
   }
 
-  private Map<String, Object> runWorkload(Frontend frontend, ProcessMeters meters, Workload workload)
+  /** Every variant of the workload in rounds; see {@link OpenLoop#run} for the queue limit. */
+  Map<String, Object> runWorkload(
+      Frontend frontend, ProcessMeters meters, Workload workload, Phase phase, int queueLimit)
       throws Exception {
-    int seriesLength = (int) Math.ceil(this.windowSeconds / this.bucketSeconds);
+    int seriesLength = (int) Math.ceil(phase.windowSeconds() / this.bucketSeconds);
     Map<Variant, VariantTally> tallies = new LinkedHashMap<>();
     for (Variant variant : workload.variants()) {
       tallies.put(variant, new VariantTally(variant, this.channels, seriesLength));
     }
-    for (int round = 0; round < this.rounds; round++) {
+    for (int round = 0; round < phase.rounds(); round++) {
       for (VariantTally tally : tallies.values()) {
-        window(frontend, meters, workload, tally, round);
+        window(frontend, meters, workload, tally, round, phase, queueLimit);
       }
     }
     Map<String, Object> result = new LinkedHashMap<>();
@@ -245,7 +269,7 @@ public final class BenchmarkMain {
     result.put("burstPeriodS", workload.burstPeriodSeconds());
     result.put("burstLengthS", workload.burstLengthSeconds());
     List<double[]> bursts = new ArrayList<>();
-    for (double t = 0; t < this.windowSeconds; t += this.bucketSeconds / 10) {
+    for (double t = 0; t < phase.windowSeconds(); t += this.bucketSeconds / 10) {
       boolean in = workload.inBurst(t);
       if (in && (bursts.isEmpty() || bursts.get(bursts.size() - 1)[1] < t - this.bucketSeconds / 5)) {
         bursts.add(new double[] {t, t});
@@ -256,8 +280,8 @@ public final class BenchmarkMain {
     result.put("bursts", bursts);
     result.put("threads", workload.threads());
     result.put("degradeMs", workload.degradeMillis());
-    result.put("windowS", this.windowSeconds);
-    result.put("rounds", this.rounds);
+    result.put("windowS", phase.windowSeconds());
+    result.put("rounds", phase.rounds());
     List<Map<String, Object>> variants = new ArrayList<>();
     tallies.values().forEach((tally) -> variants.add(tally.toJson(this.bucketSeconds)));
     result.put("variants", variants);
@@ -265,11 +289,17 @@ public final class BenchmarkMain {
   }
 
   private void window(
-      Frontend frontend, ProcessMeters meters, Workload workload, VariantTally tally, int round)
+      Frontend frontend,
+      ProcessMeters meters,
+      Workload workload,
+      VariantTally tally,
+      int round,
+      Phase phase,
+      int queueLimit)
       throws Exception {
     frontend.mark();
     try (BenchClient client = BenchClient.open(tally.variant(), frontend.port(), this.channels)) {
-      warmUp(client, Math.min(16, workload.threads()));
+      warmUp(client, Math.min(16, workload.threads()), phase.warmupQueries());
       String degraded = frontend.degrade(workload.degradeMillis(), this.seed + round);
       long serverCpuStart = frontend.resetCounters();
       long[] before = client.clientChannelCalls();
@@ -277,8 +307,18 @@ public final class BenchmarkMain {
       ProcessMeters.Reading cost;
       try (OpenLoop loop = new OpenLoop(workload.threads())) {
         ProcessMeters.Snapshot start = meters.start();
-        window = loop.run(client, workload, this.windowSeconds, this.bucketSeconds, this.seed + round);
+        window =
+            loop.run(
+                client,
+                workload,
+                phase.windowSeconds(),
+                this.bucketSeconds,
+                this.seed + round,
+                queueLimit);
         cost = meters.end(start);
+        if (this.watch != null) {
+          this.watch.sample();
+        }
       }
       JsonNode stats = frontend.stats();
       long[] after = client.clientChannelCalls();
@@ -297,16 +337,17 @@ public final class BenchmarkMain {
           VariantTally.ms(window.latency().getValueAtPercentile(50)),
           VariantTally.ms(window.latency().getValueAtPercentile(99)),
           cost.cpuNanos() / 1e6 / Math.max(1, window.ops() + window.errors()) * 1000,
-          workload.degradeMillis() > 0 ? " slowed " + degraded : "");
+          (workload.degradeMillis() > 0 ? " slowed " + degraded : "")
+              + (window.unsent() > 0 ? " fell behind, unsent " + window.unsent() : ""));
     }
   }
 
   /** Warm-up queries from a few threads at once, so that the client opens its connections. */
-  private void warmUp(BenchClient client, int threads) throws Exception {
-    if (this.warmupQueries == 0) {
+  void warmUp(BenchClient client, int threads, int queries) throws Exception {
+    if (queries == 0) {
       return;
     }
-    AtomicInteger left = new AtomicInteger(this.warmupQueries);
+    AtomicInteger left = new AtomicInteger(queries);
     ExecutorService pool = Executors.newFixedThreadPool(threads);
     try {
       List<Future<?>> workers = new ArrayList<>();
@@ -325,6 +366,14 @@ public final class BenchmarkMain {
     } finally {
       pool.shutdownNow();
     }
+  }
+
+  int channels() {
+    return this.channels;
+  }
+
+  void watch(CpuLimit.Watch watch) {
+    this.watch = watch;
   }
 
   static void log(String format, Object... args) {

@@ -43,8 +43,16 @@ final class Frontend implements AutoCloseable {
 
   /** Starts the frontend in a JVM of its own, on this JVM's classpath, with the given flags. */
   static Frontend start(Map<String, String> flags) throws Exception {
+    return start(flags, null);
+  }
+
+  /** As {@link #start(Map)}, the JVM pinned to the given cores ({@code null}: any core). */
+  static Frontend start(Map<String, String> flags, String cores) throws Exception {
     Path java = Paths.get(System.getProperty("java.home"), "bin", "java");
     List<String> command = new ArrayList<>();
+    if (cores != null) {
+      command.addAll(CpuLimit.pinned(cores));
+    }
     command.add(java.toString());
     command.add("-Xmx1g");
     command.add("-cp");
@@ -61,6 +69,11 @@ final class Frontend implements AutoCloseable {
 
   int port() {
     return this.port;
+  }
+
+  /** The frontend JVM's process id (taskset execs the JVM in its own process). */
+  long pid() {
+    return this.process.pid();
   }
 
   JsonNode knobs() {

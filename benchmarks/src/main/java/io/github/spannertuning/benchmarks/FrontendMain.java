@@ -121,6 +121,7 @@ public final class FrontendMain {
     stats.put("degraded", (this.degraded != null) ? this.degraded.toString() : null);
     stats.put("serverCancels", this.server.cancels());
     stats.put("processCpuNanos", this.os.getProcessCpuTime());
+    stats.put("cores", Runtime.getRuntime().availableProcessors());
     if (this.countFrames) {
       stats.put("rstStreams", this.server.rstStreams());
       stats.put("goAways", this.server.goAways());

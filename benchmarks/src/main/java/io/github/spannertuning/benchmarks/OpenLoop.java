@@ -22,6 +22,12 @@ final class OpenLoop implements AutoCloseable {
   /** Time a window's late queries get to finish before they are counted as errors. */
   private static final long DRAIN_NANOS = TimeUnit.SECONDS.toNanos(30);
 
+  /**
+   * The histograms' range, fixed: an auto-resizing histogram grows by catching an
+   * ArrayIndexOutOfBoundsException, which the window's throwables count would take for the client's.
+   */
+  private static final long MAX_MICROS = TimeUnit.MINUTES.toMicros(10);
+
   private final ThreadPoolExecutor pool;
 
   OpenLoop(int threads) {
@@ -41,7 +47,10 @@ final class OpenLoop implements AutoCloseable {
     this.pool.prestartAllCoreThreads();
   }
 
-  /** What one window produced; latencies in microseconds. */
+  /**
+   * What one window produced; latencies in microseconds. {@code unsent}: arrivals not issued
+   * because more than the queue limit were already waiting, the client having fallen behind.
+   */
   record Window(
       Histogram latency,
       Histogram[] series,
@@ -49,14 +58,31 @@ final class OpenLoop implements AutoCloseable {
       long errors,
       String firstError,
       long wallNanos,
-      int maxQueued) {}
+      int maxQueued,
+      long unsent) {}
 
   Window run(BenchClient client, Workload workload, double seconds, double bucketSeconds, long seed)
       throws InterruptedException {
-    Histogram latency = new Histogram(3);
+    return run(client, workload, seconds, bucketSeconds, seed, Integer.MAX_VALUE);
+  }
+
+  /**
+   * As above; once more than {@code queueLimit} arrivals wait for a thread, the rest of the
+   * schedule is counted as unsent instead of issued, so that a window past the client's capacity
+   * ends in about its own length instead of draining a backlog that only grows.
+   */
+  Window run(
+      BenchClient client,
+      Workload workload,
+      double seconds,
+      double bucketSeconds,
+      long seed,
+      int queueLimit)
+      throws InterruptedException {
+    Histogram latency = new Histogram(1, MAX_MICROS, 3);
     Histogram[] series = new Histogram[(int) Math.ceil(seconds / bucketSeconds)];
     for (int i = 0; i < series.length; i++) {
-      series[i] = new Histogram(2);
+      series[i] = new Histogram(1, MAX_MICROS, 2);
     }
     AtomicLong ops = new AtomicLong();
     AtomicLong errors = new AtomicLong();
@@ -67,11 +93,16 @@ final class OpenLoop implements AutoCloseable {
     long origin = System.nanoTime() + 20_000_000L;
     long submitted = 0;
     int maxQueued = 0;
+    long unsent = 0;
     double at = 0;
     while (true) {
       at += -Math.log(1 - random.nextDouble()) / workload.rateAt(at);
       if (at >= seconds) {
         break;
+      }
+      if (maxQueued > queueLimit) {
+        unsent++;
+        continue;
       }
       long scheduled = origin + (long) (at * 1e9);
       long wait;
@@ -83,7 +114,7 @@ final class OpenLoop implements AutoCloseable {
           () -> {
             try {
               client.pointSelect();
-              long micros = Math.max(1, (System.nanoTime() - scheduled) / 1000);
+              long micros = Math.min(MAX_MICROS, Math.max(1, (System.nanoTime() - scheduled) / 1000));
               ops.incrementAndGet();
               int bucket = (int) Math.min(series.length - 1, (scheduled - origin) / bucketNanos);
               synchronized (latency) {
@@ -122,7 +153,8 @@ final class OpenLoop implements AutoCloseable {
           errors.get(),
           firstError[0],
           wallNanos,
-          maxQueued);
+          maxQueued,
+          unsent);
     }
   }
 

@@ -2,9 +2,11 @@ package io.github.spannertuning.benchmarks;
 
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicLong;
 import jdk.jfr.consumer.RecordingStream;
 
 /**
@@ -12,11 +14,18 @@ import jdk.jfr.consumer.RecordingStream;
  * OS), bytes allocated ({@code com.sun.management.ThreadMXBean} per-thread counters, summed over
  * the threads alive at the window's end), and throwables created (JFR {@code jdk.ExceptionStatistics}, a JVM-wide counter
  * sampled every 20 ms). The frontend runs in another JVM, so none of this is the server's.
+ *
+ * <p>A JFR stream delivers its events in batches about once a second, so the newest sample
+ * delivered can be a second old: the counter is read from the samples taken just before the
+ * window's start and just after its end, by their timestamps, never as "the latest one seen".
  */
 final class ProcessMeters implements AutoCloseable {
 
-  /** Long enough for the next {@code jdk.ExceptionStatistics} sample to be delivered. */
-  private static final long SETTLE_MILLIS = 120;
+  /** Lets the throwables of what came just before the window (a warm-up's pool) be created first. */
+  private static final long SETTLE_MILLIS = 50;
+
+  /** Samples older than this are dropped; a window and its drain are far shorter. */
+  private static final Duration KEEP = Duration.ofMinutes(10);
 
   private final com.sun.management.OperatingSystemMXBean os =
       (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
@@ -24,7 +33,10 @@ final class ProcessMeters implements AutoCloseable {
   private final com.sun.management.ThreadMXBean threads =
       (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
 
-  private final AtomicLong throwables = new AtomicLong(-1);
+  /** {@code jdk.ExceptionStatistics} samples in time order: when, and the counter then. */
+  private final Deque<Sample> samples = new ArrayDeque<>();
+
+  private record Sample(Instant time, long throwables) {}
 
   private final RecordingStream stream = new RecordingStream();
 
@@ -32,7 +44,8 @@ final class ProcessMeters implements AutoCloseable {
     this.threads.setThreadAllocatedMemoryEnabled(true);
     this.stream.enable("jdk.ExceptionStatistics").withPeriod(Duration.ofMillis(20));
     this.stream.onEvent(
-        "jdk.ExceptionStatistics", (event) -> this.throwables.set(event.getLong("throwables")));
+        "jdk.ExceptionStatistics",
+        (event) -> add(new Sample(event.getStartTime(), event.getLong("throwables"))));
     this.stream.startAsync();
   }
 
@@ -50,12 +63,12 @@ final class ProcessMeters implements AutoCloseable {
   static final Reading ZERO = new Reading(0, 0, 0);
 
   /** The counters at a window's start. */
-  record Snapshot(long cpuNanos, Map<Long, Long> allocatedByThread, long throwables) {}
+  record Snapshot(long cpuNanos, Map<Long, Long> allocatedByThread, Instant time) {}
 
-  /** At a window's start: waits for a throwables sample that covers everything before it. */
+  /** At a window's start. */
   Snapshot start() throws InterruptedException {
-    long throwables = settledThrowables();
-    return new Snapshot(this.os.getProcessCpuTime(), allocatedByThread(), throwables);
+    Thread.sleep(SETTLE_MILLIS);
+    return new Snapshot(this.os.getProcessCpuTime(), allocatedByThread(), Instant.now());
   }
 
   /**
@@ -65,24 +78,49 @@ final class ProcessMeters implements AutoCloseable {
    */
   Reading end(Snapshot start) throws InterruptedException {
     long cpu = this.os.getProcessCpuTime();
+    Instant end = Instant.now();
     long allocated = 0;
     for (Map.Entry<Long, Long> thread : allocatedByThread().entrySet()) {
       allocated += thread.getValue() - start.allocatedByThread().getOrDefault(thread.getKey(), 0L);
     }
     return new Reading(
-        cpu - start.cpuNanos(), allocated, settledThrowables() - start.throwables());
+        cpu - start.cpuNanos(), allocated, throwablesBetween(start.time(), end));
   }
 
-  private long settledThrowables() throws InterruptedException {
-    Thread.sleep(SETTLE_MILLIS);
+  /** From the last sample at or before {@code from} to the first at or after {@code to}. */
+  private long throwablesBetween(Instant from, Instant to) throws InterruptedException {
     long deadline = System.nanoTime() + 5_000_000_000L;
-    while (this.throwables.get() < 0) {
+    while (true) {
+      synchronized (this.samples) {
+        if (!this.samples.isEmpty() && !this.samples.getLast().time().isBefore(to)) {
+          Sample before = this.samples.getFirst();
+          Sample after = null;
+          for (Sample sample : this.samples) {
+            if (!sample.time().isAfter(from)) {
+              before = sample;
+            }
+            if (after == null && !sample.time().isBefore(to)) {
+              after = sample;
+            }
+          }
+          return after.throwables() - before.throwables();
+        }
+      }
       if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("JFR delivered no jdk.ExceptionStatistics event");
+        throw new IllegalStateException("JFR delivered no jdk.ExceptionStatistics event after " + to);
       }
       Thread.sleep(20);
     }
-    return this.throwables.get();
+  }
+
+  private void add(Sample sample) {
+    synchronized (this.samples) {
+      this.samples.addLast(sample);
+      Instant oldest = sample.time().minus(KEEP);
+      while (this.samples.getFirst().time().isBefore(oldest)) {
+        this.samples.removeFirst();
+      }
+    }
   }
 
   private Map<Long, Long> allocatedByThread() {

@@ -141,7 +141,7 @@ public final class Report {
     return String.join("; ", cells);
   }
 
-  private static JsonNode workload(JsonNode line, String name) {
+  static JsonNode workload(JsonNode line, String name) {
     for (JsonNode workload : line.path("workloads")) {
       if (workload.path("name").asText().equals(name)) {
         return workload;
@@ -225,7 +225,7 @@ public final class Report {
     return null;
   }
 
-  private static String line(JsonNode results) {
+  static String line(JsonNode results) {
     return "google-cloud-spanner "
         + results.path("client").path("spanner").asText()
         + " + grpc-gcp "
@@ -278,6 +278,7 @@ public final class Report {
           .append(" | ").append(workload.path("rounds").asText()).append(" x ")
           .append(fmt(workload.path("windowS").asDouble(), 0)).append(" s per variant |\n");
     }
+    md.append(CpuLimitedReport.headline(lines));
     md.append("\n## Headline: tuned / stock\n\n")
         .append("| client line | workload | P50 | P90 | P99 | CPU / query | bytes / query | throwables / query | RST_STREAM sent / query | GOAWAY received | busiest / mean (server) |\n")
         .append("|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -322,21 +323,23 @@ public final class Report {
             .append(workload.path("threads").asText()).append(" threads)\n\n");
         table(md, workload);
       }
+      CpuLimitedReport.section(md, results);
     }
     md.append("\nMs are milliseconds; \"delta\" is tuned against stock. Throwables: JFR"
-        + " jdk.ExceptionStatistics over the client JVM. Bytes: per-thread allocation counters"
+        + " jdk.ExceptionStatistics over the client JVM, including the stack traces that Netty's"
+        + " leak detector (on by default) samples from buffer allocations, which every variant pays. Bytes: per-thread allocation counters"
         + " (com.sun.management.ThreadMXBean) summed over the threads alive at the window's end. CPU: the client process's"
         + " CPU time. RST_STREAM and GOAWAY: frames counted on the wire by a loopback proxy in front of the"
         + " server; cancels seen by server: streams still open on the server when the reset came. Busiest / mean: the"
         + " busiest connection's point selects over an even share of the pool, counted by the"
         + " server per TCP connection; client-counted: by the starter's channel counter. Where a ratio falls short, the saturation"
         + " rows say which side ran out: client and frontend CPU busy (process CPU time over the"
-        + " window's wall time and all cores; the two JVMs share the machine's cores), and arrivals"
+        + " window's wall time and the cores the process may use; unless the client is CPU-limited, the two JVMs share the machine's cores), and arrivals"
         + " queued for want of a free client thread.\n");
     return md.toString();
   }
 
-  private static void table(StringBuilder md, JsonNode workload) {
+  static void table(StringBuilder md, JsonNode workload) {
     List<JsonNode> variants = new ArrayList<>();
     workload.path("variants").forEach(variants::add);
     JsonNode stock = variant(workload, "stock");
@@ -376,11 +379,11 @@ public final class Report {
             share(pair[1], "50-100") + share(pair[1], ">100")));
     row(md, "client CPU ms / 1000 queries", columns, delta, (v) -> fmt(v.path("cpuMsPer1000"), 0),
         (pair) -> ratio(pair[0].path("cpuMsPer1000"), pair[1].path("cpuMsPer1000")));
-    row(md, "client CPU busy (share of all cores)", columns, delta,
+    row(md, "client CPU busy (share of the cores it may use)", columns, delta,
         (v) -> pct(v.path("clientCpuBusy").asDouble()), null);
     row(md, "frontend CPU ms / 1000 queries", columns, delta,
         (v) -> fmt(v.path("serverCpuMsPer1000"), 0), null);
-    row(md, "frontend CPU busy (share of all cores)", columns, delta,
+    row(md, "frontend CPU busy (share of the cores it may use)", columns, delta,
         (v) -> pct(v.path("serverCpuBusy").asDouble()), null);
     row(md, "most arrivals waiting for a client thread", columns, delta,
         (v) -> v.path("maxQueuedArrivals").asText(), null);
@@ -430,7 +433,7 @@ public final class Report {
     md.append(" |\n");
   }
 
-  private static String perRound(JsonNode variant, String key, int digits) {
+  static String perRound(JsonNode variant, String key, int digits) {
     List<String> values = new ArrayList<>();
     variant.path("rounds").forEach((round) -> values.add(fmt(round.path(key), digits)));
     return String.join(", ", values);
@@ -454,7 +457,7 @@ public final class Report {
     return null;
   }
 
-  private static String bursts(JsonNode workload) {
+  static String bursts(JsonNode workload) {
     double multiplier = workload.path("burstMultiplier").asDouble();
     if (multiplier <= 1 || workload.path("burstLengthS").asDouble() <= 0) {
       return "none";
@@ -463,11 +466,11 @@ public final class Report {
         + " s every " + fmt(workload.path("burstPeriodS").asDouble(), 1) + " s";
   }
 
-  private static String pair(JsonNode stock, JsonNode tuned, int digits) {
+  static String pair(JsonNode stock, JsonNode tuned, int digits) {
     return fmt(stock, digits) + " -> " + fmt(tuned, digits) + " (" + ratio(stock, tuned) + ")";
   }
 
-  private static String ratio(JsonNode stock, JsonNode tuned) {
+  static String ratio(JsonNode stock, JsonNode tuned) {
     if (!stock.isNumber() || !tuned.isNumber() || stock.asDouble() == 0) {
       return "n/a";
     }
@@ -478,7 +481,7 @@ public final class Report {
     return String.format(Locale.ROOT, "%+.1f pt", (tuned - stock) * 100);
   }
 
-  private static String pct(double share) {
+  static String pct(double share) {
     return String.format(Locale.ROOT, "%.1f%%", share * 100);
   }
 
@@ -515,11 +518,12 @@ public final class Report {
         html.append("</div>\n").append(latencyChart(workload)).append(loadChart(workload))
             .append("\n");
       }
+      CpuLimitedReport.html(html, results);
     }
     return html.append("</body></html>\n").toString();
   }
 
-  private static String latencyChart(JsonNode workload) {
+  static String latencyChart(JsonNode workload) {
     int width = 760;
     int height = 260;
     int left = 50;
@@ -584,7 +588,7 @@ public final class Report {
     return svg.append("</svg>").toString();
   }
 
-  private static String loadChart(JsonNode workload) {
+  static String loadChart(JsonNode workload) {
     List<JsonNode> variants = new ArrayList<>();
     workload.path("variants").forEach(variants::add);
     int channels = variants.isEmpty() ? 0 : variants.get(0).path("serverSharesSorted").size();

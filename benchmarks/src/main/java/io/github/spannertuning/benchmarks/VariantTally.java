@@ -26,6 +26,8 @@ final class VariantTally {
 
   private long errors;
 
+  private long unsent;
+
   private String firstError;
 
   private ProcessMeters.Reading cost = ProcessMeters.ZERO;
@@ -33,6 +35,8 @@ final class VariantTally {
   private long serverCancels;
 
   private long serverCpuNanos;
+
+  private int serverCores;
 
   private long wallNanos;
 
@@ -73,6 +77,7 @@ final class VariantTally {
       long serverCpuNanos,
       long[] clientChannelDelta) {
     this.serverCpuNanos += serverCpuNanos;
+    this.serverCores = serverStats.path("cores").asInt(Runtime.getRuntime().availableProcessors());
     this.wallNanos += window.wallNanos();
     this.maxQueued = Math.max(this.maxQueued, window.maxQueued());
     this.latency.add(window.latency());
@@ -81,6 +86,7 @@ final class VariantTally {
     }
     this.ops += window.ops();
     this.errors += window.errors();
+    this.unsent += window.unsent();
     if (this.firstError == null) {
       this.firstError = window.firstError();
     }
@@ -104,6 +110,7 @@ final class VariantTally {
     Map<String, Object> round = new LinkedHashMap<>();
     round.put("ops", window.ops());
     round.put("errors", window.errors());
+    round.put("unsent", window.unsent());
     round.put("p50Ms", ms(window.latency().getValueAtPercentile(50)));
     round.put("p90Ms", ms(window.latency().getValueAtPercentile(90)));
     round.put("p99Ms", ms(window.latency().getValueAtPercentile(99)));
@@ -141,6 +148,7 @@ final class VariantTally {
     json.put("variant", this.variant.label());
     json.put("ops", this.ops);
     json.put("errors", this.errors);
+    json.put("unsent", this.unsent);
     json.put("firstError", this.firstError);
     json.put("meanMs", (this.ops == 0) ? null : this.latency.getMean() / 1000.0);
     for (double p : new double[] {50, 90, 95, 99, 99.9}) {
@@ -165,7 +173,7 @@ final class VariantTally {
     json.put("serverCpuMsPer1000", perThousandMs(this.serverCpuNanos, queries));
     json.put(
         "serverCpuBusy",
-        (this.wallNanos == 0) ? null : (double) this.serverCpuNanos / this.wallNanos / cores);
+        (this.wallNanos == 0) ? null : (double) this.serverCpuNanos / this.wallNanos / this.serverCores);
     json.put("maxQueuedArrivals", this.maxQueued);
     json.put("bytesPerQuery", (queries == 0) ? null : (double) this.cost.allocatedBytes() / queries);
     json.put("throwablesPerQuery", (queries == 0) ? null : (double) this.cost.throwables() / queries);

@@ -34,6 +34,21 @@ record Workload(
     return phase >= this.burstPeriodSeconds - this.burstLengthSeconds;
   }
 
+  /** The same shape at another base rate, with the given threads and variants. */
+  Workload rebased(double rate, int threads, List<Variant> variants) {
+    return new Workload(
+        this.name,
+        this.description,
+        this.referenceRate,
+        rate,
+        this.burstMultiplier,
+        this.burstPeriodSeconds,
+        this.burstLengthSeconds,
+        threads,
+        this.degradeMillis,
+        variants);
+  }
+
   double scale() {
     return this.baseRate / this.referenceRate;
   }

@@ -29,7 +29,8 @@ class BenchmarkSmokeTest {
         "--burst-length-s", "0.1",
         "--rounds", "1",
         "--warmup-queries", "16",
-        "--floor-queries", "10");
+        "--floor-queries", "10",
+        "--client-cpus", "0");
 
     JsonNode report = new ObjectMapper().readTree(out.resolve("benchmarks.json").toFile());
     assertThat(report.path("lines")).hasSize(1);

@@ -1,0 +1,151 @@
+package io.github.spannertuning.client;
+
+import io.grpc.Status;
+
+/**
+ * How long one sub-channel takes to answer, as {@link ChannelPicker} weighs it: a time-decayed
+ * moving average of its calls' time to first response, errors counted as a penalty, forgotten
+ * while nothing measures it, and raised by the silence of a channel that has calls outstanding and
+ * answers none.
+ *
+ * <p>A call is timed from its start to its first response message (its close, for a call that
+ * ends without one). The rest of a stream's life is paced by the application's reading and, with
+ * the stream-end guard, by the trailers; the first response is what the connection and its
+ * frontend decide.
+ *
+ * <p>Updated without a lock by whichever thread sees a response: two samples landing at once may
+ * keep only one, which an estimate can afford. Every read is of plain volatile fields.
+ */
+final class ChannelLatency {
+
+  /**
+   * The time constant of the moving average: a sample taken this long after the one before weighs
+   * half.
+   */
+  static final long DECAY_NANOS = 250_000_000L;
+
+  /** The least weight of a sample, so that a channel in heavy use still follows a change fast. */
+  static final double MIN_WEIGHT = 0.125;
+
+  /**
+   * Half-life of an estimate that no call updates: a channel left alone because it was slow is
+   * tried again once its estimate has halved down to what the others cost, which is how a
+   * recovered connection is learned again.
+   */
+  static final long FORGET_HALF_LIFE_NANOS = 250_000_000L;
+
+  /**
+   * The least latency counted for a call that failed with UNAVAILABLE, RESOURCE_EXHAUSTED or
+   * DEADLINE_EXCEEDED (its own time counts when longer). It holds the channel back for about
+   * {@code log2(PENALTY / typical latency)} half-lives, a second or so.
+   */
+  static final long PENALTY_NANOS = 100_000_000L;
+
+  /**
+   * The estimate of a channel that has not answered a call yet, the same for every channel so that
+   * a fresh client's first burst is spread by calls in flight alone; and the least a forgotten
+   * estimate falls to.
+   */
+  static final long INITIAL_NANOS = 1_000_000L;
+
+  /**
+   * How long a channel with calls outstanding may go without answering before its silence counts,
+   * at least: past it, a channel that stopped answering (a half-open connection, a stuck frontend)
+   * is avoided; below it, a connection still being set up on a fresh client is not.
+   */
+  static final long SILENCE_NANOS = 50_000_000L;
+
+  /**
+   * ... and at least this many times the channel's estimate: where queries take hundreds of
+   * milliseconds, a channel whose next answer is simply not due yet must not look stuck next to
+   * one that has just answered.
+   */
+  static final int SILENCE_ESTIMATES = 4;
+
+  private volatile long estimateNanos = INITIAL_NANOS;
+
+  private volatile long sampledAtNanos;
+
+  /** When the channel last answered, or began a call with none outstanding. */
+  private volatile long heardAtNanos;
+
+  ChannelLatency(long nowNanos) {
+    this.sampledAtNanos = nowNanos;
+    this.heardAtNanos = nowNanos;
+  }
+
+  /** The moving average, as last updated, in nanoseconds. */
+  long estimateNanos() {
+    return this.estimateNanos;
+  }
+
+  /**
+   * What a call sent now may expect: the moving average, halved for each {@link
+   * #FORGET_HALF_LIFE_NANOS} since it was last updated, and, while calls are outstanding, at least
+   * the time since the channel last answered once that is longer than {@link #SILENCE_NANOS} and
+   * {@link #SILENCE_ESTIMATES} estimates.
+   */
+  long expectedNanos(long nowNanos, int outstanding) {
+    long estimate = this.estimateNanos;
+    long halvings = (nowNanos - this.sampledAtNanos) / FORGET_HALF_LIFE_NANOS;
+    if (halvings > 0) {
+      // Never below what an untried channel is thought to cost: a long-forgotten channel is then
+      // tried like a new one, a few calls at a time, not with all of them until its first answer.
+      estimate = Math.max((halvings < 63) ? estimate >> halvings : 0, Math.min(estimate, INITIAL_NANOS));
+    }
+    if (outstanding > 0) {
+      long silence = nowNanos - this.heardAtNanos;
+      if (silence > SILENCE_NANOS && silence > SILENCE_ESTIMATES * this.estimateNanos) {
+        estimate = Math.max(estimate, silence);
+      }
+    }
+    return estimate;
+  }
+
+  /** A call starts on a channel that had none outstanding: its silence counts from now. */
+  void firstOutstanding(long nowNanos) {
+    this.heardAtNanos = nowNanos;
+  }
+
+  /** The first response of a call that started at {@code startNanos}. */
+  void answered(long startNanos, long nowNanos) {
+    this.heardAtNanos = nowNanos;
+    sample(nowNanos - startNanos, nowNanos, false);
+  }
+
+  /**
+   * The close of a call. A call that answered before has been sampled already; one that did not is
+   * sampled now, as a penalty when it failed in a way that says the channel may be at fault. A
+   * close the client made itself (a cancel, a deadline) is no sign of life.
+   */
+  void closed(Status.Code code, long startNanos, long nowNanos, boolean answered) {
+    switch (code) {
+      case UNAVAILABLE, RESOURCE_EXHAUSTED -> {
+        this.heardAtNanos = nowNanos;
+        sample(Math.max(PENALTY_NANOS, nowNanos - startNanos), nowNanos, true);
+      }
+      case DEADLINE_EXCEEDED -> sample(Math.max(PENALTY_NANOS, nowNanos - startNanos), nowNanos, true);
+      case CANCELLED -> {
+        // The client's own doing; the call tells nothing of the channel.
+      }
+      default -> {
+        this.heardAtNanos = nowNanos;
+        if (!answered) {
+          sample(nowNanos - startNanos, nowNanos, false);
+        }
+      }
+    }
+  }
+
+  private void sample(long latencyNanos, long nowNanos, boolean penalty) {
+    long sinceLast = nowNanos - this.sampledAtNanos;
+    double weight =
+        penalty
+            ? 1.0
+            : Math.max(MIN_WEIGHT, (sinceLast <= 0) ? 0 : sinceLast / (double) (sinceLast + DECAY_NANOS));
+    long previous = this.estimateNanos;
+    long next = penalty ? Math.max(previous, latencyNanos) : previous + (long) (weight * (latencyNanos - previous));
+    this.estimateNanos = Math.max(1, next);
+    this.sampledAtNanos = nowNanos;
+  }
+}

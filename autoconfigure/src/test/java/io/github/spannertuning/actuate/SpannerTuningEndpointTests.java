@@ -1,0 +1,239 @@
+package io.github.spannertuning.actuate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
+
+import com.google.cloud.spanner.DatabaseClient;
+import com.google.cloud.spanner.DatabaseId;
+import com.google.cloud.spanner.ResultSet;
+import com.google.cloud.spanner.Spanner;
+import com.google.cloud.spanner.SpannerOptions;
+import com.google.cloud.spanner.Statement;
+import io.github.spannertuning.actuate.SpannerTuningEndpoint.ChannelDescriptor;
+import io.github.spannertuning.actuate.SpannerTuningEndpoint.ClientDescriptor;
+import io.github.spannertuning.actuate.SpannerTuningEndpoint.FeatureDescriptor;
+import io.github.spannertuning.client.Feature;
+import io.github.spannertuning.client.FeatureState.Status;
+import io.github.spannertuning.client.SpannerTuning;
+import io.github.spannertuning.client.SpannerTuningState;
+import io.github.spannertuning.testing.MockSpannerServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+
+/**
+ * {@link SpannerTuningEndpoint} on its own, given a map of clients as Boot's {@code CachesEndpoint}
+ * is given its cache managers: real tuned clients against the test server, no Spring context.
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class SpannerTuningEndpointTests {
+
+  private static MockSpannerServer server;
+
+  private final Map<String, SpannerTuningState> clients = new LinkedHashMap<>();
+
+  private final List<Spanner> spanners = new ArrayList<>();
+
+  private final SpannerTuningEndpoint endpoint =
+      new SpannerTuningEndpoint(() -> new LinkedHashMap<>(this.clients));
+
+  @BeforeAll
+  static void startServer() throws Exception {
+    server = MockSpannerServer.start();
+  }
+
+  @AfterAll
+  static void stopServer() throws Exception {
+    server.close();
+  }
+
+  @AfterEach
+  void closeClients() {
+    this.spanners.forEach(Spanner::close);
+  }
+
+  @Test
+  void listsEveryClientByNameInOrder() {
+    Spanner first = tuned("first", SpannerTuning.defaults(), 2);
+    tuned("second", SpannerTuning.defaults(), 3);
+    pointSelects(first, 6);
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> this.clients.get("first").streamEndGuardSkippedCount() == 6);
+    Map<String, ClientDescriptor> described = this.endpoint.clients().clients();
+    assertThat(described).containsOnlyKeys("first", "second");
+    assertThat(described.keySet()).containsExactly("first", "second");
+    ClientDescriptor client = described.get("first");
+    assertThat(client.pool().kind()).isEqualTo("grpc-gcp");
+    assertThat(client.pool().size()).isEqualTo(2);
+    assertThat(client.channels()).extracting(ChannelDescriptor::channel).allMatch((i) -> i < 2);
+    assertThat(client.channels().stream().mapToLong(ChannelDescriptor::calls).sum())
+        .isGreaterThanOrEqualTo(6);
+    assertThat(client.imbalance()).isNotNull().isGreaterThanOrEqualTo(1.0);
+    assertThat(client.versions().googleCloudSpanner())
+        .isEqualTo(SpannerOptions.class.getPackage().getImplementationVersion());
+    assertThat(client.streamEndGuardSkipped()).isEqualTo(6);
+    assertThat(described.get("second").pool().size()).isEqualTo(3);
+  }
+
+  @Test
+  void asksForTheClientsOnEveryRequest() {
+    assertThat(this.endpoint.clients().clients()).isEmpty();
+    assertThat(this.endpoint.client("late")).isNull();
+    tuned("late", SpannerTuning.defaults(), 2);
+    assertThat(this.endpoint.clients().clients()).containsOnlyKeys("late");
+    assertThat(this.endpoint.client("late")).isNotNull();
+    this.clients.remove("late");
+    assertThat(this.endpoint.client("late")).isNull();
+  }
+
+  @Test
+  void eachFeatureIsShownWithItsState() {
+    tuned("spanner", SpannerTuning.defaults(), 2);
+    Map<String, FeatureDescriptor> features = this.endpoint.client("spanner").features();
+    assertThat(features.keySet())
+        .containsExactly("single-use-distribution", "stream-end-guard", "grpc-gcp");
+    assertThat(features.get("stream-end-guard")).isEqualTo(new FeatureDescriptor("on", null, null));
+    assertThat(features.get("grpc-gcp").state()).isEqualTo("native");
+    assertThat(features.get("grpc-gcp").reason()).isEqualTo("the client already uses grpc-gcp");
+    assertThat(features.get("single-use-distribution").state())
+        .isEqualTo(System.getProperty("spanner-tuning.expected.single-use-distribution", "native"));
+  }
+
+  @Test
+  void aFeatureOffByConfigurationNamesItsProperty() {
+    tuned("spanner", SpannerTuning.newBuilder().streamEndGuard(false).build(), 2);
+    assertThat(this.endpoint.client("spanner").features().get("stream-end-guard"))
+        .isEqualTo(
+            new FeatureDescriptor(
+                "off",
+                "spanner.tuning.stream-end-guard.enabled=false",
+                "spanner.tuning.stream-end-guard.enabled"));
+  }
+
+  @Test
+  void aFeatureSwitchedOffAtRuntimeNamesNoProperty() {
+    tuned("spanner", SpannerTuning.defaults(), 2);
+    ClientDescriptor after = this.endpoint.switchFeature("spanner", "stream-end-guard", false, null);
+    assertThat(after.features().get("stream-end-guard"))
+        .isEqualTo(new FeatureDescriptor("off", "switched off at runtime", null));
+  }
+
+  @Test
+  void switchingChangesTheClientAndLogsWhoDidIt(CapturedOutput output) {
+    Spanner spanner = tuned("spanner", SpannerTuning.defaults(), 2);
+    SpannerTuningState state = this.clients.get("spanner");
+    this.endpoint.switchFeature("spanner", "stream-end-guard", false, () -> "alice");
+    assertThat(state.feature(Feature.STREAM_END_GUARD).status()).isEqualTo(Status.OFF);
+    pointSelects(spanner, 5);
+    assertThat(state.streamEndGuardSkippedCount()).isZero();
+    this.endpoint.switchFeature("spanner", "stream-end-guard", true, null);
+    pointSelects(spanner, 5);
+    await().atMost(Duration.ofSeconds(10)).until(() -> state.streamEndGuardSkippedCount() == 5);
+    assertThat(output)
+        .contains(
+            "spanner-tuning: stream-end-guard switched off on Spanner client 'spanner' by alice"
+                + " through the spannertuning endpoint (was on)")
+        .contains(
+            "spanner-tuning: stream-end-guard switched on on Spanner client 'spanner' by"
+                + " anonymous through the spannertuning endpoint (was off (switched off at"
+                + " runtime))");
+  }
+
+  @Test
+  void anUnknownFeatureIsRefusedNamingTheSwitchableOnes() {
+    tuned("spanner", SpannerTuning.defaults(), 2);
+    assertThatExceptionOfType(InvalidEndpointRequestException.class)
+        .isThrownBy(() -> this.endpoint.switchFeature("spanner", "turbo", true, null))
+        .satisfies(
+            (ex) ->
+                assertThat(ex.getReason())
+                    .isEqualTo(
+                        "Unknown feature 'turbo'; features that can be switched:"
+                            + " single-use-distribution, stream-end-guard"));
+  }
+
+  @Test
+  void grpcGcpIsRefusedBeforeTheClientIsAsked() {
+    tuned("spanner", SpannerTuning.defaults(), 2);
+    SpannerTuningState state = this.clients.get("spanner");
+    assertThatExceptionOfType(InvalidEndpointRequestException.class)
+        .isThrownBy(() -> this.endpoint.switchFeature("spanner", "grpc-gcp", false, null))
+        .satisfies(
+            (ex) ->
+                assertThat(ex.getReason())
+                    .isEqualTo(
+                        "grpc-gcp is chosen when the channels are built and cannot be switched at"
+                            + " runtime; features that can be switched: single-use-distribution,"
+                            + " stream-end-guard"));
+    assertThat(state.feature(Feature.GRPC_GCP).status()).isEqualTo(Status.NATIVE);
+  }
+
+  @Test
+  void aFeatureTheClientCannotSwitchIsRefusedWithItsState() {
+    tuned("spanner", SpannerTuning.newBuilder().grpcGcpExtension(false).build(), 2, true);
+    assertThat(this.clients.get("spanner").feature(Feature.SINGLE_USE_DISTRIBUTION).status())
+        .isEqualTo(Status.UNSUPPORTED);
+    assertThatExceptionOfType(InvalidEndpointRequestException.class)
+        .isThrownBy(
+            () -> this.endpoint.switchFeature("spanner", "single-use-distribution", true, null))
+        .satisfies(
+            (ex) ->
+                assertThat(ex.getReason())
+                    .startsWith("single-use-distribution cannot be switched on this client: it is"
+                        + " unsupported"));
+  }
+
+  @Test
+  void anUnknownClientIsRefused() {
+    assertThatExceptionOfType(InvalidEndpointRequestException.class)
+        .isThrownBy(() -> this.endpoint.switchFeature("nope", "stream-end-guard", true, null))
+        .satisfies((ex) -> assertThat(ex.getReason()).isEqualTo("Unknown Spanner client 'nope'"));
+  }
+
+  private Spanner tuned(String name, SpannerTuning tuning, int channels) {
+    return tuned(name, tuning, channels, false);
+  }
+
+  private Spanner tuned(String name, SpannerTuning tuning, int channels, boolean grpcGcpOff) {
+    SpannerOptions.Builder builder = server.clientOptions(channels);
+    if (grpcGcpOff) {
+      builder.disableGrpcGcpExtension();
+    }
+    SpannerTuningState state = tuning.applyTo(builder);
+    Spanner spanner = builder.build().getService();
+    this.spanners.add(spanner);
+    this.clients.put(name, state);
+    return spanner;
+  }
+
+  private static void pointSelects(Spanner spanner, int count) {
+    DatabaseClient client =
+        spanner.getDatabaseClient(DatabaseId.of("test-project", "test-instance", "test-db"));
+    for (int i = 0; i < count; i++) {
+      try (ResultSet resultSet =
+          client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
+        assertThat(resultSet.next()).isTrue();
+      }
+    }
+    // Closed on their last row, the point selects drain: counted when their trailers arrive.
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () ->
+                SpannerTuning.stateOf(spanner.getOptions()).orElseThrow().channelLoad().channels()
+                    .stream()
+                    .allMatch((channel) -> channel.activeStreams() == 0));
+  }
+}

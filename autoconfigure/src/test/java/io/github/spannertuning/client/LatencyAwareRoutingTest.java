@@ -1,0 +1,409 @@
+package io.github.spannertuning.client;
+
+import static io.github.spannertuning.testing.MockSpannerServer.POINT_SELECT;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.cloud.spanner.DatabaseClient;
+import com.google.cloud.spanner.DatabaseId;
+import com.google.cloud.spanner.ResultSet;
+import com.google.cloud.spanner.Spanner;
+import com.google.cloud.spanner.SpannerOptions;
+import com.google.cloud.spanner.Statement;
+import io.github.spannertuning.testing.MockSpannerServer;
+import io.github.spannertuning.testing.MockSpannerServer.Arrival;
+import io.github.spannertuning.testing.MockSpannerServer.ServiceTime;
+import io.grpc.Context;
+import java.net.SocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Single-use reads go where they are answered first: a slower connection gets less, a connection
+ * that stopped answering gets none, a recovered one is used again, and a fresh client's first
+ * traffic at high concurrency is served at the pace the server allows. Routing is asserted by
+ * counting on the server where each query arrived; stock's figures are printed beside tuned's.
+ *
+ * <p>The server is the production-like {@link MockSpannerServer}: 2 to 5 ms per query, {@code
+ * last} on the final message, trailers 1 ms later, 100 streams per connection.
+ */
+class LatencyAwareRoutingTest {
+
+  private static final DatabaseId DATABASE = DatabaseId.of("test-project", "i", "d");
+
+  private static final int CHANNELS = 8;
+
+  private static final String VERSION = ClientVersions.detected().spanner();
+
+  private static ScheduledExecutorService deadlines;
+
+  @BeforeAll
+  static void warmUp() throws Exception {
+    deadlines = Executors.newSingleThreadScheduledExecutor();
+    // The JVM's own warm-up (class loading, JIT) would otherwise be part of the first test's
+    // figures, whichever runs first.
+    try (Subject subject = Subject.open(MockSpannerServer.start(), true, CHANNELS)) {
+      subject.closedLoop(32, Duration.ofSeconds(2), Duration.ZERO);
+    }
+  }
+
+  @AfterAll
+  static void stopDeadlines() {
+    deadlines.shutdownNow();
+  }
+
+  /**
+   * After a warm-up, the busiest connection answers 20 ms later than the others; 32 threads then
+   * send point selects for 2 s.
+   */
+  @Test
+  void slowedConnectionCarriesAtMostAQuarterOfItsShare() throws Exception {
+    Function<Boolean, Double> run =
+        (tuned) ->
+            onFreshClient(
+                tuned,
+                (subject) -> {
+                  subject.closedLoop(32, Duration.ofSeconds(1), Duration.ZERO);
+                  SocketAddress slow = subject.busiestConnection();
+                  subject.server.slowDown(slow, 20);
+                  subject.server.reset();
+                  subject.closedLoop(32, Duration.ofSeconds(2), Duration.ZERO);
+                  return shareOf(slow, subject.server.arrivals());
+                });
+    double stock = run.apply(false);
+    double tuned = run.apply(true);
+    System.out.printf(
+        "[latency routing %s] connection +20 ms, its share of its even share: stock %.2f | tuned"
+            + " %.2f%n",
+        VERSION, stock, tuned);
+    assertThat(tuned)
+        .as("tuned: the slowed connection's share of its even share (stock %.2f)", stock)
+        .isLessThanOrEqualTo(0.25);
+  }
+
+  /**
+   * After a warm-up, the busiest connection stops answering; 32 threads then send 40 point selects
+   * each, every one with a 1 s deadline.
+   */
+  @Test
+  void stalledConnectionGetsNoReadsAfterTheFirst200Ms() throws Exception {
+    Function<Boolean, Stall> run =
+        (tuned) ->
+            onFreshClient(
+                tuned,
+                (subject) -> {
+                  subject.closedLoop(32, Duration.ofSeconds(1), Duration.ZERO);
+                  SocketAddress stalled = subject.busiestConnection();
+                  subject.server.stall(stalled);
+                  subject.server.reset();
+                  long start = System.nanoTime();
+                  Load load = subject.fixedCount(32, 40, Duration.ofSeconds(1), Duration.ofSeconds(12));
+                  List<Arrival> arrivals = subject.server.arrivals();
+                  long late = start + TimeUnit.MILLISECONDS.toNanos(200);
+                  long onStalled =
+                      arrivals.stream().filter((a) -> a.connection().equals(stalled)).count();
+                  long onStalledLate =
+                      arrivals.stream()
+                          .filter((a) -> a.connection().equals(stalled) && a.nanos() > late)
+                          .count();
+                  return new Stall(arrivals.size(), onStalled, onStalledLate, load.failed(), load.ok());
+                });
+    Stall stock = run.apply(false);
+    Stall tuned = run.apply(true);
+    System.out.printf(
+        "[latency routing %s] stalled connection: stock %s | tuned %s%n", VERSION, stock, tuned);
+    assertThat(tuned.onStalledAfter200Ms())
+        .as("tuned: reads sent to the stalled connection after the first 200 ms (%s; stock %s)",
+            tuned, stock)
+        .isLessThanOrEqualTo(tuned.reads() / 100);
+    assertThat(tuned.failed())
+        .as("tuned: failed reads, all of them sent to the stalled connection (%s)", tuned)
+        .isEqualTo(tuned.onStalled());
+  }
+
+  /**
+   * A connection slowed by 20 ms for 2 s of traffic from 16 threads returns to normal; the same
+   * traffic goes on for 5 s.
+   */
+  @Test
+  void recoveredConnectionIsUsedAgainWithin5Seconds() throws Exception {
+    double[] windows =
+        onFreshClient(
+            true,
+            (subject) -> {
+              subject.closedLoop(16, Duration.ofSeconds(1), Duration.ZERO);
+              SocketAddress slow = subject.busiestConnection();
+              subject.server.slowDown(slow, 20);
+              subject.closedLoop(16, Duration.ofSeconds(2), Duration.ZERO);
+              subject.server.slowDown(slow, 0);
+              subject.server.reset();
+              long recovered = System.nanoTime();
+              subject.closedLoop(16, Duration.ofSeconds(5), Duration.ZERO);
+              return sharePerWindow(slow, subject.server.arrivals(), recovered, 10);
+            });
+    System.out.printf(
+        "[latency routing %s] recovered connection, share of its even share per 0.5 s: %s%n",
+        VERSION, Arrays.toString(windows));
+    assertThat(Arrays.stream(windows).anyMatch((share) -> share >= 0.5))
+        .as("tuned: a 0.5 s window in the 5 s after recovery where the recovered connection"
+                + " carried at least half its even share: %s", Arrays.toString(windows))
+        .isTrue();
+  }
+
+  /**
+   * The shape of googleapis/google-cloud-java#12725: a fresh client whose first traffic is 400
+   * closed-loop workers on 8 channels, against a server with 100 streams per connection: a pool
+   * whose first traffic piles onto fewer than half of its channels runs into the stream limit. The
+   * server takes 800 to 850 ms per query, so that two cores keep up with the ideal rate, and the
+   * JVM is warm (see {@link #warmUp()}): what is measured is the fresh client.
+   */
+  @Test
+  void freshClientAtHighConcurrencyRunsAtTheServersPace() throws Exception {
+    int workers = 400;
+    Duration serviceMin = Duration.ofMillis(800);
+    Duration serviceMax = Duration.ofMillis(850);
+    double serviceMeanMs = (serviceMin.toMillis() + serviceMax.toMillis()) / 2.0;
+    double ideal = workers / (serviceMeanMs / 1000);
+    Function<Boolean, Load> run =
+        (tuned) -> {
+          try {
+            MockSpannerServer server =
+                MockSpannerServer.builder()
+                    .serviceTime(ServiceTime.uniform(serviceMin, serviceMax))
+                    .maxConcurrentStreams(100)
+                    .start();
+            try (Subject subject = Subject.open(server, tuned, CHANNELS)) {
+              Load load = subject.closedLoop(workers, Duration.ofSeconds(8), Duration.ZERO);
+              System.out.printf(
+                  "[latency routing %s] fresh client, %s: queries per connection %s%n",
+                  VERSION,
+                  tuned ? "tuned" : "stock",
+                  MockSpannerServer.perConnection(
+                      server.calls("ExecuteStreamingSql"), server.connections()));
+              return load;
+            }
+          } catch (Exception ex) {
+            throw new AssertionError(ex);
+          }
+        };
+    Load stock = run.apply(false);
+    Load tuned = run.apply(true);
+    System.out.printf(
+        "[latency routing %s] fresh client, %d workers, %.0f ms per query, ideal %.0f/s: stock %s |"
+            + " tuned %s%n",
+        VERSION, workers, serviceMeanMs, ideal, stock, tuned);
+    assertThat(tuned.failed()).as("tuned: failed queries (%s)", tuned).isZero();
+    assertThat(tuned.perSecond())
+        .as("tuned: queries per second against the ideal %.0f/s (%s; stock %s)", ideal, tuned, stock)
+        .isGreaterThanOrEqualTo(0.8 * ideal);
+    assertThat(tuned.p99Millis())
+        .as("tuned: P99 against twice the server time (%s; stock %s)", tuned, stock)
+        .isLessThanOrEqualTo(2 * serviceMeanMs);
+  }
+
+  private static <T> T onFreshClient(boolean tuned, Function<Subject, T> workload) {
+    try (Subject subject = Subject.open(MockSpannerServer.start(), tuned, CHANNELS)) {
+      return workload.apply(subject);
+    } catch (Exception ex) {
+      throw new AssertionError(ex);
+    }
+  }
+
+  /** The connection's arrivals over its even share of all of them. */
+  private static double shareOf(SocketAddress connection, List<Arrival> arrivals) {
+    long on = arrivals.stream().filter((a) -> a.connection().equals(connection)).count();
+    return on / (arrivals.size() / (double) CHANNELS);
+  }
+
+  private static double[] sharePerWindow(
+      SocketAddress connection, List<Arrival> arrivals, long start, int windows) {
+    long window = TimeUnit.MILLISECONDS.toNanos(500);
+    double[] shares = new double[windows];
+    for (int w = 0; w < windows; w++) {
+      long from = start + w * window;
+      long to = from + window;
+      List<Arrival> in =
+          arrivals.stream().filter((a) -> a.nanos() >= from && a.nanos() < to).toList();
+      shares[w] = in.isEmpty() ? 0 : Math.round(shareOf(connection, in) * 100) / 100.0;
+    }
+    return shares;
+  }
+
+  /** What the stalled-connection workload saw. */
+  record Stall(long reads, long onStalled, long onStalledAfter200Ms, int failed, int ok) {}
+
+  /**
+   * Queries made, failed, and their latencies.
+   *
+   * @param seconds the time the measured queries were sent in
+   */
+  record Load(int ok, int failed, double seconds, double p50Millis, double p99Millis) {
+
+    double perSecond() {
+      return this.ok / this.seconds;
+    }
+
+    @Override
+    public String toString() {
+      return String.format(
+          "%.0f/s, P50 %.1f ms, P99 %.1f ms, %d failed", perSecond(), this.p50Millis, this.p99Millis,
+          this.failed);
+    }
+  }
+
+  private static final class Subject implements AutoCloseable {
+
+    final MockSpannerServer server;
+
+    final Spanner spanner;
+
+    final DatabaseClient client;
+
+    private Subject(MockSpannerServer server, Spanner spanner) {
+      this.server = server;
+      this.spanner = spanner;
+      this.client = spanner.getDatabaseClient(DATABASE);
+    }
+
+    static Subject open(MockSpannerServer server, boolean tuned, int channels) throws Exception {
+      try {
+        SpannerOptions.Builder builder = server.clientOptions(channels);
+        SpannerTuningState state = tuned ? SpannerTuning.defaults().applyTo(builder) : null;
+        Spanner spanner = builder.build().getService();
+        if (state != null) {
+          assertThat(state.feature(Feature.SINGLE_USE_DISTRIBUTION).status())
+              .as("tuned client's single-use distribution (%s)", state)
+              .isEqualTo(FeatureState.Status.ON);
+        }
+        return new Subject(server, spanner);
+      } catch (Exception | AssertionError ex) {
+        server.close();
+        throw ex;
+      }
+    }
+
+    SocketAddress busiestConnection() {
+      return this.server.arrivals().stream()
+          .collect(Collectors.groupingBy(Arrival::connection, Collectors.counting()))
+          .entrySet()
+          .stream()
+          .max(Map.Entry.comparingByValue())
+          .orElseThrow(() -> new AssertionError("no query reached the server"))
+          .getKey();
+    }
+
+    /** {@code threads} threads send point selects for the given time; the first {@code skip} is not measured. */
+    Load closedLoop(int threads, Duration time, Duration skip) {
+      long start = System.nanoTime();
+      long measureFrom = start + skip.toNanos();
+      long end = start + time.toNanos();
+      return run(threads, Integer.MAX_VALUE, null, measureFrom, end);
+    }
+
+    /**
+     * {@code threads} threads send {@code perThread} point selects each, each with the given
+     * deadline, giving up when the time limit has passed.
+     */
+    Load fixedCount(int threads, int perThread, Duration deadline, Duration limit) {
+      long start = System.nanoTime();
+      return run(threads, perThread, deadline, start, start + limit.toNanos());
+    }
+
+    private Load run(int threads, int perThread, Duration deadline, long measureFrom, long end) {
+      AtomicInteger ok = new AtomicInteger();
+      AtomicInteger failed = new AtomicInteger();
+      List<long[]> latencies = new ArrayList<>();
+      ExecutorService pool = Executors.newFixedThreadPool(threads);
+      try {
+        List<Future<long[]>> futures = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+          futures.add(
+              pool.submit(
+                  () -> {
+                    long[] mine = new long[1024];
+                    int count = 0;
+                    for (int i = 0; i < perThread && System.nanoTime() < end; i++) {
+                      long begin = System.nanoTime();
+                      boolean done = pointSelect(deadline);
+                      long took = System.nanoTime() - begin;
+                      if (begin < measureFrom) {
+                        continue;
+                      }
+                      (done ? ok : failed).incrementAndGet();
+                      if (done) {
+                        if (count == mine.length) {
+                          mine = Arrays.copyOf(mine, count * 2);
+                        }
+                        mine[count++] = took;
+                      }
+                    }
+                    return Arrays.copyOf(mine, count);
+                  }));
+        }
+        for (Future<long[]> future : futures) {
+          latencies.add(future.get(60, TimeUnit.SECONDS));
+        }
+      } catch (Exception ex) {
+        throw new AssertionError("workload failed: " + ex, ex);
+      } finally {
+        pool.shutdownNow();
+      }
+      long[] all = latencies.stream().flatMapToLong(Arrays::stream).sorted().toArray();
+      double seconds = (Math.min(System.nanoTime(), end) - measureFrom) / 1e9;
+      return new Load(ok.get(), failed.get(), seconds, percentile(all, 0.50), percentile(all, 0.99));
+    }
+
+    private boolean pointSelect(Duration deadline) {
+      if (deadline == null) {
+        return query();
+      }
+      Context.CancellableContext context =
+          Context.current().withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS, deadlines);
+      try {
+        return context.call(this::query);
+      } catch (Exception ex) {
+        return false;
+      } finally {
+        context.cancel(null);
+      }
+    }
+
+    private boolean query() {
+      try (ResultSet rs = this.client.singleUse().executeQuery(Statement.of(POINT_SELECT))) {
+        return rs.next();
+      } catch (RuntimeException ex) {
+        return false;
+      }
+    }
+
+    @Override
+    public void close() throws Exception {
+      try {
+        this.spanner.close();
+      } finally {
+        this.server.close();
+      }
+    }
+  }
+
+  private static double percentile(long[] sorted, double p) {
+    if (sorted.length == 0) {
+      return Double.NaN;
+    }
+    int index = (int) Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1);
+    return sorted[Math.max(0, index)] / 1e6;
+  }
+}

@@ -1,0 +1,2 @@
+/** The sample's domain: singers and their interleaved albums, with Spring Data Spanner. */
+package io.github.spannertuning.sample.music;
