@@ -9,11 +9,14 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-# line|maven profile options|what the line is
+# line|maven profile options|what the line is|JDK (empty: the default java; 25: a JDK 25 under /usr/lib/jvm)
 LINES=(
   "baseline||Spring Boot 3.5.7, spring-cloud-gcp 7.4.10 (data-spanner 6.1.1), google-cloud-spanner 6.119.0, grpc-gcp 1.12.0"
   "client-6.113|-P client-6.113|Spring Boot 3.5.7, spring-cloud-gcp 7.4.10 (data-spanner 6.1.1), google-cloud-spanner 6.113.0, grpc-gcp 1.9.0"
   "boot-4|-P boot-4|Spring Boot 4.0.7, spring-cloud-gcp 8.0.2 (no data-spanner served), google-cloud-spanner 6.113.0, grpc-gcp 1.9.0"
+  "boot-4.1|-P boot-4.1 -Dnetty.version=4.2.18.Final -Dkafka.version=4.3.1|Spring Boot 4.1.2, spring-cloud-gcp 8.0.2 (no data-spanner served), google-cloud-spanner 6.113.0, grpc-gcp 1.9.0|"
+  "java-25-virtual-threads|-P boot-4.1,virtual-threads -Dnetty.version=4.2.18.Final -Dkafka.version=4.3.1|Spring Boot 4.1.2 on Java 25 with spring.threads.virtual.enabled=true, google-cloud-spanner 6.113.0, grpc-gcp 1.9.0|25"
+  "aot|-P client-6.113,aot|Spring AOT on the JVM (process-aot, process-test-aot, -Dspring.aot.enabled=true): Spring Boot 3.5.7, spring-cloud-gcp 7.4.10, google-cloud-spanner 6.113.0, grpc-gcp 1.9.0|"
   "boot-3.4|-P boot-3.4|Spring Boot 3.4.13, spring-cloud-gcp 6.1.1 (data-spanner 6.1.1), google-cloud-spanner 6.89.0, grpc-gcp 1.6.1"
   "boot-3.3|-P boot-3.3|Spring Boot 3.3.13, spring-cloud-gcp 5.9.0 (starter-data-spanner 5.9.0), google-cloud-spanner 6.82.0, grpc-gcp 1.6.1"
 )
@@ -26,16 +29,33 @@ value() { # file key
   grep -m1 "^$2=" "$1" 2>/dev/null | cut -d= -f2- || true
 }
 
+jdk25=""
+for home in /usr/lib/jvm/*; do
+  if [ -x "$home/bin/java" ] && "$home/bin/java" -version 2>&1 | grep -qE 'version "25[."]'; then
+    jdk25=$home
+    break
+  fi
+done
+
 for entry in "${LINES[@]}"; do
-  IFS='|' read -r line profile description <<<"$entry"
+  IFS='|' read -r line profile description jdk <<<"$entry"
   if [ "${#selected[@]}" -gt 0 ] && [[ ! " ${selected[*]} " =~ " $line " ]]; then
     continue
   fi
   echo "== $line: $description"
   rm -rf compat/target/compat "$out/$line.properties"
+  java_home=${JAVA_HOME:-}
+  if [ "$jdk" = 25 ]; then
+    if [ -z "$jdk25" ]; then
+      echo "build=skipped (no JDK 25 under /usr/lib/jvm)" >"$out/$line.properties"
+      echo "   skipped: no JDK 25 under /usr/lib/jvm"
+      continue
+    fi
+    java_home=$jdk25
+  fi
   start=$(date +%s)
   # shellcheck disable=SC2086
-  mvn -B $profile -pl compat -am verify -Dtest=NONE -Dsurefire.failIfNoSpecifiedTests=false \
+  JAVA_HOME=$java_home mvn -B $profile -pl compat -am verify -Dtest=NONE -Dsurefire.failIfNoSpecifiedTests=false \
     >"$out/$line.log" 2>&1
   rc=$?
   seconds=$(($(date +%s) - start))
@@ -75,19 +95,21 @@ mkdir -p docs
   echo "| line | versions | tests | single-use distribution | stream-end guard | grpc-gcp | meters | \`java -jar\` versions |"
   echo "|---|---|---|---|---|---|---|---|"
   for entry in "${LINES[@]}"; do
-    IFS='|' read -r line profile description <<<"$entry"
+    IFS='|' read -r line profile description jdk <<<"$entry"
     f="$out/$line.properties"
     echo "| $line | $description | $(value "$f" build): $(value "$f" tests) | $(value "$f" feature.single-use-distribution) | $(value "$f" feature.stream-end-guard) | $(value "$f" feature.grpc-gcp) | $(value "$f" measured.meters) | $(value "$f" executable-jar.versions) |"
   done
+  # What the table cannot say: AOT and native images, Boot 4.1, Java 25 (kept beside this script).
+  cat scripts/compatibility-notes.md
   echo
   echo "## What was measured, per line"
   for entry in "${LINES[@]}"; do
-    IFS='|' read -r line profile description <<<"$entry"
+    IFS='|' read -r line profile description jdk <<<"$entry"
     f="$out/$line.properties"
     echo
     echo "### $line"
     echo
-    echo "Command: \`mvn -B ${profile:+$profile }-pl compat -am verify -Dtest=NONE -Dsurefire.failIfNoSpecifiedTests=false\`"
+    echo "Command: \`${jdk:+JAVA_HOME=<a JDK $jdk> }mvn -B ${profile:+$profile }-pl compat -am verify -Dtest=NONE -Dsurefire.failIfNoSpecifiedTests=false\`"
     echo
     grep -v -E "^(description|feature\.[a-z-]+)=" "$f" 2>/dev/null | sed -E 's/^([^=]+)=(.*)$/- **\1**: \2/'
   done

@@ -10,7 +10,6 @@ import io.github.spannertuning.client.ChannelLoad.Routing;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.Context;
-import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.util.HashSet;
 import java.util.List;
@@ -193,10 +192,8 @@ final class ChannelPicker {
    */
   private static void bindKeysToChannels(GcpManagedChannel pool, int numChannels) {
     try {
-      Class<?> channelRef = Class.forName(GcpManagedChannel.class.getName() + "$ChannelRef");
-      Method bind = GcpManagedChannel.class.getDeclaredMethod("bind", channelRef, List.class);
-      bind.setAccessible(true);
-      List<?> refs = (List<?>) read(GcpManagedChannel.class, "channelRefs", pool);
+      Method bind = ClientReflection.method(ClientReflection.BIND);
+      List<?> refs = (List<?>) read(ClientReflection.CHANNEL_REFS, pool);
       for (int i = 0; i < numChannels; i++) {
         bind.invoke(pool, refs.get(i), List.of(String.valueOf(i)));
       }
@@ -212,12 +209,8 @@ final class ChannelPicker {
    */
   private static void bindNegativeKeys(GcpManagedChannel pool, int numChannels) {
     try {
-      Class<?> channelRef = Class.forName(GcpManagedChannel.class.getName() + "$ChannelRef");
-      Method getChannelRef =
-          GcpManagedChannel.class.getDeclaredMethod("getChannelRef", String.class);
-      Method bind = GcpManagedChannel.class.getDeclaredMethod("bind", channelRef, List.class);
-      getChannelRef.setAccessible(true);
-      bind.setAccessible(true);
+      Method getChannelRef = ClientReflection.method(ClientReflection.GET_CHANNEL_REF);
+      Method bind = ClientReflection.method(ClientReflection.BIND);
       for (int i = 1; i < numChannels; i++) {
         Object ref = getChannelRef.invoke(pool, String.valueOf(i));
         bind.invoke(pool, ref, List.of(String.valueOf(-i)));
@@ -233,11 +226,11 @@ final class ChannelPicker {
   /** The grpc-gcp pool behind the client's data stub (not the admin or partitioned DML ones). */
   private static GcpManagedChannel pool(GapicSpannerRpc rpc) {
     try {
-      Object stub = read(GapicSpannerRpc.class, "spannerStub", rpc);
-      Object resources = read(stub.getClass(), "backgroundResources", stub);
+      Object stub = read(ClientReflection.RPC_SPANNER_STUB, rpc);
+      Object resources = read(ClientReflection.STUB_BACKGROUND_RESOURCES, stub);
       @SuppressWarnings("unchecked")
       List<BackgroundResource> list =
-          (List<BackgroundResource>) read(resources.getClass(), "resources", resources);
+          (List<BackgroundResource>) read(ClientReflection.AGGREGATION_RESOURCES, resources);
       for (BackgroundResource resource : list) {
         if (resource instanceof GrpcTransportChannel transport) {
           Channel channel = transport.getChannel();
@@ -246,11 +239,12 @@ final class ChannelPicker {
           }
           // gax wraps the channel in its own pool (of one, with grpc-gcp).
           AtomicReference<?> entries =
-              (AtomicReference<?>) read(channel.getClass(), "entries", channel);
+              (AtomicReference<?>) read(ClientReflection.CHANNEL_POOL_ENTRIES, channel);
           List<?> entryList = (List<?>) entries.get();
           if (entryList.size() == 1) {
             Object entry = entryList.get(0);
-            if (read(entry.getClass(), "channel", entry) instanceof GcpManagedChannel gcp) {
+            if (read(ClientReflection.CHANNEL_POOL_ENTRY_CHANNEL, entry)
+                instanceof GcpManagedChannel gcp) {
               return gcp;
             }
           }
@@ -262,17 +256,8 @@ final class ChannelPicker {
     throw new IllegalStateException("cannot find the client's grpc-gcp pool");
   }
 
-  private static Object read(Class<?> type, String name, Object target)
+  private static Object read(ClientReflection.Member member, Object target)
       throws ReflectiveOperationException {
-    for (Class<?> c = type; c != null; c = c.getSuperclass()) {
-      try {
-        Field field = c.getDeclaredField(name);
-        field.setAccessible(true);
-        return field.get(target);
-      } catch (NoSuchFieldException ex) {
-        // look in the superclass
-      }
-    }
-    throw new NoSuchFieldException(type.getName() + "." + name);
+    return ClientReflection.field(member).get(target);
   }
 }

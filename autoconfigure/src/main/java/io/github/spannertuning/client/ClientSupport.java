@@ -1,16 +1,12 @@
 package io.github.spannertuning.client;
 
 import com.google.api.gax.grpc.GrpcInterceptorProvider;
-import com.google.cloud.ServiceOptions;
 import com.google.cloud.ServiceRpc;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.spi.v1.GapicSpannerRpc;
 import com.google.cloud.spanner.spi.v1.SpannerRpc;
-import com.google.spanner.v1.ExecuteSqlRequest;
-import com.google.spanner.v1.ReadRequest;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
-import java.util.Map;
 import java.util.logging.Logger;
 
 /**
@@ -21,9 +17,7 @@ final class ClientSupport {
 
   private static final Logger logger = Logger.getLogger(ClientSupport.class.getName());
 
-  private static final String GCP_MANAGED_CHANNEL = "com.google.cloud.grpc.GcpManagedChannel";
-
-  static final boolean GRPC_GCP_PRESENT = isPresent(GCP_MANAGED_CHANNEL);
+  static final boolean GRPC_GCP_PRESENT = isPresent(ClientReflection.GCP_MANAGED_CHANNEL);
 
   /**
    * Whether {@link GapicSpannerRpc} has the streaming and query methods {@link TunedSpannerRpc}
@@ -43,18 +37,17 @@ final class ClientSupport {
 
   /** grpc-gcp's context key that names a call's affinity key when its call options do not. */
   static final boolean AFFINITY_CONTEXT_PRESENT =
-      GRPC_GCP_PRESENT && hasField(GCP_MANAGED_CHANNEL, "AFFINITY_CTX_KEY");
+      GRPC_GCP_PRESENT && hasField(ClientReflection.AFFINITY_CTX_KEY);
 
-  private static final Field BUILDER_RPC_FACTORY =
-      field(ServiceOptions.Builder.class, "serviceRpcFactory");
+  private static final Field BUILDER_RPC_FACTORY = field(ClientReflection.BUILDER_RPC_FACTORY);
 
-  private static final Field OPTIONS_RPC_FACTORY = field(ServiceOptions.class, "serviceRpcFactory");
+  private static final Field OPTIONS_RPC_FACTORY = field(ClientReflection.OPTIONS_RPC_FACTORY);
 
   private static final Field BUILDER_GRPC_GCP_ENABLED =
-      field(SpannerOptions.Builder.class, "grpcGcpExtensionEnabled");
+      field(ClientReflection.BUILDER_GRPC_GCP_ENABLED);
 
   private static final Field BUILDER_INTERCEPTOR_PROVIDER =
-      field(SpannerOptions.Builder.class, "interceptorProvider");
+      field(ClientReflection.BUILDER_INTERCEPTOR_PROVIDER);
 
   private ClientSupport() {}
 
@@ -88,7 +81,7 @@ final class ClientSupport {
 
   static Class<?> grpcGcpChannelClass() {
     try {
-      return Class.forName(GCP_MANAGED_CHANNEL, false, ClientSupport.class.getClassLoader());
+      return ClientReflection.load(ClientReflection.GCP_MANAGED_CHANNEL);
     } catch (ClassNotFoundException ex) {
       throw new IllegalStateException(ex);
     }
@@ -102,35 +95,14 @@ final class ClientSupport {
 
   private static boolean rpcMethodsMatch() {
     try {
-      Class<?> requestId =
-          Class.forName(
-              "com.google.cloud.spanner.XGoogSpannerRequestId",
-              false,
-              ClientSupport.class.getClassLoader());
-      Method query =
-          GapicSpannerRpc.class.getMethod(
-              "executeQuery",
-              ExecuteSqlRequest.class,
-              SpannerRpc.ResultStreamConsumer.class,
-              Map.class,
-              requestId,
-              boolean.class);
-      Method read =
-          GapicSpannerRpc.class.getMethod(
-              "read",
-              ReadRequest.class,
-              SpannerRpc.ResultStreamConsumer.class,
-              Map.class,
-              requestId,
-              boolean.class);
-      Method unaryQuery =
-          GapicSpannerRpc.class.getMethod(
-              "executeQueryAsync", ExecuteSqlRequest.class, Map.class, boolean.class);
+      Method query = ClientReflection.method(ClientReflection.EXECUTE_QUERY);
+      Method read = ClientReflection.method(ClientReflection.READ);
+      Method unaryQuery = ClientReflection.method(ClientReflection.EXECUTE_QUERY_ASYNC);
       return query.getReturnType() == SpannerRpc.StreamingCall.class
           && read.getReturnType() == SpannerRpc.StreamingCall.class
           && unaryQuery != null
           && ServiceRpc.class.isAssignableFrom(GapicSpannerRpc.class)
-          && GapicSpannerRpc.class.getConstructor(SpannerOptions.class) != null;
+          && hasOptionsConstructor();
     } catch (ReflectiveOperationException | LinkageError ex) {
       logger.fine(() -> "GapicSpannerRpc does not have the expected methods: " + ex);
       return false;
@@ -138,15 +110,11 @@ final class ClientSupport {
   }
 
   private static boolean hasOptionsConstructor() {
-    try {
-      return GapicSpannerRpc.class.getConstructor(SpannerOptions.class) != null;
-    } catch (ReflectiveOperationException | LinkageError ex) {
-      return false;
-    }
+    return ClientReflection.hasConstructor(ClientReflection.RPC_CONSTRUCTOR);
   }
 
   private static boolean nativeSingleUseRouting() {
-    if (!GRPC_GCP_PRESENT || !hasField(GCP_MANAGED_CHANNEL, "CHANNEL_AFFINITY_REF_KEY")) {
+    if (!GRPC_GCP_PRESENT || !hasField(ClientReflection.CHANNEL_AFFINITY_REF_KEY)) {
       return false;
     }
     for (SpannerRpc.Option option : SpannerRpc.Option.values()) {
@@ -157,33 +125,30 @@ final class ClientSupport {
     return false;
   }
 
-  private static boolean isPresent(String className) {
+  private static boolean isPresent(ClientReflection.Member type) {
     try {
-      Class.forName(className, false, ClientSupport.class.getClassLoader());
+      ClientReflection.load(type);
       return true;
     } catch (ClassNotFoundException | LinkageError ex) {
       return false;
     }
   }
 
-  private static boolean hasField(String className, String fieldName) {
+  private static boolean hasField(ClientReflection.Member field) {
     try {
-      Class.forName(className, false, ClientSupport.class.getClassLoader()).getField(fieldName);
-      return true;
-    } catch (ReflectiveOperationException | LinkageError ex) {
+      return ClientReflection.field(field) != null;
+    } catch (ReflectiveOperationException | RuntimeException | LinkageError ex) {
       return false;
     }
   }
 
-  private static Field field(Class<?> type, String name) {
+  private static Field field(ClientReflection.Member member) {
     try {
-      Field field = type.getDeclaredField(name);
-      field.setAccessible(true);
-      return field;
+      return ClientReflection.field(member);
     } catch (ReflectiveOperationException | RuntimeException | LinkageError ex) {
       // LinkageError: a field of the class has a type that is not on the classpath (grpc-gcp's
       // options when grpc-gcp is absent), so none of its fields can be listed.
-      logger.fine(() -> "Cannot read " + type.getName() + "." + name + ": " + ex);
+      logger.fine(() -> "Cannot read " + member.type() + "." + member.name() + ": " + ex);
       return null;
     }
   }

@@ -29,7 +29,10 @@ public record ClientVersions(String spanner, String grpcGcp, String gax, String 
     return new ClientVersions(
         implementationVersion(SpannerOptions.class),
         ClientSupport.GRPC_GCP_PRESENT
-            ? mavenVersion("com.google.cloud", "grpc-gcp", ClientSupport.grpcGcpChannelClass())
+            ? mavenVersion(
+                ClientReflection.GRPC_GCP_POM_PROPERTIES,
+                "grpc-gcp",
+                ClientSupport.grpcGcpChannelClass())
             : null,
         GaxProperties.getGaxVersion(),
         implementationVersion(ManagedChannel.class));
@@ -39,9 +42,8 @@ public record ClientVersions(String spanner, String grpcGcp, String gax, String 
    * Reads the version Maven wrote into a jar. grpc-gcp shares its package with google-cloud-core,
    * so its package's implementation version may be the other jar's.
    */
-  private static String mavenVersion(String groupId, String artifactId, Class<?> type) {
-    String resource = "META-INF/maven/" + groupId + "/" + artifactId + "/pom.properties";
-    try (InputStream in = type.getClassLoader().getResourceAsStream(resource)) {
+  private static String mavenVersion(String resource, String artifactId, Class<?> type) {
+    try (InputStream in = ClientReflection.open(resource, type)) {
       if (in != null) {
         Properties properties = new Properties();
         properties.load(in);

@@ -20,9 +20,13 @@ class PointSelectController {
     this.database = database;
   }
 
-  /** Runs single-use point selects, each closed after its one row, and counts the rows. */
+  /**
+   * Runs single-use point selects, each closed after its one row, and counts the rows; says
+   * whether the request ran on a virtual thread (Java 21+ with {@code
+   * spring.threads.virtual.enabled=true}).
+   */
   @PostMapping("/compat/point-selects")
-  Map<String, Integer> pointSelects(@RequestParam("count") int count) {
+  Map<String, Object> pointSelects(@RequestParam("count") int count) {
     DatabaseClient client = this.database.client();
     int rows = 0;
     for (int i = 0; i < count; i++) {
@@ -32,6 +36,15 @@ class PointSelectController {
         }
       }
     }
-    return Map.of("rows", rows);
+    return Map.of("rows", rows, "virtualThread", isVirtual(Thread.currentThread()));
+  }
+
+  /** Thread.isVirtual() is Java 21 API; the application is built for Java 17. */
+  private static boolean isVirtual(Thread thread) {
+    try {
+      return (Boolean) Thread.class.getMethod("isVirtual").invoke(thread);
+    } catch (ReflectiveOperationException ex) {
+      return false;
+    }
   }
 }

@@ -43,6 +43,9 @@ final class CompatLine {
    */
   static final boolean MARK_LAST = Boolean.parseBoolean(property("compat.server.mark-last"));
 
+  /** Whether the application runs from Spring AOT's generated bean definitions. */
+  static final boolean AOT = Boolean.parseBoolean(property("compat.aot"));
+
   private static final HttpClient HTTP =
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 

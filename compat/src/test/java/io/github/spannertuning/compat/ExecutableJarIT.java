@@ -35,6 +35,7 @@ class ExecutableJarIT {
           new ProcessBuilder(
                   List.of(
                       java,
+                      "-Dspring.aot.enabled=" + CompatLine.AOT,
                       "-jar",
                       jar.toString(),
                       "--server.port=" + port,

@@ -1,0 +1,240 @@
+package io.github.spannertuning.client;
+
+import java.io.InputStream;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
+import java.util.List;
+
+/**
+ * Every member of google-cloud-spanner, gax and grpc-gcp that spanner-tuning reaches by
+ * reflection, and the only place that reaches them. A native image keeps only the members it was
+ * told about: the starter's runtime hints are made from {@link #members()} and {@link
+ * #resources()}, so a lookup added here is a hint added there. Without a hint the lookup fails in
+ * the image and the feature that needs it reports itself off (fail open), which is why nothing
+ * else in the starter may call the reflection API.
+ */
+public final class ClientReflection {
+
+  /** How a member is used, which decides the hint it needs. */
+  public enum Access {
+    /** A class looked up by name ({@code Class.forName}). */
+    TYPE,
+    /** A field read, private or not. */
+    FIELD,
+    /** A method or constructor whose presence and signature are checked, never called. */
+    INTROSPECT,
+    /** A method that is called. */
+    INVOKE
+  }
+
+  /**
+   * One reflective target.
+   *
+   * @param type the binary name of the class that declares it
+   * @param access how it is used
+   * @param name the field or method name, {@code <init>} for a constructor, {@code null} for a type
+   * @param parameterTypes the binary names of a method's parameter types
+   */
+  public record Member(String type, Access access, String name, List<String> parameterTypes) {}
+
+  private static final String SPANNER_RPC = "com.google.cloud.spanner.spi.v1.SpannerRpc";
+  private static final String GAPIC_SPANNER_RPC = "com.google.cloud.spanner.spi.v1.GapicSpannerRpc";
+  private static final String GCP_MANAGED_CHANNEL_NAME = "com.google.cloud.grpc.GcpManagedChannel";
+  private static final String REQUEST_ID = "com.google.cloud.spanner.XGoogSpannerRequestId";
+
+  static final Member GCP_MANAGED_CHANNEL = type(GCP_MANAGED_CHANNEL_NAME);
+  static final Member CHANNEL_REF = type(GCP_MANAGED_CHANNEL_NAME + "$ChannelRef");
+  static final Member XGOOG_SPANNER_REQUEST_ID = type(REQUEST_ID);
+
+  static final Member AFFINITY_CTX_KEY = field(GCP_MANAGED_CHANNEL_NAME, "AFFINITY_CTX_KEY");
+  static final Member CHANNEL_AFFINITY_REF_KEY =
+      field(GCP_MANAGED_CHANNEL_NAME, "CHANNEL_AFFINITY_REF_KEY");
+
+  static final Member BUILDER_RPC_FACTORY =
+      field("com.google.cloud.ServiceOptions$Builder", "serviceRpcFactory");
+  static final Member OPTIONS_RPC_FACTORY =
+      field("com.google.cloud.ServiceOptions", "serviceRpcFactory");
+  static final Member BUILDER_GRPC_GCP_ENABLED =
+      field("com.google.cloud.spanner.SpannerOptions$Builder", "grpcGcpExtensionEnabled");
+  static final Member BUILDER_INTERCEPTOR_PROVIDER =
+      field("com.google.cloud.spanner.SpannerOptions$Builder", "interceptorProvider");
+
+  // The way from a GapicSpannerRpc to its grpc-gcp pool.
+  static final Member RPC_SPANNER_STUB = field(GAPIC_SPANNER_RPC, "spannerStub");
+  static final Member STUB_BACKGROUND_RESOURCES =
+      field("com.google.cloud.spanner.v1.stub.GrpcSpannerStub", "backgroundResources");
+  static final Member AGGREGATION_RESOURCES =
+      field("com.google.api.gax.core.BackgroundResourceAggregation", "resources");
+  static final Member CHANNEL_POOL_ENTRIES = field("com.google.api.gax.grpc.ChannelPool", "entries");
+  static final Member CHANNEL_POOL_ENTRY_CHANNEL =
+      field("com.google.api.gax.grpc.ChannelPool$Entry", "channel");
+
+  static final Member CHANNEL_REFS = field(GCP_MANAGED_CHANNEL_NAME, "channelRefs");
+
+  static final Member GET_CHANNEL_REF =
+      method(Access.INVOKE, GCP_MANAGED_CHANNEL_NAME, "getChannelRef", "java.lang.String");
+  static final Member BIND =
+      method(
+          Access.INVOKE,
+          GCP_MANAGED_CHANNEL_NAME,
+          "bind",
+          GCP_MANAGED_CHANNEL_NAME + "$ChannelRef",
+          "java.util.List");
+
+  static final Member EXECUTE_QUERY =
+      method(
+          Access.INTROSPECT,
+          GAPIC_SPANNER_RPC,
+          "executeQuery",
+          "com.google.spanner.v1.ExecuteSqlRequest",
+          SPANNER_RPC + "$ResultStreamConsumer",
+          "java.util.Map",
+          REQUEST_ID,
+          "boolean");
+  static final Member READ =
+      method(
+          Access.INTROSPECT,
+          GAPIC_SPANNER_RPC,
+          "read",
+          "com.google.spanner.v1.ReadRequest",
+          SPANNER_RPC + "$ResultStreamConsumer",
+          "java.util.Map",
+          REQUEST_ID,
+          "boolean");
+  static final Member EXECUTE_QUERY_ASYNC =
+      method(
+          Access.INTROSPECT,
+          GAPIC_SPANNER_RPC,
+          "executeQueryAsync",
+          "com.google.spanner.v1.ExecuteSqlRequest",
+          "java.util.Map",
+          "boolean");
+  static final Member RPC_CONSTRUCTOR =
+      method(
+          Access.INTROSPECT, GAPIC_SPANNER_RPC, "<init>", "com.google.cloud.spanner.SpannerOptions");
+
+  private static final List<Member> MEMBERS =
+      List.of(
+          GCP_MANAGED_CHANNEL,
+          CHANNEL_REF,
+          XGOOG_SPANNER_REQUEST_ID,
+          AFFINITY_CTX_KEY,
+          CHANNEL_AFFINITY_REF_KEY,
+          BUILDER_RPC_FACTORY,
+          OPTIONS_RPC_FACTORY,
+          BUILDER_GRPC_GCP_ENABLED,
+          BUILDER_INTERCEPTOR_PROVIDER,
+          RPC_SPANNER_STUB,
+          STUB_BACKGROUND_RESOURCES,
+          AGGREGATION_RESOURCES,
+          CHANNEL_POOL_ENTRIES,
+          CHANNEL_POOL_ENTRY_CHANNEL,
+          CHANNEL_REFS,
+          GET_CHANNEL_REF,
+          BIND,
+          EXECUTE_QUERY,
+          READ,
+          EXECUTE_QUERY_ASYNC,
+          RPC_CONSTRUCTOR);
+
+  /** grpc-gcp 1.9.0 carries its version only here (its manifest has none). */
+  static final String GRPC_GCP_POM_PROPERTIES =
+      "META-INF/maven/com.google.cloud/grpc-gcp/pom.properties";
+
+  private ClientReflection() {}
+
+  /**
+   * Every reflective target, on any client line (a target a line lacks is simply not found there).
+   *
+   * @return the targets
+   */
+  public static List<Member> members() {
+    return MEMBERS;
+  }
+
+  /**
+   * Class-path resources the starter reads.
+   *
+   * @return resource paths
+   */
+  public static List<String> resources() {
+    return List.of(GRPC_GCP_POM_PROPERTIES);
+  }
+
+  /** One of {@link #resources()}, from the class loader that loaded {@code type}; null if absent. */
+  static InputStream open(String resource, Class<?> type) {
+    if (!resources().contains(resource)) {
+      throw new IllegalArgumentException(resource + " is not one of " + resources());
+    }
+    return type.getClassLoader().getResourceAsStream(resource);
+  }
+
+  static Class<?> load(Member member) throws ClassNotFoundException {
+    return load(member.type());
+  }
+
+  /** A declared field, made accessible. */
+  static Field field(Member member) throws ReflectiveOperationException {
+    requireAccess(member, Access.FIELD);
+    Field field = load(member).getDeclaredField(member.name());
+    field.setAccessible(true);
+    return field;
+  }
+
+  /** A declared method, made accessible when it is one the starter calls. */
+  static Method method(Member member) throws ReflectiveOperationException {
+    if (member.access() != Access.INVOKE && member.access() != Access.INTROSPECT) {
+      throw new IllegalArgumentException(member + " is not a method");
+    }
+    Method method = load(member).getDeclaredMethod(member.name(), parameterTypes(member));
+    if (member.access() == Access.INVOKE) {
+      method.setAccessible(true);
+    }
+    return method;
+  }
+
+  /** Whether a constructor exists, with exactly these parameter types. */
+  static boolean hasConstructor(Member member) {
+    try {
+      requireAccess(member, Access.INTROSPECT);
+      return load(member).getDeclaredConstructor(parameterTypes(member)) != null;
+    } catch (ReflectiveOperationException | LinkageError ex) {
+      return false;
+    }
+  }
+
+  static Class<?>[] parameterTypes(Member member) throws ClassNotFoundException {
+    Class<?>[] types = new Class<?>[member.parameterTypes().size()];
+    for (int i = 0; i < types.length; i++) {
+      types[i] = load(member.parameterTypes().get(i));
+    }
+    return types;
+  }
+
+  static Class<?> load(String name) throws ClassNotFoundException {
+    return switch (name) {
+      case "boolean" -> boolean.class;
+      case "int" -> int.class;
+      case "long" -> long.class;
+      default -> Class.forName(name, false, ClientReflection.class.getClassLoader());
+    };
+  }
+
+  private static void requireAccess(Member member, Access access) {
+    if (member.access() != access) {
+      throw new IllegalArgumentException(member + " is not " + access);
+    }
+  }
+
+  private static Member type(String type) {
+    return new Member(type, Access.TYPE, null, List.of());
+  }
+
+  private static Member field(String type, String name) {
+    return new Member(type, Access.FIELD, name, List.of());
+  }
+
+  private static Member method(Access access, String type, String name, String... parameterTypes) {
+    return new Member(type, access, name, List.of(parameterTypes));
+  }
+}

@@ -1,0 +1,170 @@
+package io.github.spannertuning.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.spannertuning.client.ClientReflection;
+import io.github.spannertuning.client.ClientReflection.Access;
+import io.github.spannertuning.client.ClientReflection.Member;
+import java.io.IOException;
+import java.lang.reflect.Constructor;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.springframework.aot.hint.RuntimeHints;
+import org.springframework.aot.hint.RuntimeHintsRegistrar;
+import org.springframework.aot.hint.predicate.RuntimeHintsPredicates;
+import org.springframework.beans.factory.aot.AotServices;
+
+class SpannerTuningRuntimeHintsTests {
+
+  /**
+   * Members some tested client line lacks; everything else must exist on every line these tests
+   * run on, so that a misspelt member cannot hide as "not on this line".
+   */
+  private static final Set<String> NOT_ON_EVERY_LINE =
+      Set.of(
+          // grpc-gcp 1.12+ (the 6.119 line) only.
+          "com.google.cloud.grpc.GcpManagedChannel.CHANNEL_AFFINITY_REF_KEY");
+
+  /** Calls of the reflection API; only ClientReflection may make them. */
+  private static final Pattern REFLECTION =
+      Pattern.compile(
+          "Class\\.forName\\(|\\.getDeclared(Field|Method|Constructor)s?\\("
+              + "|\\.get(Field|Method|Constructor)s?\\((?!\\))|\\.setAccessible\\("
+              + "|MethodHandles\\.|\\.getResources?(AsStream)?\\((?!\\))|\\.loadClass\\(");
+
+  private final RuntimeHints hints = registeredHints();
+
+  private static RuntimeHints registeredHints() {
+    RuntimeHints hints = new RuntimeHints();
+    AotServices.factories()
+        .load(RuntimeHintsRegistrar.class)
+        .forEach(registrar -> registrar.registerHints(hints, null));
+    return hints;
+  }
+
+  @Test
+  void registrarIsListedInAotFactories() {
+    assertThat(AotServices.factories().load(RuntimeHintsRegistrar.class))
+        .hasAtLeastOneElementOfType(SpannerTuningRuntimeHints.class);
+  }
+
+  @Test
+  void everyReflectiveTargetOnThisClasspathHasItsHint() throws Exception {
+    List<String> missing = new ArrayList<>();
+    List<String> notFound = new ArrayList<>();
+    for (Member member : ClientReflection.members()) {
+      Object target = resolve(member);
+      if (target == null) {
+        notFound.add(member.type() + "." + member.name());
+      } else if (!hinted(member, target)) {
+        missing.add(member.toString());
+      }
+    }
+    assertThat(missing).as("reflective targets without a runtime hint").isEmpty();
+    assertThat(NOT_ON_EVERY_LINE).as("targets not found on this classpath").containsAll(notFound);
+  }
+
+  @Test
+  void resourcesTheStarterReadsHaveTheirHint() {
+    assertThat(ClientReflection.resources()).isNotEmpty();
+    for (String resource : ClientReflection.resources()) {
+      assertThat(RuntimeHintsPredicates.resource().forResource(resource))
+          .as(resource)
+          .accepts(hints);
+    }
+  }
+
+  @Test
+  void theStockRuntimeHasNoneOfTheseHints() throws Exception {
+    RuntimeHints none = new RuntimeHints();
+    for (Member member : ClientReflection.members()) {
+      Object target = resolve(member);
+      if (target != null) {
+        assertThat(hinted(member, target, none)).as(member.toString()).isFalse();
+      }
+    }
+  }
+
+  @Test
+  void onlyClientReflectionCallsTheReflectionApi() throws IOException {
+    List<String> calls = new ArrayList<>();
+    try (Stream<Path> sources = Files.walk(Path.of("src/main/java"))) {
+      for (Path source : sources.filter(p -> p.toString().endsWith(".java")).toList()) {
+        if (source.getFileName().toString().equals("ClientReflection.java")) {
+          continue;
+        }
+        List<String> lines = Files.readAllLines(source);
+        for (int i = 0; i < lines.size(); i++) {
+          String line = lines.get(i).strip();
+          if (line.startsWith("*") || line.startsWith("//") || line.startsWith("/*")) {
+            continue;
+          }
+          Matcher matcher = REFLECTION.matcher(line);
+          if (matcher.find()) {
+            calls.add(source.getFileName() + ":" + (i + 1) + ": " + line);
+          }
+        }
+      }
+    }
+    assertThat(calls)
+        .as("reflection outside ClientReflection has no runtime hint: declare the member there")
+        .isEmpty();
+  }
+
+  private boolean hinted(Member member, Object target) {
+    return hinted(member, target, hints);
+  }
+
+  private static boolean hinted(Member member, Object target, RuntimeHints hints) {
+    var reflection = RuntimeHintsPredicates.reflection();
+    return switch (member.access()) {
+      case TYPE -> reflection.onType((Class<?>) target).test(hints);
+      case FIELD -> reflection.onField((Field) target).test(hints);
+      case INVOKE -> reflection.onMethod((Method) target).invoke().test(hints);
+      case INTROSPECT ->
+          target instanceof Constructor<?> constructor
+              ? reflection.onConstructor(constructor).introspect().test(hints)
+              : reflection.onMethod((Method) target).introspect().test(hints);
+    };
+  }
+
+  /** The member on this classpath, found the way a plain JVM finds it, or null. */
+  private static Object resolve(Member member) throws Exception {
+    Class<?> type;
+    try {
+      type = Class.forName(member.type(), false, ClientReflection.class.getClassLoader());
+    } catch (ClassNotFoundException ex) {
+      return null;
+    }
+    try {
+      if (member.access() == Access.TYPE) {
+        return type;
+      }
+      if (member.access() == Access.FIELD) {
+        return type.getDeclaredField(member.name());
+      }
+      List<Class<?>> parameters = new ArrayList<>();
+      for (String name : member.parameterTypes()) {
+        parameters.add(
+            name.equals("boolean")
+                ? boolean.class
+                : Class.forName(name, false, ClientReflection.class.getClassLoader()));
+      }
+      Class<?>[] array = parameters.toArray(Class<?>[]::new);
+      return member.name().equals("<init>")
+          ? type.getDeclaredConstructor(array)
+          : type.getDeclaredMethod(member.name(), array);
+    } catch (NoSuchFieldException | NoSuchMethodException | ClassNotFoundException ex) {
+      return null;
+    }
+  }
+}
