@@ -76,6 +76,7 @@ class BenchmarkSmokeTest {
     BenchmarkMain.run(
         "--out", out.toString(),
         "--workloads", "slow-trailers-1ch,slow-trailers-8ch",
+        "--client-cpus", "0",
         "--slow-trailers-ms", "1",
         "--slow-trailers-threads", "8",
         "--window-s", "0.5",
