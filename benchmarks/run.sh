@@ -14,7 +14,7 @@
 #                                          # only the CPU-limited part, shorter
 #   benchmarks/run.sh --scale 0.5 --rounds 3
 #
-# Extra arguments are flags of BenchmarkMain (see the README). SKIP_JMH=1 skips JMH; JMH_ARGS adds
+# Extra arguments are flags of BenchmarkMain (see docs/benchmarking.md). SKIP_JMH=1 skips JMH; JMH_ARGS adds
 # JMH options (e.g. JMH_ARGS="-wi 1 -i 2" for a shorter run); LINES=6.119 or LINES=6.113 runs one
 # client line only. --client-cpus needs taskset (util-linux) and more cores than N; without them
 # that part is skipped, and the report says why.
