@@ -5,19 +5,20 @@ const ENDPOINT = 'actuator/spannertuning';
 // What "native" means per feature: the client does it itself, so there is nothing to switch or count.
 const NATIVE_MEANS = {
   'single-use-distribution':
-    'this client already sends each single-use read to the least busy channel; spanner-tuning leaves ' +
-    'routing alone, so nothing to switch and no "routed" count. The bars show the client\'s own spread.',
+    'this client routes single-use reads itself; spanner-tuning leaves routing alone, so nothing to ' +
+    'switch and no "routed" count. The bars show the client\'s own spread.',
   'grpc-gcp': 'this client already uses the grpc-gcp pool; nothing to switch on.',
   'stream-end-guard': 'this client already skips cancels of finished streams itself.',
 };
 const COUNTER_MEANS = {
-  singleUseRouted: 'single-use reads spanner-tuning sent to the least busy channel',
+  singleUseRouted: 'single-use reads spanner-tuning sent to the channel with the lowest expected wait',
   streamEndGuardSkipped: 'cancels of already-finished streams skipped (existsById closes after one row)',
   streamEndGuardDrained: 'streams closed at their last row that then completed by themselves, no cancel sent',
   streamEndGuardDrainTimeouts: 'streams closed at their last row whose trailers did not come in time: cancelled',
 };
 const EXPLAIN = {
-  'single-use-distribution': 'Single-use reads go to the least busy channel instead of a sticky one.',
+  'single-use-distribution':
+    'Single-use reads go to the channel with the lowest expected wait (calls in flight x latency estimate) instead of a sticky one.',
   'stream-end-guard': 'Skips the cancel of a read whose stream had already ended (existsById, point selects).',
   'grpc-gcp': 'The grpc-gcp channel pool, which load-aware picking needs. Chosen when channels are built.',
 };
@@ -97,7 +98,8 @@ function renderChannels(client) {
       el('div', { class: 'bars' },
         el('div', { class: 'bar calls', style: `width:${(100 * since[i]) / maxCalls}%` }),
         el('div', { class: 'bar active', style: `width:${(100 * c.activeStreams) / maxActive}%` })),
-      el('span', { class: 'nums' }, `${since[i]} calls · ${c.activeStreams} active`)));
+      el('span', { class: 'nums' }, `${since[i]} calls · ${c.activeStreams} active` +
+        (c.latencyEstimateSeconds != null ? ` · ${(c.latencyEstimateSeconds * 1000).toFixed(1)} ms` : ''))));
   }
   $('channels').replaceChildren(...rows);
   $('imbalance').textContent = client.imbalance == null ? 'no calls in the window' : client.imbalance.toFixed(2);
