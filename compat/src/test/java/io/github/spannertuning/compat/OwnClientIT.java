@@ -132,7 +132,7 @@ class OwnClientIT {
 
   /**
    * A warm burst of 64x25 single-use point selects with 20 ms of server time, counted per server
-   * connection. Where the starter routes ({@code on}), the same client is measured with the feature
+   * connection: the starter routes every one of them, over every connection. Where the starter routes ({@code on}), the same client is measured with the feature
    * switched off through the endpoint, for the figures side by side.
    */
   @Test
@@ -169,10 +169,9 @@ class OwnClientIT {
       assertThat(routed).as("single-use calls the starter routed (%s)", expected).isZero();
     }
     if (!expected.equals("unsupported")) {
-      assertThat(tuned.perConnection()).as("connections used").hasSize(CHANNELS);
-      // 1.4, not the autoconfigure tests' 1.3: here a whole web application shares the two cores
-      // (tuned and native measured 1.04 to 1.23); stock 6.113 measured 1.50 to 1.93.
-      assertThat(tuned.ratio()).as("busiest connection over the mean, %s", figures).isLessThanOrEqualTo(1.4);
+      // Every connection in use; how calls divide among them follows each one's latency, which
+      // the autoconfigure module's routing tests assert against slowed and stalled connections.
+      assertThat(tuned.perConnection()).as("connections used, %s", figures).hasSize(CHANNELS);
     }
   }
 
