@@ -56,13 +56,28 @@ final class ChannelLatency {
   static final long SILENCE_NANOS = 50_000_000L;
 
   /**
-   * ... and at least this many times the channel's estimate: where queries take hundreds of
-   * milliseconds, a channel whose next answer is simply not due yet must not look stuck next to
-   * one that has just answered.
+   * ... and at least this many times the channel's estimate (as forgotten so far: a channel tried
+   * again after a penalty is judged by what it is now expected to take, not by the penalty): where
+   * queries take hundreds of milliseconds, a channel whose next answer is simply not due yet must
+   * not look stuck next to one that has just answered.
    */
   static final int SILENCE_ESTIMATES = 4;
 
+  /**
+   * The most doublings of {@link #FORGET_HALF_LIFE_NANOS} for a channel whose calls keep failing:
+   * each penalty in a row, with no answer between them, doubles how long the channel is left
+   * alone, up to four times as long.
+   */
+  static final int MAX_BACKOFF_SHIFT = 2;
+
   private volatile long estimateNanos = INITIAL_NANOS;
+
+  /**
+   * Penalties in a row since the channel last answered. While it is positive the channel is
+   * suspect: {@link ChannelLoad.ChannelStats#cost} lets it carry one call at a time, so that trying
+   * a channel that may still be stuck risks one call, not a burst.
+   */
+  private volatile int penalties;
 
   private volatile long sampledAtNanos;
 
@@ -87,7 +102,9 @@ final class ChannelLatency {
    */
   long expectedNanos(long nowNanos, int outstanding) {
     long estimate = this.estimateNanos;
-    long halvings = (nowNanos - this.sampledAtNanos) / FORGET_HALF_LIFE_NANOS;
+    long halvings =
+        (nowNanos - this.sampledAtNanos)
+            / (FORGET_HALF_LIFE_NANOS << Math.min(Math.max(this.penalties - 1, 0), MAX_BACKOFF_SHIFT));
     if (halvings > 0) {
       // Never below what an untried channel is thought to cost: a long-forgotten channel is then
       // tried like a new one, a few calls at a time, not with all of them until its first answer.
@@ -95,11 +112,16 @@ final class ChannelLatency {
     }
     if (outstanding > 0) {
       long silence = nowNanos - this.heardAtNanos;
-      if (silence > SILENCE_NANOS && silence > SILENCE_ESTIMATES * this.estimateNanos) {
+      if (silence > SILENCE_NANOS && silence > SILENCE_ESTIMATES * estimate) {
         estimate = Math.max(estimate, silence);
       }
     }
     return estimate;
+  }
+
+  /** Whether the channel's last calls failed and it has not answered since. */
+  boolean suspect() {
+    return this.penalties > 0;
   }
 
   /** A call starts on a channel that had none outstanding: its silence counts from now. */
@@ -111,6 +133,7 @@ final class ChannelLatency {
   void answered(long startNanos, long nowNanos) {
     this.heardAtNanos = nowNanos;
     sample(nowNanos - startNanos, nowNanos, false);
+    clearPenalties();
   }
 
   /**
@@ -133,11 +156,22 @@ final class ChannelLatency {
         if (!answered) {
           sample(nowNanos - startNanos, nowNanos, false);
         }
+        clearPenalties();
       }
     }
   }
 
+  /** Written only when set, so that a healthy channel's answers do not write the field. */
+  private void clearPenalties() {
+    if (this.penalties != 0) {
+      this.penalties = 0;
+    }
+  }
+
   private void sample(long latencyNanos, long nowNanos, boolean penalty) {
+    if (penalty) {
+      this.penalties++;
+    }
     long sinceLast = nowNanos - this.sampledAtNanos;
     double weight =
         penalty

@@ -138,6 +138,12 @@ public final class ChannelLoad {
   /** One sub-channel's load. */
   public static final class ChannelStats {
 
+    /**
+     * The cost of a suspect channel that already carries a call: above any real cost, low enough
+     * that the picker's band above the least cost cannot overflow when every channel is suspect.
+     */
+    static final long SUSPECT_COST = Long.MAX_VALUE / 4;
+
     private final int index;
 
     private final AtomicInteger activeStreams = new AtomicInteger();
@@ -211,10 +217,14 @@ public final class ChannelLoad {
 
     /**
      * What a call sent here now may expect to wait, counting the calls ahead of it: the calls in
-     * flight plus this one, times the latency the channel is expected to have.
+     * flight plus this one, times the latency the channel is expected to have; {@link
+     * #SUSPECT_COST} while a suspect channel's one call is outstanding.
      */
     long cost(long nowNanos) {
       int outstanding = this.activeStreams.get();
+      if (outstanding > 0 && this.latency.suspect()) {
+        return SUSPECT_COST;
+      }
       return (outstanding + 1L) * this.latency.expectedNanos(nowNanos, outstanding);
     }
 

@@ -1,0 +1,124 @@
+package io.github.spannertuning.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.grpc.Status;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The latency estimate the picker weighs, on a clock the test sets: how answers, silence, errors
+ * and time without samples move it.
+ */
+class ChannelLatencyTest {
+
+  private static final long MS = TimeUnit.MILLISECONDS.toNanos(1);
+
+  private static final long T0 = 1_000_000 * MS;
+
+  @Test
+  void answersMoveTheEstimateTowardsTheirLatency() {
+    ChannelLatency latency = new ChannelLatency(T0);
+    long now = T0;
+    for (int i = 0; i < 50; i++) {
+      now += 10 * MS;
+      latency.answered(now - 20 * MS, now);
+    }
+    assertThat(latency.estimateNanos()).as("estimate after 50 answers of 20 ms").isBetween(18 * MS, 20 * MS);
+    assertThat(latency.expectedNanos(now, 0)).isEqualTo(latency.estimateNanos());
+  }
+
+  @Test
+  void aChannelThatStopsAnsweringIsExpectedToTakeAtLeastItsSilence() {
+    ChannelLatency latency = answering(3 * MS);
+    long now = T0 + 1000 * MS;
+    latency.firstOutstanding(now);
+    assertThat(latency.expectedNanos(now + 40 * MS, 1))
+        .as("40 ms of silence is below the threshold")
+        .isEqualTo(latency.expectedNanos(now + 40 * MS, 0));
+    assertThat(latency.expectedNanos(now + 300 * MS, 1)).as("300 ms of silence, a call outstanding")
+        .isGreaterThanOrEqualTo(300 * MS);
+    assertThat(latency.expectedNanos(now + 300 * MS, 0)).as("silence with nothing outstanding")
+        .isLessThan(300 * MS);
+  }
+
+  @Test
+  void aFailedCallMakesTheChannelSuspectUntilItAnswers() {
+    ChannelLatency latency = answering(3 * MS);
+    long now = T0 + 1000 * MS;
+    latency.closed(Status.Code.DEADLINE_EXCEEDED, now - 1000 * MS, now, false);
+    assertThat(latency.suspect()).isTrue();
+    assertThat(latency.estimateNanos()).as("the deadline's wait counts").isEqualTo(1000 * MS);
+    latency.answered(now + 10 * MS, now + 13 * MS);
+    assertThat(latency.suspect()).isFalse();
+  }
+
+  @Test
+  void aCancelTellsNothingOfTheChannel() {
+    ChannelLatency latency = answering(3 * MS);
+    long estimate = latency.estimateNanos();
+    long now = T0 + 1000 * MS;
+    latency.closed(Status.Code.CANCELLED, now - 900 * MS, now, false);
+    assertThat(latency.estimateNanos()).isEqualTo(estimate);
+    assertThat(latency.suspect()).isFalse();
+  }
+
+  @Test
+  void anEstimateNoCallUpdatesIsForgottenByHalves() {
+    ChannelLatency latency = new ChannelLatency(T0);
+    latency.closed(Status.Code.UNAVAILABLE, T0, T0 + 100 * MS, false);
+    long sampled = T0 + 100 * MS;
+    assertThat(latency.expectedNanos(sampled + ChannelLatency.FORGET_HALF_LIFE_NANOS, 0))
+        .isEqualTo(50 * MS);
+    assertThat(latency.expectedNanos(sampled + 20 * ChannelLatency.FORGET_HALF_LIFE_NANOS, 0))
+        .as("never below an untried channel's estimate")
+        .isEqualTo(ChannelLatency.INITIAL_NANOS);
+  }
+
+  @Test
+  void failuresInARowLeaveTheChannelAloneLonger() {
+    ChannelLatency once = new ChannelLatency(T0);
+    once.closed(Status.Code.UNAVAILABLE, T0, T0 + 100 * MS, false);
+    ChannelLatency thrice = new ChannelLatency(T0);
+    for (int i = 0; i < 3; i++) {
+      thrice.closed(Status.Code.UNAVAILABLE, T0, T0 + 100 * MS, false);
+    }
+    long later = T0 + 100 * MS + 4 * ChannelLatency.FORGET_HALF_LIFE_NANOS;
+    assertThat(once.expectedNanos(later, 0)).as("one failure: four halvings").isEqualTo(100 * MS >> 4);
+    assertThat(thrice.expectedNanos(later, 0))
+        .as("three in a row: the half-life doubled twice, one halving")
+        .isEqualTo(100 * MS >> 1);
+  }
+
+  @Test
+  void aChannelTriedAgainAfterAPenaltyIsJudgedByWhatItIsNowExpectedToTake() {
+    ChannelLatency latency = new ChannelLatency(T0);
+    latency.closed(Status.Code.DEADLINE_EXCEEDED, T0, T0 + 1000 * MS, false);
+    long retried = T0 + 1000 * MS + 20 * ChannelLatency.FORGET_HALF_LIFE_NANOS;
+    latency.firstOutstanding(retried);
+    assertThat(latency.expectedNanos(retried + 100 * MS, 1))
+        .as("100 ms of silence counts against the forgotten estimate, not the 1 s penalty")
+        .isGreaterThanOrEqualTo(100 * MS);
+  }
+
+  @Test
+  void aSuspectChannelCarriesOneCallAtATime() {
+    ChannelLoad.ChannelStats stats = new ChannelLoad.ChannelStats(0);
+    long now = System.nanoTime();
+    stats.latency().closed(Status.Code.UNAVAILABLE, now - 200 * MS, now, false);
+    assertThat(stats.cost(now)).as("suspect, nothing outstanding").isLessThan(ChannelLoad.ChannelStats.SUSPECT_COST);
+    stats.reserve(now);
+    assertThat(stats.cost(now)).as("suspect, one call outstanding").isEqualTo(ChannelLoad.ChannelStats.SUSPECT_COST);
+    stats.latency().answered(now, now + 3 * MS);
+    assertThat(stats.cost(now + 3 * MS)).as("answered").isLessThan(ChannelLoad.ChannelStats.SUSPECT_COST);
+  }
+
+  /** A channel that has answered for a while in about this time. */
+  private static ChannelLatency answering(long nanos) {
+    ChannelLatency latency = new ChannelLatency(T0);
+    for (long now = T0 + 10 * MS; now <= T0 + 1000 * MS; now += 10 * MS) {
+      latency.answered(now - nanos, now);
+    }
+    return latency;
+  }
+}
