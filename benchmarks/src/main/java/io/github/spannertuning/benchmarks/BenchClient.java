@@ -13,6 +13,9 @@ import io.github.spannertuning.testing.MockSpannerServer;
 import io.grpc.Context;
 import io.grpc.ManagedChannelBuilder;
 import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
 /** A real Spanner client of the frontend, configured as one variant. */
 final class BenchClient implements AutoCloseable {
@@ -29,16 +32,35 @@ final class BenchClient implements AutoCloseable {
 
   private final Context context;
 
-  private BenchClient(Variant variant, Spanner spanner, SpannerTuningState state) {
+  /** Each query's deadline, 0 for the client's own. */
+  private final long deadlineNanos;
+
+  /** Fires the deadlines of every client's queries. */
+  private static final ScheduledExecutorService deadlines =
+      Executors.newSingleThreadScheduledExecutor(
+          (task) -> {
+            Thread thread = new Thread(task, "bench-deadlines");
+            thread.setDaemon(true);
+            return thread;
+          });
+
+  private BenchClient(
+      Variant variant, Spanner spanner, SpannerTuningState state, long deadlineMillis) {
     this.variant = variant;
     this.spanner = spanner;
     this.database =
         spanner.getDatabaseClient(DatabaseId.of("bench-project", "bench-instance", "bench-db"));
     this.state = state;
     this.context = variant.context();
+    this.deadlineNanos = TimeUnit.MILLISECONDS.toNanos(deadlineMillis);
   }
 
   static BenchClient open(Variant variant, int port, int channels) {
+    return open(variant, port, channels, 0);
+  }
+
+  /** A client whose queries each have the given deadline (0 for the client's own). */
+  static BenchClient open(Variant variant, int port, int channels, long deadlineMillis) {
     SpannerOptions.Builder builder =
         SpannerOptions.newBuilder()
             .setProjectId("bench-project")
@@ -47,7 +69,7 @@ final class BenchClient implements AutoCloseable {
             .setCredentials(NoCredentials.getInstance())
             .setNumChannels(channels);
     SpannerTuningState state = variant.configure(builder);
-    return new BenchClient(variant, builder.build().getService(), state);
+    return new BenchClient(variant, builder.build().getService(), state, deadlineMillis);
   }
 
   Variant variant() {
@@ -56,15 +78,26 @@ final class BenchClient implements AutoCloseable {
 
   /** The point-select shape: single-use query, one {@code next()}, close. */
   void pointSelect() {
-    if (this.context == null) {
+    if (this.context == null && this.deadlineNanos == 0) {
       query();
       return;
     }
-    Context previous = this.context.attach();
+    Context base = (this.context != null) ? this.context : Context.current();
+    if (this.deadlineNanos == 0) {
+      queryIn(base);
+      return;
+    }
+    // Not cancelled when the query is done: that would cancel a stream the guard is still
+    // draining, sending the reset the guard saves. The context ends at its deadline.
+    queryIn(base.withDeadlineAfter(this.deadlineNanos, TimeUnit.NANOSECONDS, deadlines));
+  }
+
+  private void queryIn(Context context) {
+    Context previous = context.attach();
     try {
       query();
     } finally {
-      this.context.detach(previous);
+      context.detach(previous);
     }
   }
 

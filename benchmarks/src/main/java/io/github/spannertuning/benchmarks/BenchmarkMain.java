@@ -73,7 +73,7 @@ public final class BenchmarkMain {
     this.floorQueries = flags.integer("floor-queries", 300, 1, 1_000_000);
     this.seed = (long) flags.number("seed", 1);
     List<Workload> all = allWorkloads(flags);
-    this.workloads = choose(all, flags.string("workloads", "steady,bursty,spiky,degraded"));
+    this.workloads = choose(all, flags.string("workloads", "steady,bursty,spiky,degraded,stalled,recovered,fresh-client"));
     this.cpuLimited = new CpuLimitedRun(flags, all, this);
   }
 
@@ -163,9 +163,68 @@ public final class BenchmarkMain {
                 spikyThreads,
                 (long) flags.positive("degrade-ms", 20),
                 variants),
+            new Workload(
+                    "stalled",
+                    "spiky point select, the busiest connection stops answering",
+                    600,
+                    spikyRate,
+                    spikyMultiplier,
+                    period,
+                    length,
+                    spikyThreads,
+                    0,
+                    stockAndTuned(variants))
+                .withFault(
+                    Workload.Fault.STALLED, 0, flags.integer("stall-deadline-ms", 1000, 1, 600_000)),
+            new Workload(
+                    "recovered",
+                    "spiky point select, one connection slowed for half the window, then recovered",
+                    600,
+                    spikyRate,
+                    spikyMultiplier,
+                    period,
+                    length,
+                    spikyThreads,
+                    0,
+                    stockAndTuned(variants))
+                .withFault(Workload.Fault.RECOVERED, (long) flags.positive("degrade-ms", 20), 0),
+            freshClient(flags, variants),
             slowTrailers(flags, 1, variants),
             slowTrailers(flags, 8, variants));
     return all;
+  }
+
+  /**
+   * A fresh client's first traffic at high concurrency against slow queries: closed-loop threads
+   * well past what a few connections carry (100 streams each), no warm-up. The shape of
+   * googleapis/google-cloud-java#12725 (32 channels, concurrency 400), on 8 channels.
+   */
+  private static Workload freshClient(Flags flags, List<Variant> variants) {
+    int threads = flags.integer("fresh-threads", 400, 1, 10_000);
+    int channels = flags.integer("fresh-channels", 8, 1, 256);
+    double floorMs = flags.positive("fresh-service-ms", 400);
+    double randomMs = flags.positive("fresh-service-random-ms", 25);
+    return Workload.closedLoop(
+            "fresh-client",
+            String.format(
+                java.util.Locale.ROOT,
+                "fresh client, closed-loop point select, %s ms + exponential(mean %s ms) per query,"
+                    + " %d channels",
+                VariantTally.trim(floorMs),
+                VariantTally.trim(randomMs),
+                channels),
+            threads,
+            channels,
+            -1,
+            stockAndTuned(variants))
+        .freshClient(floorMs, randomMs);
+  }
+
+  /** Stock and tuned of the variants asked for, or all of them if neither was. */
+  private static List<Variant> stockAndTuned(List<Variant> variants) {
+    List<Variant> compared =
+        variants.stream().filter((v) -> v == Variant.STOCK || v == Variant.TUNED).toList();
+    return compared.isEmpty() ? variants : compared;
   }
 
   /**
@@ -176,8 +235,6 @@ public final class BenchmarkMain {
   private static Workload slowTrailers(Flags flags, int channels, List<Variant> variants) {
     double trailersMs = flags.positive("slow-trailers-ms", 200);
     int threads = flags.integer("slow-trailers-threads", 128, 1, 10_000);
-    List<Variant> compared =
-        variants.stream().filter((v) -> v == Variant.STOCK || v == Variant.TUNED).toList();
     return Workload.closedLoop(
         "slow-trailers-" + channels + "ch",
         String.format(
@@ -189,7 +246,7 @@ public final class BenchmarkMain {
         threads,
         channels,
         trailersMs,
-        compared.isEmpty() ? variants : compared);
+        stockAndTuned(variants));
   }
 
   private int channelsOf(Workload workload) {
@@ -311,10 +368,19 @@ public final class BenchmarkMain {
     result.put("threads", workload.threads());
     result.put("degradeMs", workload.degradeMillis());
     result.put("windowS", phase.windowSeconds());
+    result.put("fault", workload.fault().name().toLowerCase(java.util.Locale.ROOT));
+    if (workload.deadlineMs() > 0) {
+      result.put("deadlineMs", workload.deadlineMs());
+    }
     if (workload.closedLoop()) {
       result.put("closedLoop", true);
       result.put("channels", channelsOf(workload));
       result.put("trailersDelayMs", workload.trailersDelayMs());
+    }
+    if (workload.serviceMs() != null) {
+      result.put("serviceMs", workload.serviceMs());
+      result.put("idealQueriesPerSecond", workload.idealThroughput());
+      result.put("warmedUp", workload.warmUp());
     }
     result.put("rounds", phase.rounds());
     List<Map<String, Object>> variants = new ArrayList<>();
@@ -336,11 +402,24 @@ public final class BenchmarkMain {
     if (workload.trailersDelayMs() >= 0) {
       frontend.trailersDelay(workload.trailersDelayMs());
     }
+    Thread restorer = null;
     try (BenchClient client =
-        BenchClient.open(tally.variant(), frontend.port(), channelsOf(workload))) {
-      warmUp(client, Math.min(16, workload.threads()), phase.warmupQueries());
-      String degraded = frontend.degrade(workload.degradeMillis(), this.seed + round);
+        BenchClient.open(
+            tally.variant(), frontend.port(), channelsOf(workload), workload.deadlineMs())) {
+      if (workload.warmUp()) {
+        warmUp(client, Math.min(16, workload.threads()), phase.warmupQueries());
+      }
+      if (workload.serviceMs() != null) {
+        frontend.serviceTime(workload.serviceMs()[0], workload.serviceMs()[1]);
+      }
+      String degraded =
+          (workload.fault() == Workload.Fault.STALLED)
+              ? frontend.stall()
+              : frontend.degrade(workload.degradeMillis(), this.seed + round);
       long serverCpuStart = frontend.resetCounters();
+      if (workload.fault() == Workload.Fault.RECOVERED) {
+        restorer = restoreAfter(frontend, phase.windowSeconds() / 2);
+      }
       long[] before = client.clientChannelCalls();
       OpenLoop.Window window;
       ProcessMeters.Reading cost;
@@ -386,13 +465,42 @@ public final class BenchmarkMain {
           VariantTally.ms(window.latency().getValueAtPercentile(50)),
           VariantTally.ms(window.latency().getValueAtPercentile(99)),
           cost.cpuNanos() / 1e6 / Math.max(1, window.ops() + window.errors()) * 1000,
-          (workload.degradeMillis() > 0 ? " slowed " + degraded : "")
+          (workload.fault() != Workload.Fault.NONE
+                  ? " " + workload.fault().name().toLowerCase(java.util.Locale.ROOT) + " " + degraded
+                  : "")
               + (window.unsent() > 0 ? " fell behind, unsent " + window.unsent() : ""));
     } finally {
+      if (restorer != null) {
+        restorer.interrupt();
+        restorer.join();
+      }
       if (workload.trailersDelayMs() >= 0) {
         frontend.trailersDelay(frontend.knobs().path("trailersDelayMs").asDouble());
       }
+      if (workload.serviceMs() != null) {
+        frontend.defaultServiceTime();
+      }
     }
+  }
+
+  /** Ends the frontend's fault on the window's connection after the given time. */
+  private static Thread restoreAfter(Frontend frontend, double seconds) {
+    Thread restorer =
+        new Thread(
+            () -> {
+              try {
+                Thread.sleep((long) (seconds * 1000));
+                frontend.restore();
+              } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+              } catch (Exception ex) {
+                throw new IllegalStateException("The frontend did not restore the connection", ex);
+              }
+            },
+            "bench-restore");
+    restorer.setDaemon(true);
+    restorer.start();
+    return restorer;
   }
 
   /** Warm-up queries from a few threads at once, so that the client opens its connections. */

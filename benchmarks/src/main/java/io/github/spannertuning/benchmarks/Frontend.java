@@ -90,6 +90,29 @@ final class Frontend implements AutoCloseable {
     return command("degrade " + millis + " " + seed).trim();
   }
 
+  /**
+   * Stops the busiest connection of the current client from answering; returns it as the server
+   * names it, or "null".
+   */
+  String stall() throws Exception {
+    return command("stall").trim();
+  }
+
+  /** The slowed or stalled connection answers as the others again. */
+  void restore() throws Exception {
+    command("restore");
+  }
+
+  /** The frontend's time per query from now on: a floor plus an exponential part of this mean. */
+  void serviceTime(double floorMs, double meanMs) throws Exception {
+    command("service " + floorMs + " " + meanMs);
+  }
+
+  /** The frontend's own time per query again. */
+  void defaultServiceTime() throws Exception {
+    command("service default");
+  }
+
   /** Sends the trailers of streams that end from now on this many ms after their last message. */
   void trailersDelay(double millis) throws Exception {
     command("trailers " + millis);
@@ -100,12 +123,13 @@ final class Frontend implements AutoCloseable {
     return Long.parseLong(command("reset").trim());
   }
 
-  JsonNode stats() throws Exception {
+  synchronized JsonNode stats() throws Exception {
     this.commands.println("stats");
     return json.readTree(reply("STATS "));
   }
 
-  private String command(String command) throws Exception {
+  /** One command and its reply; a window's fault timer may send one while the window runs. */
+  private synchronized String command(String command) throws Exception {
     this.commands.println(command);
     return reply("OK");
   }

@@ -48,8 +48,7 @@ record FrontendKnobs(
   MockSpannerServer start() throws IOException {
     MockSpannerServer.Builder builder =
         MockSpannerServer.builder()
-            .serviceTime(
-                ServiceTime.floorPlusExponential(millis(this.serviceFloorMs), millis(this.serviceRandomMs)))
+            .serviceTime(serviceTime())
             .markLast(this.markLast)
             .trailersDelay(millis(this.trailersDelayMs))
             .maxConcurrentStreams(this.maxConcurrentStreams);
@@ -62,7 +61,11 @@ record FrontendKnobs(
     return builder.start();
   }
 
-  private static Duration millis(double millis) {
+  ServiceTime serviceTime() {
+    return ServiceTime.floorPlusExponential(millis(this.serviceFloorMs), millis(this.serviceRandomMs));
+  }
+
+  static Duration millis(double millis) {
     return Duration.ofNanos((long) (millis * 1_000_000));
   }
 

@@ -27,12 +27,19 @@ import java.util.Set;
  *   <li>{@code mark}: the connections open so far belong to earlier clients; counters restart;
  *   <li>{@code degrade <ms> <seed>}: slow down one connection opened since the mark, picked at
  *       random with the seed ({@code 0} ms clears it);
+ *   <li>{@code stall}: the busiest connection opened since the mark stops answering: calls that
+ *       arrive on it from now on are held unanswered until the client gives up on them;
+ *   <li>{@code restore}: the slowed or stalled connection answers as the others again, for calls
+ *       that arrive from now on;
+ *   <li>{@code service <floor ms> <mean ms>|default}: the time per query from now on, a floor plus
+ *       an exponential part of the given mean, or the knobs' own;
  *   <li>{@code trailers <ms>}: streams that end from now on send their trailers this late;
  *   <li>{@code reset}: counters restart, connections stay; answers with the server's process CPU
  *       time so far, in ns;
  *   <li>{@code stats}: {@code STATS <json>}: point selects per connection opened since the mark,
  *       cancels the server saw, RST_STREAM frames the client sent and GOAWAY frames the server
- *       sent (counted on the wire), since the last mark or reset;
+ *       sent (counted on the wire), and when calls arrived on the faulty connection and on all of
+ *       them, since the last mark or reset;
  *   <li>{@code quit}.
  * </ul>
  */
@@ -40,20 +47,36 @@ public final class FrontendMain {
 
   private static final ObjectMapper json = new ObjectMapper();
 
+  /** The width of the buckets that arrivals are counted in for a faulty connection. */
+  static final long ARRIVAL_BUCKET_MS = 100;
+
+  /** How long after a fault began the client may still send calls to the faulty connection. */
+  static final long FAULT_GRACE_MS = 200;
+
   private final MockSpannerServer server;
 
   private Set<SocketAddress> earlier = new HashSet<>();
 
   private SocketAddress degraded;
 
+  /** When the connection was slowed or stalled, and when it recovered; 0 if not. */
+  private long faultNanos;
+
+  private long restoredNanos;
+
+  private long resetNanos = System.nanoTime();
+
+  private final FrontendKnobs knobs;
+
   private final boolean countFrames;
 
   private final com.sun.management.OperatingSystemMXBean os =
       (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
 
-  private FrontendMain(MockSpannerServer server, boolean countFrames) {
+  private FrontendMain(MockSpannerServer server, FrontendKnobs knobs) {
     this.server = server;
-    this.countFrames = countFrames;
+    this.knobs = knobs;
+    this.countFrames = knobs.countFrames();
   }
 
   public static void main(String[] args) throws Exception {
@@ -61,7 +84,7 @@ public final class FrontendMain {
     FrontendKnobs knobs = FrontendKnobs.from(flags);
     PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
     try (MockSpannerServer server = knobs.start()) {
-      FrontendMain frontend = new FrontendMain(server, knobs.countFrames());
+      FrontendMain frontend = new FrontendMain(server, knobs);
       out.println("KNOBS " + json.writeValueAsString(knobs.asMap()));
       out.println("READY " + server.port());
       BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
@@ -76,7 +99,12 @@ public final class FrontendMain {
     switch (command[0]) {
       case "mark" -> {
         this.earlier = new HashSet<>(this.server.connections());
-        this.server.reset();
+        this.degraded = null;
+        this.server.slowDown(null, 0);
+        this.server.stall(null);
+        this.faultNanos = 0;
+        this.restoredNanos = 0;
+        reset();
         return "OK";
       }
       case "degrade" -> {
@@ -88,7 +116,38 @@ public final class FrontendMain {
                 ? fresh.get(new Random(Long.parseLong(command[2])).nextInt(fresh.size()))
                 : null;
         this.server.slowDown(this.degraded, millis);
+        this.faultNanos = (this.degraded != null) ? System.nanoTime() : 0;
         return "OK " + this.degraded;
+      }
+      case "stall" -> {
+        Map<SocketAddress, Long> arrivals = new LinkedHashMap<>();
+        freshConnections().forEach((connection) -> arrivals.put(connection, 0L));
+        for (MockSpannerServer.Arrival arrival : this.server.arrivals()) {
+          arrivals.computeIfPresent(arrival.connection(), (key, count) -> count + 1);
+        }
+        this.degraded =
+            arrivals.entrySet().stream()
+                .max(Map.Entry.comparingByValue())
+                .map(Map.Entry::getKey)
+                .orElse(null);
+        this.server.stall(this.degraded);
+        this.faultNanos = (this.degraded != null) ? System.nanoTime() : 0;
+        return "OK " + this.degraded;
+      }
+      case "restore" -> {
+        this.server.slowDown(null, 0);
+        this.server.stall(null);
+        this.restoredNanos = System.nanoTime();
+        return "OK";
+      }
+      case "service" -> {
+        this.server.setServiceTime(
+            command[1].equals("default")
+                ? this.knobs.serviceTime()
+                : MockSpannerServer.ServiceTime.floorPlusExponential(
+                    FrontendKnobs.millis(Double.parseDouble(command[1])),
+                    FrontendKnobs.millis(Double.parseDouble(command[2]))));
+        return "OK";
       }
       case "trailers" -> {
         this.server.setTrailersDelay(
@@ -96,7 +155,7 @@ public final class FrontendMain {
         return "OK";
       }
       case "reset" -> {
-        this.server.reset();
+        reset();
         return "OK " + this.os.getProcessCpuTime();
       }
       case "stats" -> {
@@ -106,6 +165,11 @@ public final class FrontendMain {
         return "ERROR unknown command " + String.join(" ", command);
       }
     }
+  }
+
+  private void reset() {
+    this.server.reset();
+    this.resetNanos = System.nanoTime();
   }
 
   private List<SocketAddress> freshConnections() {
@@ -125,6 +189,9 @@ public final class FrontendMain {
     Map<String, Object> stats = new LinkedHashMap<>();
     stats.put("queriesPerConnection", perConnection);
     stats.put("degraded", (this.degraded != null) ? this.degraded.toString() : null);
+    if (this.degraded != null) {
+      stats.put("faultArrivals", faultArrivals());
+    }
     stats.put("serverCancels", this.server.cancels());
     stats.put("processCpuNanos", this.os.getProcessCpuTime());
     stats.put("cores", Runtime.getRuntime().availableProcessors());
@@ -134,5 +201,46 @@ public final class FrontendMain {
       stats.put("goAwaysForResets", this.server.goAwaysForResets());
     }
     return stats;
+  }
+
+  /**
+   * Calls that arrived since the last reset, on every connection and on the faulty one: per
+   * bucket of {@link #ARRIVAL_BUCKET_MS}, and after the fault's first {@link #FAULT_GRACE_MS}. Times
+   * are ms since the reset.
+   */
+  private Map<String, Object> faultArrivals() {
+    long bucketNanos = ARRIVAL_BUCKET_MS * 1_000_000L;
+    long graceEnds = this.faultNanos + FAULT_GRACE_MS * 1_000_000L;
+    List<Long> all = new ArrayList<>();
+    List<Long> faulty = new ArrayList<>();
+    long late = 0;
+    long lateOnFaulty = 0;
+    for (MockSpannerServer.Arrival arrival : this.server.arrivals()) {
+      int bucket = (int) Math.max(0, (arrival.nanos() - this.resetNanos) / bucketNanos);
+      while (all.size() <= bucket) {
+        all.add(0L);
+        faulty.add(0L);
+      }
+      boolean onFaulty = arrival.connection().equals(this.degraded);
+      all.set(bucket, all.get(bucket) + 1);
+      if (onFaulty) {
+        faulty.set(bucket, faulty.get(bucket) + 1);
+      }
+      if (arrival.nanos() > graceEnds) {
+        late++;
+        lateOnFaulty += onFaulty ? 1 : 0;
+      }
+    }
+    Map<String, Object> arrivals = new LinkedHashMap<>();
+    arrivals.put("bucketMs", ARRIVAL_BUCKET_MS);
+    arrivals.put("all", all);
+    arrivals.put("faulty", faulty);
+    arrivals.put("graceMs", FAULT_GRACE_MS);
+    arrivals.put("afterGrace", late);
+    arrivals.put("afterGraceOnFaulty", lateOnFaulty);
+    arrivals.put(
+        "restoredAtMs",
+        (this.restoredNanos > this.resetNanos) ? (this.restoredNanos - this.resetNanos) / 1e6 : null);
+    return arrivals;
   }
 }

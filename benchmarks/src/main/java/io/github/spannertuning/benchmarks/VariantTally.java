@@ -14,6 +14,9 @@ final class VariantTally {
 
   static final long[] BUCKET_BOUNDS_MS = {4, 6, 10, 50, 100};
 
+  /** How long the window is over which a recovered connection's share is judged. */
+  static final long RECOVERY_WINDOW_MS = 500;
+
   private final Variant variant;
 
   private final int channels;
@@ -127,7 +130,66 @@ final class VariantTally {
       long total = Arrays.stream(perConnection).sum();
       round.put("degradedShareOfEven", (total == 0) ? null : slow / ((double) total / this.channels));
     }
+    JsonNode faultArrivals = serverStats.path("faultArrivals");
+    if (!faultArrivals.isMissingNode()) {
+      faultFigures(round, faultArrivals);
+    }
     this.rounds.add(round);
+  }
+
+  /**
+   * A faulty connection's calls, counted where they arrived: its share of an even share after the
+   * fault's grace period (a stalled connection's calls never reach the service, so the per-connection
+   * query counts miss them), and for a connection that recovered, its share before the recovery and
+   * how long after it the connection carried half of its even share again in a {@link
+   * #RECOVERY_WINDOW_MS} window.
+   */
+  private void faultFigures(Map<String, Object> round, JsonNode arrivals) {
+    long late = arrivals.path("afterGrace").asLong();
+    long lateOnFaulty = arrivals.path("afterGraceOnFaulty").asLong();
+    round.put("faultyArrivalsAfterGrace", lateOnFaulty);
+    round.put("faultyShareOfEvenAfterGrace", evenShare(lateOnFaulty, late));
+    JsonNode restoredAt = arrivals.path("restoredAtMs");
+    if (!restoredAt.isNumber()) {
+      return;
+    }
+    long bucketMs = arrivals.path("bucketMs").asLong();
+    long[] all = longs(arrivals.path("all"));
+    long[] faulty = longs(arrivals.path("faulty"));
+    int restoredBucket = (int) Math.ceil(restoredAt.asDouble() / bucketMs);
+    round.put(
+        "faultyShareOfEvenBeforeRestore",
+        evenShare(sum(faulty, 0, restoredBucket), sum(all, 0, restoredBucket)));
+    int width = (int) (RECOVERY_WINDOW_MS / bucketMs);
+    Double recovery = null;
+    for (int from = restoredBucket; from + width <= all.length; from++) {
+      Double share = evenShare(sum(faulty, from, from + width), sum(all, from, from + width));
+      if (share != null && share >= 0.5) {
+        recovery = ((from + width) * bucketMs - restoredAt.asDouble()) / 1000;
+        break;
+      }
+    }
+    round.put("recoverySeconds", recovery);
+  }
+
+  private Double evenShare(long onOne, long total) {
+    return (total == 0) ? null : onOne / ((double) total / this.channels);
+  }
+
+  private static long[] longs(JsonNode array) {
+    long[] values = new long[array.size()];
+    for (int i = 0; i < values.length; i++) {
+      values[i] = array.get(i).asLong();
+    }
+    return values;
+  }
+
+  private static long sum(long[] values, int from, int to) {
+    long sum = 0;
+    for (int i = Math.max(0, from); i < Math.min(to, values.length); i++) {
+      sum += values[i];
+    }
+    return sum;
   }
 
   /** Closes at last that the guard cancelled instead of drained, in one window. */

@@ -11,6 +11,12 @@ import java.util.List;
  * @param channels the pool size for this workload, 0 for the run's
  * @param trailersDelayMs how late the frontend sends a stream's trailers during this workload,
  *     negative for the frontend's own setting
+ * @param fault what happens to one connection after the warm-up
+ * @param deadlineMs each query's deadline, 0 for the client's own (minutes)
+ * @param serviceMs the frontend's time per query during this workload, {@code {floor, mean of the
+ *     exponential part}}; {@code null} for the frontend's own setting
+ * @param warmUp whether the client is warmed up before the window; {@code false} measures a fresh
+ *     client's first traffic
  */
 record Workload(
     String name,
@@ -25,7 +31,29 @@ record Workload(
     List<Variant> variants,
     boolean closedLoop,
     int channels,
-    double trailersDelayMs) {
+    double trailersDelayMs,
+    Fault fault,
+    long deadlineMs,
+    double[] serviceMs,
+    boolean warmUp) {
+
+  /** What the frontend does to one connection of the client once it is warmed up. */
+  enum Fault {
+    /** Nothing. */
+    NONE,
+    /** The connection answers {@code degradeMillis} later for the whole window. */
+    SLOWED,
+    /**
+     * The connection answers {@code degradeMillis} later for the first half of the window, then
+     * as fast as the others.
+     */
+    RECOVERED,
+    /**
+     * The pool's busiest connection stops answering: its calls are held unanswered until the
+     * client gives up on them.
+     */
+    STALLED
+  }
 
   /** An open-loop workload on the run's pool and frontend settings. */
   Workload(
@@ -52,7 +80,11 @@ record Workload(
         variants,
         false,
         0,
-        -1);
+        -1,
+        (degradeMillis > 0) ? Fault.SLOWED : Fault.NONE,
+        0,
+        null,
+        true);
   }
 
   /** Closed-loop point selects from a number of threads. */
@@ -64,7 +96,31 @@ record Workload(
       double trailersDelayMs,
       List<Variant> variants) {
     return new Workload(
-        name, description, 0, 0, 1, 1, 0, threads, 0, variants, true, channels, trailersDelayMs);
+        name, description, 0, 0, 1, 1, 0, threads, 0, variants, true, channels, trailersDelayMs,
+        Fault.NONE, 0, null, true);
+  }
+
+  /** This workload with a fault on one connection, and each query's deadline. */
+  Workload withFault(Fault fault, long degradeMillis, long deadlineMs) {
+    return new Workload(
+        this.name, this.description, this.referenceRate, this.baseRate, this.burstMultiplier,
+        this.burstPeriodSeconds, this.burstLengthSeconds, this.threads, degradeMillis,
+        this.variants, this.closedLoop, this.channels, this.trailersDelayMs, fault, deadlineMs,
+        this.serviceMs, this.warmUp);
+  }
+
+  /** This workload on a fresh client, with the frontend taking this long per query. */
+  Workload freshClient(double floorMs, double randomMs) {
+    return new Workload(
+        this.name, this.description, this.referenceRate, this.baseRate, this.burstMultiplier,
+        this.burstPeriodSeconds, this.burstLengthSeconds, this.threads, this.degradeMillis,
+        this.variants, this.closedLoop, this.channels, this.trailersDelayMs, this.fault,
+        this.deadlineMs, new double[] {floorMs, randomMs}, false);
+  }
+
+  /** Queries per second if every thread always had a query in the frontend and nothing else waited. */
+  double idealThroughput() {
+    return (this.serviceMs == null) ? 0 : this.threads / ((this.serviceMs[0] + this.serviceMs[1]) / 1000);
   }
 
   /** Arrivals per second at this many seconds into a window. */
@@ -93,7 +149,14 @@ record Workload(
         this.burstLengthSeconds,
         threads,
         this.degradeMillis,
-        variants);
+        variants,
+        this.closedLoop,
+        this.channels,
+        this.trailersDelayMs,
+        this.fault,
+        this.deadlineMs,
+        this.serviceMs,
+        this.warmUp);
   }
 
   double scale() {

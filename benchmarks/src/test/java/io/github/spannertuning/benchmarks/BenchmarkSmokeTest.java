@@ -1,6 +1,7 @@
 package io.github.spannertuning.benchmarks;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -23,6 +24,7 @@ class BenchmarkSmokeTest {
   void everyWorkloadAndVariantIsMeasuredAndReported(@TempDir Path out) throws Exception {
     BenchmarkMain.run(
         "--out", out.toString(),
+        "--workloads", String.join(",", WORKLOADS),
         "--scale", "0.1",
         "--window-s", "0.5",
         "--burst-period-s", "0.4",
@@ -113,5 +115,56 @@ class BenchmarkSmokeTest {
         "### closed-loop point select, trailers 1 ms late, 8 channels (8 threads",
         "| throughput (queries/s) |",
         "| closes at last cancelled instead of drained |");
+  }
+
+  @Test
+  void theFaultAndFreshClientWorkloadsReportWhereTheirCallsWent(@TempDir Path out) throws Exception {
+    BenchmarkMain.run(
+        "--out", out.toString(),
+        "--workloads", "stalled,recovered,fresh-client",
+        "--client-cpus", "0",
+        "--scale", "0.1",
+        "--window-s", "1",
+        "--rounds", "1",
+        "--warmup-queries", "16",
+        "--floor-queries", "10",
+        "--stall-deadline-ms", "200",
+        "--fresh-threads", "16",
+        "--fresh-service-ms", "20",
+        "--fresh-service-random-ms", "2");
+
+    JsonNode line =
+        new ObjectMapper().readTree(out.resolve("benchmarks.json").toFile()).path("lines").get(0);
+    assertThat(line.path("workloads")).extracting((w) -> w.path("name").asText())
+        .containsExactly("stalled", "recovered", "fresh-client");
+    JsonNode stalled = line.path("workloads").get(0);
+    assertThat(stalled.path("fault").asText()).isEqualTo("stalled");
+    assertThat(stalled.path("deadlineMs").asLong()).isEqualTo(200);
+    for (JsonNode variant : stalled.path("variants")) {
+      JsonNode round = variant.path("rounds").get(0);
+      assertThat(round.path("faultyArrivalsAfterGrace").isNumber())
+          .as("%s: the stalled connection's reads are counted", variant.path("variant").asText())
+          .isTrue();
+    }
+    JsonNode recovered = line.path("workloads").get(1);
+    assertThat(recovered.path("fault").asText()).isEqualTo("recovered");
+    for (JsonNode variant : recovered.path("variants")) {
+      JsonNode round = variant.path("rounds").get(0);
+      assertThat(round.path("faultyShareOfEvenBeforeRestore").isNumber())
+          .as("%s: the slowed connection's share while slowed", variant.path("variant").asText())
+          .isTrue();
+      assertThat(round.has("recoverySeconds")).isTrue();
+    }
+    JsonNode fresh = line.path("workloads").get(2);
+    assertThat(fresh.path("warmedUp").asBoolean()).as("a fresh client is not warmed up").isFalse();
+    assertThat(fresh.path("idealQueriesPerSecond").asDouble()).isCloseTo(16 / 0.022, within(0.01));
+    assertThat(fresh.path("variants")).extracting((v) -> v.path("variant").asText())
+        .containsExactly("stock", "tuned");
+    String markdown = Files.readString(out.resolve("benchmarks.md"));
+    assertThat(markdown).contains(
+        "| reads sent to the stalled connection after its first 200 ms, per round |",
+        "| s from recovery until it carried half its even share in 0.5 s, per round |",
+        "| share of ideal throughput (threads / mean server time) |",
+        "| stalled: failed reads, tuned (stock) |");
   }
 }
