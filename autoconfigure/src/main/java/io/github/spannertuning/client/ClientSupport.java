@@ -30,8 +30,7 @@ final class ClientSupport {
    * Whether {@link GapicSpannerRpc} has the streaming methods without a request id that {@link
    * GuardOnlySpannerRpc} overrides, where {@link #RPC_METHODS_MATCH} is false.
    */
-  static final boolean PLAIN_STREAM_METHODS_MATCH =
-      GuardOnlySpannerRpc.isSupported() && hasOptionsConstructor();
+  static final boolean PLAIN_STREAM_METHODS_MATCH = plainStreamMethodsMatch();
 
   /**
    * Whether the protos mark the final message of a stream ({@code PartialResultSet.last}), which
@@ -118,6 +117,16 @@ final class ClientSupport {
           && hasOptionsConstructor();
     } catch (ReflectiveOperationException | LinkageError ex) {
       logger.fine(() -> "GapicSpannerRpc does not have the expected methods: " + ex);
+      return false;
+    }
+  }
+
+  private static boolean plainStreamMethodsMatch() {
+    try {
+      return GuardOnlySpannerRpc.isSupported() && hasOptionsConstructor();
+    } catch (LinkageError ex) {
+      // GapicSpannerRpc itself cannot be linked, for example without grpc-gcp.
+      logger.fine(() -> "GapicSpannerRpc cannot be extended: " + ex);
       return false;
     }
   }
