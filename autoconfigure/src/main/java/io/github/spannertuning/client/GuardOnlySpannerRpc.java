@@ -15,8 +15,8 @@ import java.util.logging.Logger;
  *
  * <p>The starter is compiled against a client whose {@code GapicSpannerRpc} has no such methods,
  * so these override the client's only where it has them, and reach the client's own through
- * method handles. Single-use routing is not applied here: the picker is set up around the client's
- * request-id methods only, and these versions pick channels without it.
+ * method handles. Single-use routing is not applied here: the starter's routing is built around
+ * the request-id methods, so on these versions single-use reads go where the client sends them.
  */
 final class GuardOnlySpannerRpc extends ObservedSpannerRpc {
 
