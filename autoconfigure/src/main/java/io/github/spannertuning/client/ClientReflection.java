@@ -1,6 +1,8 @@
 package io.github.spannertuning.client;
 
 import java.io.InputStream;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.util.List;
@@ -101,6 +103,29 @@ public final class ClientReflection {
           "java.util.Map",
           REQUEST_ID,
           "boolean");
+  // The same streaming methods before the request id joined their signatures (6.89 to 6.104 among
+  // them); GuardOnlySpannerRpc overrides them and calls the client's own through these.
+  static final Member EXECUTE_QUERY_WITHOUT_REQUEST_ID =
+      method(
+          Access.INVOKE,
+          GAPIC_SPANNER_RPC,
+          "executeQuery",
+          "com.google.spanner.v1.ExecuteSqlRequest",
+          SPANNER_RPC + "$ResultStreamConsumer",
+          "java.util.Map",
+          "boolean");
+  static final Member READ_WITHOUT_REQUEST_ID =
+      method(
+          Access.INVOKE,
+          GAPIC_SPANNER_RPC,
+          "read",
+          "com.google.spanner.v1.ReadRequest",
+          SPANNER_RPC + "$ResultStreamConsumer",
+          "java.util.Map",
+          "boolean");
+  /** Absent from the protos of clients before 6.89, whose streams carry no {@code last}. */
+  static final Member PARTIAL_RESULT_SET_LAST =
+      method(Access.INTROSPECT, "com.google.spanner.v1.PartialResultSet", "getLast");
   static final Member EXECUTE_QUERY_ASYNC =
       method(
           Access.INTROSPECT,
@@ -135,6 +160,9 @@ public final class ClientReflection {
           EXECUTE_QUERY,
           READ,
           EXECUTE_QUERY_ASYNC,
+          EXECUTE_QUERY_WITHOUT_REQUEST_ID,
+          READ_WITHOUT_REQUEST_ID,
+          PARTIAL_RESULT_SET_LAST,
           RPC_CONSTRUCTOR);
 
   /** grpc-gcp 1.9.0 carries its version only here (its manifest has none). */
@@ -191,6 +219,19 @@ public final class ClientReflection {
       method.setAccessible(true);
     }
     return method;
+  }
+
+  /**
+   * A method of a superclass of {@code subclass}, bound as {@code super.method(...)} is from inside
+   * {@code subclass}: an override that the starter cannot compile against (the client line it is
+   * built with lacks the method) still reaches the client's own implementation.
+   */
+  static MethodHandle superMethod(Member member, Class<?> subclass)
+      throws ReflectiveOperationException {
+    requireAccess(member, Access.INVOKE);
+    Method method = method(member);
+    return MethodHandles.privateLookupIn(subclass, MethodHandles.lookup())
+        .unreflectSpecial(method, subclass);
   }
 
   /** Whether a constructor exists, with exactly these parameter types. */

@@ -26,6 +26,18 @@ final class ClientSupport {
    */
   static final boolean RPC_METHODS_MATCH = rpcMethodsMatch();
 
+  /**
+   * Whether {@link GapicSpannerRpc} has the streaming methods without a request id that {@link
+   * GuardOnlySpannerRpc} overrides, where {@link #RPC_METHODS_MATCH} is false.
+   */
+  static final boolean PLAIN_STREAM_METHODS_MATCH = plainStreamMethodsMatch();
+
+  /**
+   * Whether the protos mark the final message of a stream ({@code PartialResultSet.last}), which
+   * the stream-end guard needs to tell a stream finished before its trailers.
+   */
+  static final boolean STREAMS_MARK_LAST = hasMethod(ClientReflection.PARTIAL_RESULT_SET_LAST);
+
   /** Whether {@link GapicSpannerRpc} has the public constructor the client's default factory uses. */
   static final boolean HAS_OPTIONS_CONSTRUCTOR = hasOptionsConstructor();
 
@@ -109,6 +121,16 @@ final class ClientSupport {
     }
   }
 
+  private static boolean plainStreamMethodsMatch() {
+    try {
+      return GuardOnlySpannerRpc.isSupported() && hasOptionsConstructor();
+    } catch (LinkageError ex) {
+      // GapicSpannerRpc itself cannot be linked, for example without grpc-gcp.
+      logger.fine(() -> "GapicSpannerRpc cannot be extended: " + ex);
+      return false;
+    }
+  }
+
   private static boolean hasOptionsConstructor() {
     return ClientReflection.hasConstructor(ClientReflection.RPC_CONSTRUCTOR);
   }
@@ -130,6 +152,14 @@ final class ClientSupport {
       ClientReflection.load(type);
       return true;
     } catch (ClassNotFoundException | LinkageError ex) {
+      return false;
+    }
+  }
+
+  private static boolean hasMethod(ClientReflection.Member method) {
+    try {
+      return ClientReflection.method(method) != null;
+    } catch (ReflectiveOperationException | RuntimeException | LinkageError ex) {
       return false;
     }
   }

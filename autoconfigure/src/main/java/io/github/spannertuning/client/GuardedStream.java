@@ -2,10 +2,12 @@ package io.github.spannertuning.client;
 
 import com.google.api.gax.rpc.ApiCallContext;
 import com.google.cloud.spanner.SpannerException;
+import com.google.cloud.spanner.spi.v1.SpannerRpc.Option;
 import com.google.cloud.spanner.spi.v1.SpannerRpc.ResultStreamConsumer;
 import com.google.cloud.spanner.spi.v1.SpannerRpc.StreamingCall;
 import com.google.spanner.v1.PartialResultSet;
 import io.grpc.Context;
+import java.util.Map;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
@@ -43,6 +45,12 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
    * Set only while the stream starts: gax creates the first attempt's call on the starting thread.
    */
   static final Context.Key<GuardedStream> STARTING = Context.key("spanner-tuning-guarded-stream");
+
+  /** Starts a stream on the client's own rpc, with the consumer and options given. */
+  @FunctionalInterface
+  interface Starter {
+    StreamingCall start(ResultStreamConsumer consumer, Map<Option, ?> options);
+  }
 
   /** Neither the application nor the call has ended the stream. */
   private static final int OPEN = 0;
@@ -83,6 +91,28 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
   GuardedStream(ResultStreamConsumer consumer, SpannerTuningState tuning) {
     this.consumer = consumer;
     this.tuning = tuning;
+  }
+
+  /**
+   * Starts a stream with the guard between it and its consumer. The channel-load interceptor reads
+   * the stream from the context to report the end of its call: gax creates the first attempt's
+   * gRPC call on this thread, before the starter returns.
+   */
+  static StreamingCall start(
+      ResultStreamConsumer consumer,
+      Map<Option, ?> options,
+      SpannerTuningState tuning,
+      Starter starter) {
+    GuardedStream guarded = new GuardedStream(consumer, tuning);
+    Context context = Context.current().withValue(STARTING, guarded);
+    Context previous = context.attach();
+    StreamingCall call;
+    try {
+      call = starter.start(guarded, options);
+    } finally {
+      context.detach(previous);
+    }
+    return guarded.attach(call);
   }
 
   StreamingCall attach(StreamingCall call) {

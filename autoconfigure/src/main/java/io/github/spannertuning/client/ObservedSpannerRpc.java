@@ -8,7 +8,7 @@ import com.google.cloud.spanner.spi.v1.GapicSpannerRpc;
  * client closes. Used where {@link TunedSpannerRpc}'s methods do not match this client version: the
  * client then behaves as stock, and its state (features unsupported, channel load) still reaches
  * the registry, the meters and the endpoint. Refers to no class a version may lack. {@link
- * TunedSpannerRpc} builds on it.
+ * TunedSpannerRpc} and {@link GuardOnlySpannerRpc} build on it.
  */
 class ObservedSpannerRpc extends GapicSpannerRpc {
 

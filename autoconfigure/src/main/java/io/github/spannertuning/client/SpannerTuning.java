@@ -143,7 +143,9 @@ public final class SpannerTuning {
     }
     String rpcHookMissing = rpcHookMissing(builder);
     features.put(Feature.STREAM_END_GUARD, streamEndGuardState(rpcHookMissing));
-    features.put(Feature.SINGLE_USE_DISTRIBUTION, singleUseState(rpcHookMissing, grpcGcpOn));
+    features.put(
+        Feature.SINGLE_USE_DISTRIBUTION,
+        singleUseState(routingHookMissing(rpcHookMissing), grpcGcpOn));
     SpannerTuningState state =
         new SpannerTuningState(this, features, rpcHookMissing == null);
     List<String> missing = new ArrayList<>();
@@ -235,9 +237,15 @@ public final class SpannerTuning {
   }
 
   private String rpcHookMissing(SpannerOptions.Builder builder) {
-    if (!ClientSupport.RPC_METHODS_MATCH) {
+    if (!ClientSupport.RPC_METHODS_MATCH && !ClientSupport.PLAIN_STREAM_METHODS_MATCH) {
       return "GapicSpannerRpc in this client version does not have the methods spanner-tuning"
           + " extends";
+    }
+    if (!ClientSupport.RPC_METHODS_MATCH && !ClientSupport.STREAMS_MARK_LAST) {
+      return "google-cloud-spanner "
+          + ClientVersions.detected().spanner()
+          + " has no PartialResultSet.last: a stream closed on its last row cannot be told"
+          + " finished before its trailers";
     }
     if (!ClientSupport.canReadRpcFactory()) {
       return "cannot read the SpannerRpcFactory of this client version";
@@ -246,6 +254,20 @@ public final class SpannerTuning {
       return "the application set its own SpannerRpcFactory";
     }
     return null;
+  }
+
+  /**
+   * Single-use routing is set up around the streaming methods that take a request id; a client
+   * whose methods take none gets the stream-end guard only.
+   */
+  private static String routingHookMissing(String rpcHookMissing) {
+    if (!ClientSupport.RPC_METHODS_MATCH && ClientSupport.PLAIN_STREAM_METHODS_MATCH) {
+      return "GapicSpannerRpc in google-cloud-spanner "
+          + ClientVersions.detected().spanner()
+          + " has no streaming methods that take a request id, which single-use routing hooks"
+          + " into";
+    }
+    return rpcHookMissing;
   }
 
   /**

@@ -65,7 +65,10 @@ public final class SpannerTuningState {
     return this.tuning;
   }
 
-  /** Whether the client runs {@link TunedSpannerRpc}, not the client's rpc as it is. */
+  /**
+   * Whether the client runs {@link TunedSpannerRpc} or {@link GuardOnlySpannerRpc}, not the
+   * client's rpc as it is.
+   */
   boolean rpcInstalled() {
     return this.rpcInstalled;
   }

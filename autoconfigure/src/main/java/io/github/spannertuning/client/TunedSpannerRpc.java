@@ -9,7 +9,6 @@ import com.google.spanner.v1.ReadRequest;
 import com.google.spanner.v1.ResultSet;
 import com.google.spanner.v1.TransactionSelector;
 import io.github.spannertuning.client.ChannelLoad.Routing;
-import io.grpc.Context;
 import java.util.Map;
 
 /**
@@ -19,12 +18,6 @@ import java.util.Map;
  * graceful shutdown that waits for in-flight calls.
  */
 final class TunedSpannerRpc extends ObservedSpannerRpc {
-
-  /** Starts a stream on the client's own rpc, with the consumer and options given. */
-  @FunctionalInterface
-  private interface StreamStarter {
-    StreamingCall start(ResultStreamConsumer consumer, Map<Option, ?> options);
-  }
 
   /** {@code null} when single-use distribution is not on for this client. */
   private final ChannelPicker picker;
@@ -102,34 +95,23 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
       TransactionSelector selector,
       ResultStreamConsumer consumer,
       Map<Option, ?> options,
-      StreamStarter starter) {
+      GuardedStream.Starter starter) {
     boolean leastBusy = routeToLeastBusy(hasTransaction, selector);
     Map<Option, ?> callOptions = leastBusy ? LeastBusyRouting.withoutChannelHint(options) : options;
     if (!this.state.isActive(Feature.STREAM_END_GUARD)) {
       return leastBusy ? routed(consumer, callOptions, starter, null) : starter.start(consumer, callOptions);
     }
-    GuardedStream guarded = new GuardedStream(consumer, this.state);
-    StreamingCall call;
-    if (leastBusy) {
-      call = routed(guarded, callOptions, starter, guarded);
-    } else {
-      // The channel-load interceptor reads the stream from the context to report the end of its
-      // call: gax creates the first attempt's gRPC call on this thread, before start returns.
-      Context context = Context.current().withValue(GuardedStream.STARTING, guarded);
-      Context previous = context.attach();
-      try {
-        call = starter.start(guarded, callOptions);
-      } finally {
-        context.detach(previous);
-      }
+    if (!leastBusy) {
+      return GuardedStream.start(consumer, callOptions, this.state, starter);
     }
-    return guarded.attach(call);
+    GuardedStream guarded = new GuardedStream(consumer, this.state);
+    return guarded.attach(routed(guarded, callOptions, starter, guarded));
   }
 
   private StreamingCall routed(
       ResultStreamConsumer consumer,
       Map<Option, ?> options,
-      StreamStarter starter,
+      GuardedStream.Starter starter,
       GuardedStream guarded) {
     Routing routing = this.picker.enter(guarded);
     try {

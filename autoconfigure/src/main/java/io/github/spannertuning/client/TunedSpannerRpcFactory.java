@@ -6,8 +6,9 @@ import com.google.cloud.spanner.spi.SpannerRpcFactory;
 import java.util.logging.Logger;
 
 /**
- * Creates a {@link TunedSpannerRpc} in place of the client's default rpc, or, where its methods do
- * not match this client version, an {@link ObservedSpannerRpc} that only reports the client's close.
+ * Creates a {@link TunedSpannerRpc} in place of the client's default rpc; on a client whose
+ * streaming methods take no request id, a {@link GuardOnlySpannerRpc}; where neither matches this
+ * client version, an {@link ObservedSpannerRpc} that only reports the client's close.
  */
 final class TunedSpannerRpcFactory implements SpannerRpcFactory {
 
@@ -27,10 +28,14 @@ final class TunedSpannerRpcFactory implements SpannerRpcFactory {
   public ServiceRpc create(SpannerOptions options) {
     this.state.resolve(
         options.isGrpcGcpExtensionEnabled(), options.getNumChannels(), options.getOpenTelemetry());
-    ServiceRpc rpc =
-        this.state.rpcInstalled()
-            ? new TunedSpannerRpc(options, this.state)
-            : new ObservedSpannerRpc(options, this.state);
+    ServiceRpc rpc;
+    if (!this.state.rpcInstalled()) {
+      rpc = new ObservedSpannerRpc(options, this.state);
+    } else if (ClientSupport.RPC_METHODS_MATCH) {
+      rpc = new TunedSpannerRpc(options, this.state);
+    } else {
+      rpc = new GuardOnlySpannerRpc(options, this.state);
+    }
     if (this.state.tuning().isLogWhenBuilt()) {
       logger.info(
           "spanner-tuning: tuned Spanner client of project '"

@@ -32,7 +32,14 @@ class SpannerTuningRuntimeHintsTests {
   private static final Set<String> NOT_ON_EVERY_LINE =
       Set.of(
           // grpc-gcp 1.12+ (the 6.119 line) only.
-          "com.google.cloud.grpc.GcpManagedChannel.CHANNEL_AFFINITY_REF_KEY");
+          "com.google.cloud.grpc.GcpManagedChannel.CHANNEL_AFFINITY_REF_KEY",
+          // Clients whose streaming methods take no request id (6.89 to 6.104): the compat lines.
+          "com.google.cloud.spanner.spi.v1.GapicSpannerRpc.executeQuery(com.google.spanner.v1"
+              + ".ExecuteSqlRequest, com.google.cloud.spanner.spi.v1.SpannerRpc$ResultStreamConsumer,"
+              + " java.util.Map, boolean)",
+          "com.google.cloud.spanner.spi.v1.GapicSpannerRpc.read(com.google.spanner.v1.ReadRequest,"
+              + " com.google.cloud.spanner.spi.v1.SpannerRpc$ResultStreamConsumer, java.util.Map,"
+              + " boolean)");
 
   /** Calls of the reflection API; only ClientReflection may make them. */
   private static final Pattern REFLECTION =
@@ -64,7 +71,13 @@ class SpannerTuningRuntimeHintsTests {
     for (Member member : ClientReflection.members()) {
       Object target = resolve(member);
       if (target == null) {
-        notFound.add(member.type() + "." + member.name());
+        notFound.add(
+            member.type()
+                + "."
+                + member.name()
+                + (member.parameterTypes().isEmpty()
+                    ? ""
+                    : "(" + String.join(", ", member.parameterTypes()) + ")"));
       } else if (!hinted(member, target)) {
         missing.add(member.toString());
       }

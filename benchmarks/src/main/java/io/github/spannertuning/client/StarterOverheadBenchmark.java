@@ -160,12 +160,12 @@ public class StarterOverheadBenchmark {
   }
 
   private static Class<?> starterInterface() {
-    for (Class<?> nested : TunedSpannerRpc.class.getDeclaredClasses()) {
-      if (nested.getSimpleName().equals("StreamStarter")) {
+    for (Class<?> nested : GuardedStream.class.getDeclaredClasses()) {
+      if (nested.getSimpleName().equals("Starter")) {
         return nested;
       }
     }
-    throw new IllegalStateException("TunedSpannerRpc has no StreamStarter: update this benchmark");
+    throw new IllegalStateException("GuardedStream has no Starter: update this benchmark");
   }
 
   private static MethodHandle streamMethod() {
@@ -206,7 +206,7 @@ public class StarterOverheadBenchmark {
               MethodType.methodType(
                   StreamingCall.class, Object.class, ResultStreamConsumer.class, Map.class));
     } catch (ReflectiveOperationException ex) {
-      throw new IllegalStateException("StreamStarter.start changed: update this benchmark", ex);
+      throw new IllegalStateException("GuardedStream.Starter.start changed: update this benchmark", ex);
     }
   }
 
