@@ -57,7 +57,7 @@ import org.junit.jupiter.api.Test;
  * client; the heap after a GC; the meters; and the threads of gRPC, Netty and gax that are blocked
  * or waiting inside spanner-tuning's code.
  */
-class SoakTest {
+class SoakIT {
 
   static final String DURATION_PROPERTY = "spanner.tuning.soak.duration";
 
@@ -297,7 +297,7 @@ class SoakTest {
         String className = frame.getClassName();
         if (className.startsWith("io.github.spannertuning.")
             && !className.startsWith("io.github.spannertuning.testing.")
-            && !className.startsWith(SoakTest.class.getName())) {
+            && !className.startsWith(SoakIT.class.getName())) {
           this.stuckInCallbacks.add(name + " " + threadState + " at " + frame);
           break;
         }
@@ -325,7 +325,7 @@ class SoakTest {
 
     static Sample take(
         double seconds,
-        SoakTest soak,
+        SoakIT soak,
         ThreadPoolExecutor workers,
         List<Object> grpcGcpChannels,
         SpannerTuningState state,

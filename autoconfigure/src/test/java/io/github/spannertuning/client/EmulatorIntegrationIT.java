@@ -51,7 +51,7 @@ import org.junit.jupiter.api.Test;
  * <p>Skipped where the emulator binary is not installed (see {@link SpannerEmulator}). The emulator
  * serves some 100-200 queries a second, so the workload is kept to about 150 operations a client.
  */
-class EmulatorIntegrationTest {
+class EmulatorIntegrationIT {
 
   private static final String PROJECT = "test-project";
 

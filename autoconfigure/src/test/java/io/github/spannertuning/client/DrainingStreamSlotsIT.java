@@ -12,12 +12,6 @@ import com.google.cloud.spanner.Statement;
 import com.google.cloud.spanner.spi.v1.SpannerInterceptorProvider;
 import io.github.spannertuning.metrics.SpannerChannelMetrics;
 import io.github.spannertuning.testing.MockSpannerServer;
-import io.grpc.CallOptions;
-import io.grpc.Channel;
-import io.grpc.ClientCall;
-import io.grpc.ClientInterceptor;
-import io.grpc.ForwardingClientCall.SimpleForwardingClientCall;
-import io.grpc.MethodDescriptor;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -39,7 +33,7 @@ import org.junit.jupiter.api.Test;
  * held back by a chosen delay, and closed-loop point selects ({@code next()} once, then close). The
  * server counts the streams that have sent {@code last} and still wait to send their trailers.
  */
-class DrainingStreamSlotsTest {
+class DrainingStreamSlotsIT {
 
   private static final DatabaseId DATABASE = DatabaseId.of("test-project", "i", "d");
 
@@ -289,7 +283,7 @@ class DrainingStreamSlotsTest {
       awaitIdle(Duration.ofSeconds(10));
       ChannelLoad.ChannelStats channel = channel();
       server.reset();
-      this.counter.cancels.set(0);
+      this.counter.reset();
       Counts before = Counts.of(this.state);
 
       AtomicInteger queries = new AtomicInteger();
@@ -331,7 +325,7 @@ class DrainingStreamSlotsTest {
       }
       return new Run(
           queries.get(),
-          this.counter.cancels.get(),
+          this.counter.cancels(),
           server.rstStreams(),
           server.maxAwaitingTrailers(),
           maxDraining.get(),
@@ -341,24 +335,6 @@ class DrainingStreamSlotsTest {
     @Override
     public void close() {
       this.spanner.close();
-    }
-  }
-
-  /** Counts the {@link ClientCall#cancel} calls that reach gRPC, below grpc-gcp. */
-  private static final class CancelCounter implements ClientInterceptor {
-
-    final AtomicInteger cancels = new AtomicInteger();
-
-    @Override
-    public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(
-        MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next) {
-      return new SimpleForwardingClientCall<>(next.newCall(method, callOptions)) {
-        @Override
-        public void cancel(String message, Throwable cause) {
-          CancelCounter.this.cancels.incrementAndGet();
-          super.cancel(message, cause);
-        }
-      };
     }
   }
 }

@@ -41,7 +41,7 @@ import org.junit.jupiter.api.Test;
  * concurrent run therefore checks the totals only; the sequential run checks that every transaction
  * commits. Skipped where the emulator is not installed.
  */
-class EmulatorFaultInjectionTest {
+class EmulatorFaultInjectionIT {
 
   private static final String PROJECT = "test-project";
 
