@@ -11,13 +11,8 @@ import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
-import com.google.protobuf.ListValue;
-import com.google.protobuf.Value;
-import com.google.spanner.v1.ResultSetMetadata;
-import com.google.spanner.v1.StructType;
-import com.google.spanner.v1.Type;
-import com.google.spanner.v1.TypeCode;
 import io.github.spannertuning.testing.MockSpannerServer;
+import io.github.spannertuning.testing.ResultSets;
 import io.grpc.Status;
 import java.util.List;
 import java.util.Locale;
@@ -97,7 +92,7 @@ final class RoutingSubject implements AutoCloseable {
                       .asRuntimeException()));
       server
           .mock()
-          .putStatementResult(StatementResult.read(TABLE, READ_KEYS, READ_COLUMNS, pointRow()));
+          .putStatementResult(StatementResult.read(TABLE, READ_KEYS, READ_COLUMNS, ResultSets.pointRow()));
       SpannerOptions.Builder builder = server.clientOptions(CHANNELS);
       SpannerTuningState state = tuned ? SpannerTuning.defaults().applyTo(builder) : null;
       Spanner spanner = builder.build().getService();
@@ -153,25 +148,4 @@ final class RoutingSubject implements AutoCloseable {
     assertThat(rows).as("rows").isEqualTo(1);
   }
 
-  private static com.google.spanner.v1.ResultSet pointRow() {
-    return com.google.spanner.v1.ResultSet.newBuilder()
-        .setMetadata(
-            ResultSetMetadata.newBuilder()
-                .setRowType(
-                    StructType.newBuilder()
-                        .addFields(field("id", TypeCode.INT64))
-                        .addFields(field("name", TypeCode.STRING))))
-        .addRows(
-            ListValue.newBuilder()
-                .addValues(Value.newBuilder().setStringValue("1"))
-                .addValues(Value.newBuilder().setStringValue("Alice")))
-        .build();
-  }
-
-  private static StructType.Field field(String name, TypeCode code) {
-    return StructType.Field.newBuilder()
-        .setName(name)
-        .setType(Type.newBuilder().setCode(code))
-        .build();
-  }
 }

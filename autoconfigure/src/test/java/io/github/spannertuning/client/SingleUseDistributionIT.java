@@ -33,13 +33,10 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
@@ -72,9 +69,6 @@ class SingleUseDistributionIT {
 
   private static final int TRANSACTION_RUNS = 20;
 
-  /** Bound on how long any concurrent workload may take before the test fails. */
-  private static final long WORKLOAD_TIMEOUT_SECONDS = 60;
-
   /**
    * {@value #BURST_RUNS} brand-new clients per side, each with its own server, whose first traffic
    * is 200 point selects from 200 threads released together. A burst collapses when one connection
@@ -88,7 +82,7 @@ class SingleUseDistributionIT {
     List<Spread> tuned = new ArrayList<>();
     Function<RoutingSubject, Spread> burst =
         (subject) -> {
-          concurrently(200, 1, (thread, iteration) -> subject.pointSelect());
+          Workers.concurrently(200, 1, (thread, iteration) -> subject.pointSelect());
           return Spread.of(subject.server.calls(STREAMING_SQL), subject.server.connections());
         };
     long routed = 0;
@@ -201,7 +195,7 @@ class SingleUseDistributionIT {
     withSingleUseTraffic(
         subject,
         () ->
-            concurrentTasks(
+            Workers.concurrentTasks(
                 8,
                 16,
                 (index) -> {
@@ -468,95 +462,10 @@ class SingleUseDistributionIT {
       } finally {
         done.set(true);
       }
-      await(futures);
+      Workers.await(futures);
       assertThat(sent.get()).as("single-use reads sent beside the transactions").isPositive();
     } finally {
-      shutdown(background);
-    }
-  }
-
-  @FunctionalInterface
-  interface Task {
-    void run(int thread, int iteration) throws Exception;
-  }
-
-  @FunctionalInterface
-  interface IndexedTask {
-    void run(int index) throws Exception;
-  }
-
-  /**
-   * {@code threads} threads, released together, each running the task {@code perThread} times.
-   */
-  private static void concurrently(int threads, int perThread, Task task) {
-    ExecutorService pool = Executors.newFixedThreadPool(threads);
-    try {
-      CountDownLatch ready = new CountDownLatch(threads);
-      CountDownLatch go = new CountDownLatch(1);
-      List<Future<?>> futures = new ArrayList<>();
-      for (int t = 0; t < threads; t++) {
-        int thread = t;
-        futures.add(
-            pool.submit(
-                () -> {
-                  ready.countDown();
-                  go.await();
-                  for (int i = 0; i < perThread; i++) {
-                    task.run(thread, i);
-                  }
-                  return null;
-                }));
-      }
-      assertThat(ready.await(30, TimeUnit.SECONDS)).as("%d threads ready", threads).isTrue();
-      go.countDown();
-      await(futures);
-    } catch (InterruptedException ex) {
-      Thread.currentThread().interrupt();
-      throw new AssertionError("interrupted", ex);
-    } finally {
-      shutdown(pool);
-    }
-  }
-
-  /** {@code tasks} indexed tasks on {@code threads} threads, released together. */
-  private static void concurrentTasks(int threads, int tasks, IndexedTask task) {
-    AtomicInteger next = new AtomicInteger();
-    concurrently(
-        threads,
-        1,
-        (thread, iteration) -> {
-          int index;
-          while ((index = next.getAndIncrement()) < tasks) {
-            task.run(index);
-          }
-        });
-  }
-
-  private static void await(List<Future<?>> futures) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WORKLOAD_TIMEOUT_SECONDS);
-    for (Future<?> future : futures) {
-      try {
-        future.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-      } catch (ExecutionException ex) {
-        throw new AssertionError("workload failed: " + ex.getCause(), ex.getCause());
-      } catch (TimeoutException ex) {
-        throw new AssertionError(
-            "workload did not finish within " + WORKLOAD_TIMEOUT_SECONDS + " s", ex);
-      } catch (InterruptedException ex) {
-        Thread.currentThread().interrupt();
-        throw new AssertionError("interrupted", ex);
-      }
-    }
-  }
-
-  private static void shutdown(ExecutorService pool) {
-    pool.shutdownNow();
-    try {
-      if (!pool.awaitTermination(10, TimeUnit.SECONDS)) {
-        throw new AssertionError("worker threads did not stop");
-      }
-    } catch (InterruptedException ex) {
-      Thread.currentThread().interrupt();
+      Workers.shutdown(background);
     }
   }
 }

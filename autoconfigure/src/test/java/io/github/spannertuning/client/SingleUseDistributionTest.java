@@ -107,31 +107,32 @@ class SingleUseDistributionTest {
               .toList();
       long singleUseOnServer =
           requests.stream().filter(SingleUseDistributionTest::isSingleUse).count();
-      System.out.printf(
-          "[routing %s] selector detection: single-use requests=%d (server saw %d) other"
-              + " ExecuteSql/Read requests=%d routed=%d (after single-use only: %d)%n",
-          VERSION,
-          singleUse,
-          singleUseOnServer,
-          requests.size() - singleUseOnServer,
-          routed,
-          routedAfterSingleUse);
+      String figures =
+          String.format(
+                  "[routing %s] selector detection: single-use requests=%d (server saw %d) other"
+                  + " ExecuteSql/Read requests=%d routed=%d (after single-use only: %d)",
+              VERSION,
+              singleUse,
+              singleUseOnServer,
+              requests.size() - singleUseOnServer,
+              routed,
+              routedAfterSingleUse);
 
       assertThat(singleUseOnServer)
-          .as("single-use requests the server saw")
+          .as("single-use requests the server saw: " + figures)
           .isEqualTo(singleUse);
       assertThat(requests.size() - singleUseOnServer)
-          .as("requests in read/write and multi-use read-only transactions the server saw")
+          .as("requests in read/write and multi-use read-only transactions the server saw: " + figures)
           .isEqualTo(3L * 3 + 3L * 3);
       if (routes()) {
         assertThat(routedAfterSingleUse)
-            .as("routed count after the single-use requests")
+            .as("routed count after the single-use requests: " + figures)
             .isEqualTo(singleUse);
         assertThat(routed)
-            .as("routed count: transactional requests must not be routed")
+            .as("routed count: transactional requests must not be routed: " + figures)
             .isEqualTo(singleUse);
       } else {
-        assertThat(routed).as("routed count when the client routes natively").isZero();
+        assertThat(routed).as("routed count when the client routes natively: " + figures).isZero();
       }
     }
   }
@@ -154,10 +155,11 @@ class SingleUseDistributionTest {
       SpannerTuningState state = SpannerTuning.defaults().applyTo(builder);
       try (Spanner spanner = builder.build().getService()) {
         FeatureState feature = state.feature(Feature.SINGLE_USE_DISTRIBUTION);
-        System.out.printf(
-            "[routing %s] dynamic pool: single-use-distribution=%s%n", VERSION, feature);
+        String figures =
+            String.format(
+                "[routing %s] dynamic pool: single-use-distribution=%s", VERSION, feature);
         assertThat(feature.status())
-            .as("single-use distribution on a dynamic pool")
+            .as("single-use distribution on a dynamic pool: " + figures)
             .isEqualTo(
                 VERSION.startsWith("6.113.")
                     ? FeatureState.Status.UNSUPPORTED
@@ -166,10 +168,10 @@ class SingleUseDistributionTest {
         DatabaseClient client = spanner.getDatabaseClient(DATABASE);
         for (int i = 0; i < 20; i++) {
           try (ResultSet rs = client.singleUse().executeQuery(Statement.of(POINT_SELECT))) {
-            assertThat(rs.next()).as("point select returns its row").isTrue();
+            assertThat(rs.next()).as("point select returns its row: " + figures).isTrue();
           }
         }
-        assertThat(state.singleUseRoutedCount()).as("single-use reads routed").isZero();
+        assertThat(state.singleUseRoutedCount()).as("single-use reads routed: " + figures).isZero();
         assertThat(server.calls(STREAMING_SQL)).hasSize(20);
       }
     }

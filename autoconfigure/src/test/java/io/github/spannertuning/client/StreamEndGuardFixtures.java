@@ -5,20 +5,16 @@ import com.google.cloud.spanner.KeySet;
 import com.google.cloud.spanner.MockSpannerServiceImpl.StatementResult;
 import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Statement;
-import com.google.cloud.spring.data.spanner.core.SpannerTemplate;
-import com.google.cloud.spring.data.spanner.core.convert.ConverterAwareMappingSpannerEntityProcessor;
-import com.google.cloud.spring.data.spanner.core.admin.SpannerSchemaUtils;
-import com.google.cloud.spring.data.spanner.core.SpannerMutationFactoryImpl;
-import com.google.cloud.spring.data.spanner.core.mapping.SpannerMappingContext;
 import com.google.protobuf.ListValue;
 import com.google.protobuf.Value;
-import com.google.spanner.v1.ResultSetMetadata;
-import com.google.spanner.v1.StructType;
-import com.google.spanner.v1.Type;
 import com.google.spanner.v1.TypeCode;
 import io.github.spannertuning.testing.MockSpannerServer;
+import io.github.spannertuning.testing.ResultSets;
 import io.grpc.Status;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /** The test server and queries the stream-end guard is checked on, and the reads the checks use. */
@@ -44,24 +40,24 @@ final class StreamEndGuardFixtures {
                 Statement.of(FAILING_QUERY), Status.INVALID_ARGUMENT.asRuntimeException()));
     server
         .mock()
-        .putStatementResult(StatementResult.query(Statement.of(THREE_ROWS), threeRows()));
+        .putStatementResult(StatementResult.query(Statement.of(THREE_ROWS), ResultSets.numbers(3)));
     server
         .mock()
         .putStatementResult(StatementResult.query(Statement.of(WIDE_QUERY), wideRows()));
     server
         .mock()
-        .putStatementResult(StatementResult.query(Statement.of(COUNT_QUERY), countRow(3)));
+        .putStatementResult(StatementResult.query(Statement.of(COUNT_QUERY), ResultSets.int64Row("", 3)));
     // existsById reads the key column of one key. The mock looks a read up as a statement built
     // from it: from table and columns (6.119), or with the key too (6.113).
     server
         .mock()
         .putStatementResult(
-            StatementResult.read("Singers", KeySet.all(), List.of("SingerId"), singerIdRow(1)));
+            StatementResult.read("Singers", KeySet.all(), List.of("SingerId"), ResultSets.int64Row("SingerId", 1)));
     server
         .mock()
         .putStatementResult(
             StatementResult.query(
-                Statement.of("SELECT SingerId FROM Singers WHERE ID=1"), singerIdRow(1)));
+                Statement.of("SELECT SingerId FROM Singers WHERE ID=1"), ResultSets.int64Row("SingerId", 1)));
     return server;
   }
 
@@ -97,73 +93,11 @@ final class StreamEndGuardFixtures {
         .sum();
   }
 
-  static SpannerTemplate template(DatabaseClient client) {
-    SpannerMappingContext mappingContext = new SpannerMappingContext();
-    ConverterAwareMappingSpannerEntityProcessor processor =
-        new ConverterAwareMappingSpannerEntityProcessor(mappingContext);
-    SpannerSchemaUtils schemaUtils = new SpannerSchemaUtils(mappingContext, processor, true);
-    return new SpannerTemplate(
-        () -> client,
-        mappingContext,
-        processor,
-        new SpannerMutationFactoryImpl(processor, mappingContext, schemaUtils),
-        schemaUtils);
-  }
-
-  static com.google.spanner.v1.ResultSet singerIdRow(long id) {
-    return com.google.spanner.v1.ResultSet.newBuilder()
-        .setMetadata(metadata("SingerId"))
-        .addRows(
-            ListValue.newBuilder().addValues(Value.newBuilder().setStringValue(Long.toString(id))))
-        .build();
-  }
-
-  private static com.google.spanner.v1.ResultSet countRow(long count) {
-    return com.google.spanner.v1.ResultSet.newBuilder()
-        .setMetadata(metadata(""))
-        .addRows(
-            ListValue.newBuilder()
-                .addValues(Value.newBuilder().setStringValue(Long.toString(count))))
-        .build();
-  }
-
-  private static ResultSetMetadata metadata(String int64Column) {
-    return ResultSetMetadata.newBuilder()
-        .setRowType(
-            StructType.newBuilder()
-                .addFields(
-                    StructType.Field.newBuilder()
-                        .setName(int64Column)
-                        .setType(Type.newBuilder().setCode(TypeCode.INT64))))
-        .build();
-  }
-
-  private static com.google.spanner.v1.ResultSet threeRows() {
-    com.google.spanner.v1.ResultSet.Builder result =
-        com.google.spanner.v1.ResultSet.newBuilder().setMetadata(metadata("id"));
-    for (int i = 0; i < 3; i++) {
-      result.addRows(
-          ListValue.newBuilder().addValues(Value.newBuilder().setStringValue(Integer.toString(i))));
-    }
-    return result.build();
-  }
-
   private static com.google.spanner.v1.ResultSet wideRows() {
     String payload = "x".repeat(32 * 1024);
     com.google.spanner.v1.ResultSet.Builder result =
         com.google.spanner.v1.ResultSet.newBuilder()
-            .setMetadata(
-                ResultSetMetadata.newBuilder()
-                    .setRowType(
-                        StructType.newBuilder()
-                            .addFields(
-                                StructType.Field.newBuilder()
-                                    .setName("id")
-                                    .setType(Type.newBuilder().setCode(TypeCode.INT64)))
-                            .addFields(
-                                StructType.Field.newBuilder()
-                                    .setName("payload")
-                                    .setType(Type.newBuilder().setCode(TypeCode.STRING)))));
+            .setMetadata(ResultSets.metadata("id", TypeCode.INT64, "payload", TypeCode.STRING));
     for (int i = 0; i < 1000; i++) {
       result.addRows(
           ListValue.newBuilder()
@@ -171,5 +105,21 @@ final class StreamEndGuardFixtures {
               .addValues(Value.newBuilder().setStringValue(payload)));
     }
     return result.build();
+  }
+
+  /** Threads of gRPC or gax parked in the client's result queue: the callback a close must drop. */
+  static List<String> blockedGrpcThreads() {
+    List<String> blocked = new ArrayList<>();
+    for (ThreadInfo info : ManagementFactory.getThreadMXBean().dumpAllThreads(false, false)) {
+      boolean inQueue =
+          Arrays.stream(info.getStackTrace())
+              .anyMatch((frame) -> frame.getClassName().startsWith("com.google.cloud.spanner.GrpcStreamIterator"));
+      if (inQueue && (info.getThreadState() == Thread.State.WAITING
+          || info.getThreadState() == Thread.State.TIMED_WAITING
+          || info.getThreadState() == Thread.State.BLOCKED)) {
+        blocked.add(info.getThreadName());
+      }
+    }
+    return blocked;
   }
 }

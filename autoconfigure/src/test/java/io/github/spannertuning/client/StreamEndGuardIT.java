@@ -4,7 +4,7 @@ import static io.github.spannertuning.client.StreamEndGuardFixtures.newServer;
 import static io.github.spannertuning.client.StreamEndGuardFixtures.readOneRow;
 import static io.github.spannertuning.client.StreamEndGuardFixtures.readAll;
 import static io.github.spannertuning.client.StreamEndGuardFixtures.activeStreams;
-import static io.github.spannertuning.client.StreamEndGuardFixtures.template;
+import static io.github.spannertuning.client.StreamEndGuardFixtures.blockedGrpcThreads;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -17,13 +17,10 @@ import com.google.cloud.spanner.Statement;
 import com.google.cloud.spring.data.spanner.core.SpannerTemplate;
 import io.github.spannertuning.client.EmulatorIntegrationIT.SingerEntity;
 import io.github.spannertuning.testing.MockSpannerServer;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadInfo;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
@@ -36,9 +33,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import jdk.jfr.Recording;
-import jdk.jfr.consumer.RecordedClass;
-import jdk.jfr.consumer.RecordedEvent;
-import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -80,36 +74,36 @@ class StreamEndGuardIT {
         on = measureShapes(server, client);
       }
     }
-    String version = ClientVersions.detected().spanner();
+    Map<Shape, String> figures = new EnumMap<>(Shape.class);
     for (Shape shape : Shape.values()) {
       Loop a = off.get(shape);
       Loop b = on.get(shape);
-      System.out.printf(
-          Locale.ROOT,
-          "[guard %s] %s, %d queries, last 1 ms before trailers: RST_STREAM frames/query off=%.2f"
-              + " on=%.2f | cancels reaching gRPC/query off=%.2f on=%.2f | throwables/query"
-              + " off=%.2f on=%.2f | guard on: skipped=%d drained=%d drain timeouts=%d%n",
-          version,
-          shape.label,
-          QUERIES,
-          a.perQuery(a.rstFrames()),
-          b.perQuery(b.rstFrames()),
-          a.perQuery(a.cancels()),
-          b.perQuery(b.cancels()),
-          a.perQuery(a.throwables()),
-          b.perQuery(b.throwables()),
-          b.skipped(),
-          b.drained(),
-          b.drainTimeouts());
-      System.out.printf(
-          Locale.ROOT, "[guard %s] %s exceptions: off %s | on %s%n", version, shape.label,
-          a.exceptionsByClass(), b.exceptionsByClass());
+      figures.put(
+          shape,
+          String.format(
+              Locale.ROOT,
+              "%d queries, last 1 ms before trailers: RST_STREAM frames/query off=%.2f on=%.2f"
+                  + " | cancels reaching gRPC/query off=%.2f on=%.2f | throwables/query"
+                  + " off=%.2f on=%.2f | guard on: skipped=%d drained=%d drain timeouts=%d |"
+                  + " exceptions off %s on %s",
+              QUERIES,
+              a.perQuery(a.rstFrames()),
+              b.perQuery(b.rstFrames()),
+              a.perQuery(a.cancels()),
+              b.perQuery(b.cancels()),
+              a.perQuery(a.throwables()),
+              b.perQuery(b.throwables()),
+              b.skipped(),
+              b.drained(),
+              b.drainTimeouts(),
+              a.exceptionsByClass(),
+              b.exceptionsByClass()));
     }
 
     for (Shape shape : Shape.values()) {
       Loop a = off.get(shape);
       Loop b = on.get(shape);
-      String what = shape.label + ": ";
+      String what = shape.label + " (" + figures.get(shape) + "): ";
       // Every stream's final message carried last, and reached the client before the close:
       // each of these closes is of a stream the server has finished.
       assertThat(a.rows()).as(what + "rows, guard off").isEqualTo(QUERIES);
@@ -144,36 +138,38 @@ class StreamEndGuardIT {
     Burst stock = resetLimitedBurst(false);
     Burst tuned = resetLimitedBurst(true);
     String version = ClientVersions.detected().spanner();
-    System.out.printf(
-        Locale.ROOT,
-        "[guard %s] reset-limited server (10 RST_STREAM / 10 s per connection), 16 threads, 3 s"
-            + " of (a), trailers 20 ms late: guard off: %d queries, %d failed %s, GOAWAYs %s,"
-            + " RST_STREAM frames %d (of open streams %d) | guard on: %d queries, %d failed %s,"
-            + " GOAWAYs %s, RST_STREAM frames %d (of open streams %d), drain timeouts %d%n",
-        version,
-        stock.queries(),
-        stock.failed(),
-        stock.failures(),
-        stock.goAways(),
-        stock.rstFrames(),
-        stock.serverCancels(),
-        tuned.queries(),
-        tuned.failed(),
-        tuned.failures(),
-        tuned.goAways(),
-        tuned.rstFrames(),
-        tuned.serverCancels(),
-        tuned.drainTimeouts());
+    String figures =
+        String.format(
+                Locale.ROOT,
+            "[guard %s] reset-limited server (10 RST_STREAM / 10 s per connection), 16 threads, 3 s"
+                + " of (a), trailers 20 ms late: guard off: %d queries, %d failed %s, GOAWAYs %s,"
+                + " RST_STREAM frames %d (of open streams %d) | guard on: %d queries, %d failed %s,"
+                + " GOAWAYs %s, RST_STREAM frames %d (of open streams %d), drain timeouts %d",
+            version,
+            stock.queries(),
+            stock.failed(),
+            stock.failures(),
+            stock.goAways(),
+            stock.rstFrames(),
+            stock.serverCancels(),
+            tuned.queries(),
+            tuned.failed(),
+            tuned.failures(),
+            tuned.goAways(),
+            tuned.rstFrames(),
+            tuned.serverCancels(),
+            tuned.drainTimeouts());
     // The server is what Spanner's frontends are: without the guard, the resets of point selects
     // closed on their last row reach its limit.
     assertThat(stock.goAways())
         .as(
             "GOAWAYs sent to the stock client (its resets of streams still open on the server: %d;"
-                + " the limit counts only those)",
-            stock.serverCancels())
+                + " the limit counts only those): %s",
+            stock.serverCancels(),
+            figures)
         .isNotEmpty();
-    assertThat(tuned.goAways()).as("GOAWAYs sent to the guarded client").isEmpty();
-    assertThat(tuned.failed()).as("failed queries, guard on").isZero();
+    assertThat(tuned.goAways()).as("GOAWAYs sent to the guarded client: " + figures).isEmpty();
+    assertThat(tuned.failed()).as("failed queries, guard on: " + figures).isZero();
     assertThat(tuned.queries()).isPositive();
   }
 
@@ -223,16 +219,6 @@ class StreamEndGuardIT {
       assertThat(server.rstStreams() - rstBefore).as("RST_STREAM frames").isEqualTo(streams);
       assertThat(state.streamEndGuardDrainedCount()).isZero();
       assertThat(blockedGrpcThreads()).as("gRPC threads blocked in the client").isEmpty();
-      System.out.printf(
-          Locale.ROOT,
-          "[guard %s] drain timeout %d ms, trailers held %d ms: %d streams closed at last in %.1f"
-              + " ms, all cancelled %.0f ms after the first close%n",
-          ClientVersions.detected().spanner(),
-          drainTimeout.toMillis(),
-          trailersDelay.toMillis(),
-          streams,
-          closesTook / 1e6,
-          timedOutAfter / 1e6);
     }
   }
 
@@ -250,29 +236,30 @@ class StreamEndGuardIT {
         on = pointSelectsWithoutLast(client);
       }
     }
-    System.out.printf(
-        Locale.ROOT,
-        "[guard %s] no last, trailers at once, %d point selects: calls closed before the close"
-            + " began/query off=%.2f on=%.2f | cancels of those/query off=%.2f on=%.2f | cancels"
-            + " reaching gRPC/query off=%.2f on=%.2f | throwables/query off=%.2f on=%.2f%n",
-        ClientVersions.detected().spanner(),
-        QUERIES,
-        off.perQuery(off.endedBeforeClose()),
-        on.perQuery(on.endedBeforeClose()),
-        off.perQuery(off.cancelsOfEnded()),
-        on.perQuery(on.cancelsOfEnded()),
-        off.perQuery(off.cancels()),
-        on.perQuery(on.cancels()),
-        off.perQuery(off.throwables()),
-        on.perQuery(on.throwables()));
+    String figures =
+        String.format(
+                Locale.ROOT,
+            "[guard %s] no last, trailers at once, %d point selects: calls closed before the close"
+                + " began/query off=%.2f on=%.2f | cancels of those/query off=%.2f on=%.2f | cancels"
+                + " reaching gRPC/query off=%.2f on=%.2f | throwables/query off=%.2f on=%.2f",
+            ClientVersions.detected().spanner(),
+            QUERIES,
+            off.perQuery(off.endedBeforeClose()),
+            on.perQuery(on.endedBeforeClose()),
+            off.perQuery(off.cancelsOfEnded()),
+            on.perQuery(on.cancelsOfEnded()),
+            off.perQuery(off.cancels()),
+            on.perQuery(on.cancels()),
+            off.perQuery(off.throwables()),
+            on.perQuery(on.throwables()));
     assertThat(off.lastReceived()).isZero();
-    assertThat(off.cancels()).as("cancels, guard off").isEqualTo(QUERIES);
+    assertThat(off.cancels()).as("cancels, guard off: " + figures).isEqualTo(QUERIES);
     // Below grpc-gcp, on the thread that starts the stream, every stream's call carries the key.
     assertThat(off.guardedStarts()).isZero();
-    assertThat(on.guardedStarts()).as("calls created in their guarded stream's context")
+    assertThat(on.guardedStarts()).as("calls created in their guarded stream's context: " + figures)
         .isEqualTo(QUERIES);
     assertThat(on.cancelsOfEnded())
-        .as("cancels of calls whose onClose was seen before the close began, guard on")
+        .as("cancels of calls whose onClose was seen before the close began, guard on: " + figures)
         .isZero();
     assertThat(on.cancels() + on.skipped()).isEqualTo(QUERIES);
     assertThat(on.skipped()).isGreaterThanOrEqualTo(on.endedBeforeClose());
@@ -280,7 +267,7 @@ class StreamEndGuardIT {
 
   private Map<Shape, Loop> measureShapes(MockSpannerServer server, GuardedTestClient client)
       throws Exception {
-    SpannerTemplate template = template(client.database());
+    SpannerTemplate template = SpannerTemplates.of(client.database());
     for (int i = 0; i < WARM_UP; i++) {
       for (Shape shape : Shape.values()) {
         run(shape, client.database(), template);
@@ -453,22 +440,6 @@ class StreamEndGuardIT {
     Thread.sleep(60);
   }
 
-  /** Threads of gRPC or gax parked in the client's result queue: the callback a close must drop. */
-  private static List<String> blockedGrpcThreads() {
-    List<String> blocked = new ArrayList<>();
-    for (ThreadInfo info : ManagementFactory.getThreadMXBean().dumpAllThreads(false, false)) {
-      boolean inQueue =
-          Arrays.stream(info.getStackTrace())
-              .anyMatch((frame) -> frame.getClassName().startsWith("com.google.cloud.spanner.GrpcStreamIterator"));
-      if (inQueue && (info.getThreadState() == Thread.State.WAITING
-          || info.getThreadState() == Thread.State.TIMED_WAITING
-          || info.getThreadState() == Thread.State.BLOCKED)) {
-        blocked.add(info.getThreadName());
-      }
-    }
-    return blocked;
-  }
-
   /** What one loop of queries did. */
   private record Loop(
       int queries,
@@ -500,32 +471,4 @@ class StreamEndGuardIT {
       int serverCancels,
       long drainTimeouts) {}
 
-  /** Throwables created while a recording ran, from JFR. */
-  private record ExceptionCounts(long throwables, Map<String, Long> byClass) {
-
-    static ExceptionCounts read(Path file) throws Exception {
-      List<RecordedEvent> events = RecordingFile.readAllEvents(file);
-      long first = Long.MAX_VALUE;
-      long last = Long.MIN_VALUE;
-      int statistics = 0;
-      Map<String, Long> byClass = new TreeMap<>();
-      for (RecordedEvent event : events) {
-        String type = event.getEventType().getName();
-        if (type.equals("jdk.ExceptionStatistics")) {
-          long throwables = event.getLong("throwables");
-          first = Math.min(first, throwables);
-          last = Math.max(last, throwables);
-          statistics++;
-        } else if (type.equals("jdk.JavaExceptionThrow")) {
-          RecordedClass thrown = event.getClass("thrownClass");
-          String name = (thrown != null) ? thrown.getName() : "?";
-          byClass.merge(name.substring(name.lastIndexOf('.') + 1), 1L, Long::sum);
-        }
-      }
-      assertThat(statistics)
-          .as("jdk.ExceptionStatistics events in the window")
-          .isGreaterThanOrEqualTo(2);
-      return new ExceptionCounts(last - first, byClass);
-    }
-  }
 }

@@ -8,7 +8,6 @@ import static io.github.spannertuning.client.StreamEndGuardFixtures.rows;
 import static io.github.spannertuning.client.StreamEndGuardFixtures.readOneRow;
 import static io.github.spannertuning.client.StreamEndGuardFixtures.readAll;
 import static io.github.spannertuning.client.StreamEndGuardFixtures.activeStreams;
-import static io.github.spannertuning.client.StreamEndGuardFixtures.template;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -123,6 +122,7 @@ class StreamEndGuardTest {
   @Test
   void aStreamResumedAfterUnavailableDeliversTheSameRowsAsWithoutTheGuard() throws Exception {
     Map<Boolean, List<Long>> ids = new TreeMap<>();
+    List<String> figures = new ArrayList<>();
     try (MockSpannerServer server = newServer(MockSpannerServer.builder())) {
       for (boolean guard : new boolean[] {false, true}) {
         try (GuardedTestClient client = GuardedTestClient.open(server, guard)) {
@@ -148,31 +148,32 @@ class StreamEndGuardTest {
           }
           List<MockSpannerServer.Call> attempts = server.calls("ExecuteStreamingSql");
           assertThat(attempts).as("guard " + guard + ": the stream was resumed").hasSize(2);
-          System.out.printf(
-              Locale.ROOT,
-              "[guard %s] resume after UNAVAILABLE at row 500, guard %s: %d rows, %d distinct;"
-                  + " resumed with a resume token: %s%n",
-              ClientVersions.detected().spanner(),
-              guard ? "on" : "off",
-              rows.size(),
-              rows.stream().distinct().count(),
-              !((com.google.spanner.v1.ExecuteSqlRequest) attempts.get(1).request())
-                  .getResumeToken()
-                  .isEmpty());
+          figures.add(
+              String.format(
+                      Locale.ROOT,
+                  "[guard %s] resume after UNAVAILABLE at row 500, guard %s: %d rows, %d distinct;"
+                      + " resumed with a resume token: %s",
+                  ClientVersions.detected().spanner(),
+                  guard ? "on" : "off",
+                  rows.size(),
+                  rows.stream().distinct().count(),
+                  !((com.google.spanner.v1.ExecuteSqlRequest) attempts.get(1).request())
+                      .getResumeToken()
+                      .isEmpty()));
           ids.put(guard, rows);
         }
       }
     }
-    assertThat(ids.get(true)).as("rows, guard on vs off").isEqualTo(ids.get(false));
+    assertThat(ids.get(true)).as("rows, guard on vs off: " + figures).isEqualTo(ids.get(false));
     assertThat(ids.get(true).stream().distinct().sorted().toList())
-        .as("every row delivered")
+        .as("every row delivered: " + figures)
         .hasSize(10_000)
         .startsWith(0L, 1L)
         .endsWith(9_999L);
     if (ClientVersions.detected().spanner().startsWith("6.119")) {
       // On 6.113 with its own test-jar mock the resumed stream repeats the 500 rows before the
-      // error, with the guard on and off alike (printed above), although it resumes with a token.
-      assertThat(ids.get(true)).as("each row once").hasSize(10_000);
+      // error, with the guard on and off alike (see the description), although it resumes with a token.
+      assertThat(ids.get(true)).as("each row once: " + figures).hasSize(10_000);
     }
   }
 
@@ -257,7 +258,7 @@ class StreamEndGuardTest {
 
   private static List<Object> workload(GuardedTestClient client) {
     DatabaseClient database = client.database();
-    SpannerTemplate template = template(database);
+    SpannerTemplate template = SpannerTemplates.of(database);
     List<Object> results = new ArrayList<>();
     results.add(rows(database, MockSpannerServer.POINT_SELECT, Integer.MAX_VALUE));
     results.add(rows(database, MockSpannerServer.POINT_SELECT, 1));
