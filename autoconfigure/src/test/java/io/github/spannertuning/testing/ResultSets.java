@@ -26,12 +26,7 @@ public final class ResultSets {
 
   /** {@code count} rows of one INT64 column {@code id}: 0, 1, 2 and so on. */
   public static ResultSet numbers(int count) {
-    return numbers("id", count);
-  }
-
-  /** {@code count} rows of one INT64 column: 0, 1, 2 and so on. */
-  public static ResultSet numbers(String column, int count) {
-    ResultSet.Builder result = ResultSet.newBuilder().setMetadata(metadata(column, TypeCode.INT64));
+    ResultSet.Builder result = ResultSet.newBuilder().setMetadata(metadata("id", TypeCode.INT64));
     for (int i = 0; i < count; i++) {
       result.addRows(
           ListValue.newBuilder().addValues(Value.newBuilder().setStringValue(Integer.toString(i))));
