@@ -18,15 +18,15 @@ import io.github.spannertuning.client.FeatureState.Status;
 import io.github.spannertuning.client.SpannerTuning;
 import io.github.spannertuning.client.SpannerTuningState;
 import io.github.spannertuning.testing.MockSpannerServer;
+import io.github.spannertuning.testing.MockSpannerServerExtension;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.test.system.CapturedOutput;
@@ -39,7 +39,8 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 @ExtendWith(OutputCaptureExtension.class)
 class SpannerTuningEndpointTests {
 
-  private static MockSpannerServer server;
+  @RegisterExtension
+  static final MockSpannerServerExtension server = new MockSpannerServerExtension();
 
   private final Map<String, SpannerTuningState> clients = new LinkedHashMap<>();
 
@@ -47,16 +48,6 @@ class SpannerTuningEndpointTests {
 
   private final SpannerTuningEndpoint endpoint =
       new SpannerTuningEndpoint(() -> new LinkedHashMap<>(this.clients));
-
-  @BeforeAll
-  static void startServer() throws Exception {
-    server = MockSpannerServer.start();
-  }
-
-  @AfterAll
-  static void stopServer() throws Exception {
-    server.close();
-  }
 
   @AfterEach
   void closeClients() {
@@ -207,7 +198,7 @@ class SpannerTuningEndpointTests {
   }
 
   private Spanner tuned(String name, SpannerTuning tuning, int channels, boolean grpcGcpOff) {
-    SpannerOptions.Builder builder = server.clientOptions(channels);
+    SpannerOptions.Builder builder = server.get().clientOptions(channels);
     if (grpcGcpOff) {
       builder.disableGrpcGcpExtension();
     }

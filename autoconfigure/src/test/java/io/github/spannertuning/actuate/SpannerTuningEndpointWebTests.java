@@ -53,9 +53,8 @@ class SpannerTuningEndpointWebTests {
     pointSelects(50);
     ResponseEntity<String> response = this.http.getForEntity("/actuator/spannertuning", String.class);
     assertThat(response.getStatusCode()).isEqualTo(HttpStatus.OK);
-    System.out.println("[endpoint] GET /actuator/spannertuning -> " + response.getBody());
     JsonNode clients = this.json.readTree(response.getBody()).get("clients");
-    assertThat(clients.size()).isEqualTo(1);
+    assertThat(clients.size()).as("clients in %s", response.getBody()).isEqualTo(1);
     JsonNode client = clients.get("spanner");
     assertThat(client.at("/features/stream-end-guard/state").asText()).isEqualTo("on");
     assertThat(client.at("/features/single-use-distribution/state").asText())

@@ -19,14 +19,14 @@ import io.github.spannertuning.client.FeatureState.Status;
 import io.github.spannertuning.client.SpannerTuning;
 import io.github.spannertuning.client.SpannerTuningState;
 import io.github.spannertuning.testing.MockSpannerServer;
+import io.github.spannertuning.testing.MockSpannerServerExtension;
 import io.grpc.ManagedChannelBuilder;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.function.Supplier;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -45,17 +45,8 @@ import org.springframework.context.annotation.Configuration;
 @ExtendWith(OutputCaptureExtension.class)
 class SpannerTuningAutoConfigurationTests {
 
-  private static MockSpannerServer server;
-
-  @BeforeAll
-  static void startServer() throws Exception {
-    server = MockSpannerServer.start();
-  }
-
-  @AfterAll
-  static void stopServer() throws Exception {
-    server.close();
-  }
+  @RegisterExtension
+  static final MockSpannerServerExtension server = new MockSpannerServerExtension();
 
   private final ApplicationContextRunner contextRunner =
       new ApplicationContextRunner()
@@ -84,7 +75,7 @@ class SpannerTuningAutoConfigurationTests {
           assertThat(state.feature(Feature.GRPC_GCP).status()).isIn(Status.ON, Status.NATIVE);
           // The application's customizer still applied: the client reaches the local server.
           assertThat(context.getBean(SpannerOptions.class).getHost())
-              .isEqualTo("http://127.0.0.1:" + server.port());
+              .isEqualTo("http://127.0.0.1:" + server.get().port());
           assertThat(context.getBean(SpannerTuningRegistry.class).clients())
               .containsOnlyKeys("spanner");
           long skippedBefore = state.streamEndGuardSkippedCount();
@@ -234,7 +225,7 @@ class SpannerTuningAutoConfigurationTests {
     this.contextRunner
         .withPropertyValues(
             "spring.cloud.gcp.spanner.emulator.enabled=true",
-            "spring.cloud.gcp.spanner.emulator-host=127.0.0.1:" + server.port())
+            "spring.cloud.gcp.spanner.emulator-host=127.0.0.1:" + server.get().port())
         .run(
             (context) -> {
               assertThat(context).hasNotFailed();
@@ -307,7 +298,7 @@ class SpannerTuningAutoConfigurationTests {
       boolean disableGrpcGcp = environment.getProperty("test.disable-grpc-gcp", Boolean.class, false);
       return (builder) -> {
         builder
-            .setHost("http://127.0.0.1:" + server.port())
+            .setHost("http://127.0.0.1:" + server.get().port())
             .setChannelConfigurator(ManagedChannelBuilder::usePlaintext);
         if (disableGrpcGcp) {
           builder.disableGrpcGcpExtension();
@@ -321,7 +312,7 @@ class SpannerTuningAutoConfigurationTests {
 
     @Bean
     SpannerOptions spannerOptions() {
-      return server.clientOptions(4).build();
+      return server.get().clientOptions(4).build();
     }
 
     @Bean(destroyMethod = "close")

@@ -13,11 +13,11 @@ import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.actuate.SpannerTuningEndpoint;
 import io.github.spannertuning.testing.MockSpannerServer;
+import io.github.spannertuning.testing.MockSpannerServerExtension;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.actuate.autoconfigure.endpoint.jackson.JacksonEndpointAutoConfiguration;
 import org.springframework.boot.actuate.endpoint.jackson.EndpointObjectMapper;
 import org.springframework.beans.factory.annotation.Qualifier;
@@ -33,17 +33,8 @@ import org.springframework.context.annotation.Configuration;
 /** Meters and endpoint auto-configuration, with applications' own Spanner clients. */
 class SpannerTuningMetricsAndEndpointAutoConfigurationTests {
 
-  private static MockSpannerServer server;
-
-  @BeforeAll
-  static void startServer() throws Exception {
-    server = MockSpannerServer.start();
-  }
-
-  @AfterAll
-  static void stopServer() throws Exception {
-    server.close();
-  }
+  @RegisterExtension
+  static final MockSpannerServerExtension server = new MockSpannerServerExtension();
 
   private final ApplicationContextRunner contextRunner =
       new ApplicationContextRunner()
@@ -219,12 +210,12 @@ class SpannerTuningMetricsAndEndpointAutoConfigurationTests {
 
     @Bean
     SpannerOptions optionsA() {
-      return server.clientOptions(4).build();
+      return server.get().clientOptions(4).build();
     }
 
     @Bean
     SpannerOptions optionsB() {
-      return server.clientOptions(2).build();
+      return server.get().clientOptions(2).build();
     }
 
     @Bean(destroyMethod = "close")

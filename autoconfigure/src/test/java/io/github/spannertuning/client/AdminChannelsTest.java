@@ -16,15 +16,10 @@ import com.google.cloud.spanner.admin.instance.v1.MockInstanceAdminImpl;
 import com.google.longrunning.Operation;
 import com.google.protobuf.Any;
 import com.google.protobuf.Empty;
-import com.google.protobuf.ListValue;
-import com.google.protobuf.Value;
 import com.google.spanner.admin.database.v1.GetDatabaseDdlResponse;
 import com.google.spanner.admin.database.v1.UpdateDatabaseDdlMetadata;
 import com.google.spanner.admin.instance.v1.Instance;
-import com.google.spanner.v1.ResultSetMetadata;
-import com.google.spanner.v1.StructType;
-import com.google.spanner.v1.Type;
-import com.google.spanner.v1.TypeCode;
+import io.github.spannertuning.testing.ResultSets;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -57,7 +52,8 @@ class AdminChannelsTest {
   @BeforeEach
   void startServer() throws Exception {
     this.spanner.setAbortProbability(0.0);
-    this.spanner.putStatementResult(StatementResult.query(Statement.of(QUERY), oneRow()));
+    this.spanner.putStatementResult(
+        StatementResult.query(Statement.of(QUERY), ResultSets.int64Row("C", 1)));
     this.server =
         NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
             .addService(this.spanner)
@@ -120,27 +116,13 @@ class AdminChannelsTest {
 
       List<ChannelLoad.ChannelStats> channels = state.channelLoad().channels();
       long counted = channels.stream().mapToLong(ChannelLoad.ChannelStats::calls).sum();
-      System.out.printf(
-          "[admin channels %s] pool of %d after 3 admin calls and %d data calls: %d channels"
-              + " counted, %d calls counted%n",
-          state.versions().spanner(), CHANNELS, this.spanner.getRequests().size(),
-          channels.size(), counted);
-      assertThat(channels).hasSizeLessThanOrEqualTo(CHANNELS);
-      assertThat(counted).isEqualTo(this.spanner.getRequests().size());
+      assertThat(channels)
+          .as("channels counted after 3 admin calls, of a pool of %d", CHANNELS)
+          .hasSizeLessThanOrEqualTo(CHANNELS);
+      assertThat(counted)
+          .as("calls counted on %d channels: data calls only", channels.size())
+          .isEqualTo(this.spanner.getRequests().size());
     }
   }
 
-  private static com.google.spanner.v1.ResultSet oneRow() {
-    return com.google.spanner.v1.ResultSet.newBuilder()
-        .setMetadata(
-            ResultSetMetadata.newBuilder()
-                .setRowType(
-                    StructType.newBuilder()
-                        .addFields(
-                            StructType.Field.newBuilder()
-                                .setName("C")
-                                .setType(Type.newBuilder().setCode(TypeCode.INT64)))))
-        .addRows(ListValue.newBuilder().addValues(Value.newBuilder().setStringValue("1")))
-        .build();
-  }
 }

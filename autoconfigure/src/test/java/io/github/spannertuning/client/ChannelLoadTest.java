@@ -9,7 +9,6 @@ import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
-import io.grpc.Status;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -25,7 +24,7 @@ class ChannelLoadTest {
   @Test
   void allCallsOnOneChannelOfEightReadsEight() {
     ChannelLoad load = newLoad(POOL);
-    Channel only = new ClosingChannel();
+    Channel only = FakeChannel.closingAtStart();
     for (int i = 0; i < 40; i++) {
       call(load, only, SpannerGrpc.getExecuteStreamingSqlMethod());
     }
@@ -64,12 +63,12 @@ class ChannelLoadTest {
   @Test
   void adminCallsAreNotCounted() {
     ChannelLoad load = newLoad(POOL);
-    Channel admin = new ClosingChannel();
+    Channel admin = FakeChannel.closingAtStart();
     call(load, admin, DatabaseAdminGrpc.getUpdateDatabaseDdlMethod());
     call(load, admin, DatabaseAdminGrpc.getGetDatabaseDdlMethod());
     assertThat(load.channels()).isEmpty();
     assertThat(load.imbalance()).isNaN();
-    Channel data = new ClosingChannel();
+    Channel data = FakeChannel.closingAtStart();
     call(load, data, SpannerGrpc.getCreateSessionMethod());
     assertThat(load.channels()).singleElement().extracting(ChannelLoad.ChannelStats::calls)
         .isEqualTo(1L);
@@ -84,7 +83,7 @@ class ChannelLoadTest {
   private static List<Channel> channels(int count) {
     List<Channel> channels = new ArrayList<>();
     for (int i = 0; i < count; i++) {
-      channels.add(new ClosingChannel());
+      channels.add(FakeChannel.closingAtStart());
     }
     return channels;
   }
@@ -94,37 +93,5 @@ class ChannelLoadTest {
     ClientCall<ReqT, RespT> call =
         load.interceptor().interceptCall(method, CallOptions.DEFAULT, channel);
     call.start(new ClientCall.Listener<>() {}, new Metadata());
-  }
-
-  /** A sub-channel whose calls end as soon as they start. */
-  private static final class ClosingChannel extends Channel {
-
-    @Override
-    public <ReqT, RespT> ClientCall<ReqT, RespT> newCall(
-        MethodDescriptor<ReqT, RespT> method, CallOptions callOptions) {
-      return new ClientCall<>() {
-        @Override
-        public void start(Listener<RespT> listener, Metadata headers) {
-          listener.onClose(Status.OK, new Metadata());
-        }
-
-        @Override
-        public void request(int numMessages) {}
-
-        @Override
-        public void cancel(String message, Throwable cause) {}
-
-        @Override
-        public void halfClose() {}
-
-        @Override
-        public void sendMessage(ReqT message) {}
-      };
-    }
-
-    @Override
-    public String authority() {
-      return "localhost";
-    }
   }
 }

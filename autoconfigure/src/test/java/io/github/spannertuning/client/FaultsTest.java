@@ -5,10 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.google.cloud.spanner.DatabaseClient;
-import com.google.cloud.spanner.DatabaseId;
 import com.google.cloud.spanner.ErrorCode;
 import com.google.cloud.spanner.MockSpannerServiceImpl.SimulatedExecutionTime;
-import com.google.cloud.spanner.MockSpannerServiceImpl.StatementResult;
 import com.google.cloud.spanner.Options;
 import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Spanner;
@@ -21,82 +19,37 @@ import com.google.spanner.v1.BeginTransactionRequest;
 import com.google.spanner.v1.CommitRequest;
 import com.google.spanner.v1.ExecuteSqlRequest;
 import io.github.spannertuning.client.ChannelLoad.ChannelStats;
-import io.github.spannertuning.metrics.SpannerChannelMetrics;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServer.Call;
 import io.grpc.Context;
 import io.grpc.Status;
-import io.micrometer.core.instrument.Tags;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.stream.Collectors;
 import java.util.stream.LongStream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
  * Faults met in production, against a tuned client (every feature on) on a real client, gRPC and
  * TCP, served by the production-like {@link MockSpannerServer} ({@code last} on the final message,
- * trailers 1 ms later, 2-5 ms per call): a stream that breaks mid-way, commits that abort,
- * deadlines and cancels mid-stream, and a server that restarts under load. What the fault is and
- * when it strikes is simulated by {@code MockSpannerServiceImpl} or by stopping the server; the
+ * trailers 1 ms later, 2-5 ms per call): a stream that breaks mid-way, commits that abort, and
+ * deadlines and cancels mid-stream ({@link ServerRestartIT} restarts the server under load). What
+ * the fault is and when it strikes is simulated by {@code MockSpannerServiceImpl} or by stopping the server; the
  * client's reaction is real.
  */
-class FaultsTest {
-
-  private static final DatabaseId DATABASE = DatabaseId.of("test-project", "i", "d");
-
-  private static final int CHANNELS = 8;
-
-  private static final String UPDATE = "UPDATE Counters SET value = value + 1 WHERE id = 1";
-
-  private MockSpannerServer server;
-
-  private Spanner spanner;
-
-  private DatabaseClient client;
-
-  private SpannerTuningState state;
-
-  @BeforeEach
-  void start() throws Exception {
-    this.server = MockSpannerServer.start();
-    this.server.mock().putStatementResult(StatementResult.update(Statement.of(UPDATE), 1L));
-    SpannerOptions.Builder builder = this.server.clientOptions(CHANNELS);
-    this.state = SpannerTuning.defaults().applyTo(builder);
-    assertThat(this.state.isActive(Feature.STREAM_END_GUARD)).as("tuned: %s", this.state).isTrue();
-    this.spanner = builder.build().getService();
-    this.client = this.spanner.getDatabaseClient(DATABASE);
-    pointSelect();
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    try {
-      this.server.mock().unfreeze();
-      this.spanner.close();
-    } finally {
-      this.server.close();
-    }
-  }
+class FaultsTest extends TunedClientTests {
 
   @Test
   void unavailableMidStreamResumesWithEveryRowOnceInOrder() {
@@ -115,19 +68,20 @@ class FaultsTest {
     }
     List<Call> attempts = this.server.calls("ExecuteStreamingSql");
     ByteString resumeToken = ((ExecuteSqlRequest) attempts.get(attempts.size() - 1).request()).getResumeToken();
-    System.out.printf(
-        "[faults %s] UNAVAILABLE after 2,500 of 10,000 rows: rows=%d distinct=%d attempts=%d"
-            + " resumed from token '%s'%n",
-        ClientVersions.detected().spanner(),
-        ids.size(),
-        Set.copyOf(ids).size(),
-        attempts.size(),
-        resumeToken.toStringUtf8());
+    String figures =
+        String.format(
+                "[faults %s] UNAVAILABLE after 2,500 of 10,000 rows: rows=%d distinct=%d attempts=%d"
+                + " resumed from token '%s'",
+            ClientVersions.detected().spanner(),
+            ids.size(),
+            Set.copyOf(ids).size(),
+            attempts.size(),
+            resumeToken.toStringUtf8());
 
-    assertThat(attempts).as("the query was sent, broke, and was resumed once").hasSize(2);
-    assertThat(resumeToken).as("the second attempt resumes from a token").isNotEmpty();
+    assertThat(attempts).as("the query was sent, broke, and was resumed once: " + figures).hasSize(2);
+    assertThat(resumeToken).as("the second attempt resumes from a token: " + figures).isNotEmpty();
     assertThat(ids)
-        .as("every row once, in order")
+        .as("every row once, in order: " + figures)
         .isEqualTo(LongStream.range(0, 10_000).boxed().toList());
     awaitNoActiveStreams();
   }
@@ -173,16 +127,17 @@ class FaultsTest {
         attempts.stream()
             .collect(Collectors.groupingBy(Attempt::tag, TreeMap::new, Collectors.toList()));
     List<Attempt> split = attempts.stream().filter((a) -> a.connections().size() > 1).toList();
-    System.out.printf(
-        "[faults %s] commit ABORTED %d times per transaction: function runs=%s commits/transaction=%s"
-            + " attempts split across connections=%d of %d%s%n",
-        ClientVersions.detected().spanner(),
-        aborts,
-        runs,
-        byTransaction.values().stream().map(List::size).toList(),
-        split.size(),
-        attempts.size(),
-        split.isEmpty() ? "" : " " + split);
+    String figures =
+        String.format(
+                "[faults %s] commit ABORTED %d times per transaction: function runs=%s commits/transaction=%s"
+                + " attempts split across connections=%d of %d%s",
+            ClientVersions.detected().spanner(),
+            aborts,
+            runs,
+            byTransaction.values().stream().map(List::size).toList(),
+            split.size(),
+            attempts.size(),
+            split.isEmpty() ? "" : " " + split);
 
     assertThat(runs)
         .as("the transaction function runs once per attempt: %d aborted, one committed", aborts)
@@ -191,7 +146,7 @@ class FaultsTest {
         .as("Commit RPCs per transaction: %d aborted by the server, the last one committed", aborts)
         .hasSize(transactions)
         .allSatisfy((list) -> assertThat(list).hasSize(aborts + 1));
-    assertThat(split).as("attempts whose RPCs used more than one connection").isEmpty();
+    assertThat(split).as("attempts whose RPCs used more than one connection: " + figures).isEmpty();
     awaitNoActiveStreams();
   }
 
@@ -218,14 +173,6 @@ class FaultsTest {
         .untilAsserted(
             () -> assertThat(this.server.cancels()).as("server saw the call cancelled").isPositive());
     awaitNoActiveStreams();
-    System.out.printf(
-        "[faults %s] deadline of 1 s, server stalled after 100 rows: caller read %d rows then got"
-            + " DEADLINE_EXCEEDED; server cancels=%d of %d ExecuteStreamingSql calls; active"
-            + " streams=0%n",
-        ClientVersions.detected().spanner(),
-        rows.get(),
-        this.server.cancels(),
-        this.server.calls("ExecuteStreamingSql").size());
     pointSelect();
   }
 
@@ -256,10 +203,6 @@ class FaultsTest {
             () -> assertThat(this.server.cancels()).as("server saw the call cancelled").isPositive());
 
     awaitNoActiveStreams();
-    System.out.printf(
-        "[faults %s] context cancelled after %d rows: CANCELLED at the caller, server cancels=%d,"
-            + " active streams=0%n",
-        ClientVersions.detected().spanner(), rows.get(), this.server.cancels());
     pointSelect();
   }
 
@@ -314,149 +257,21 @@ class FaultsTest {
                     assertThat(tuned.channelLoad().channels().stream().mapToInt(ChannelStats::activeStreams).sum())
                         .as("active streams")
                         .isZero());
-        System.out.printf(
-            "[faults %s] result set closed after 5 rows of a stalled stream: RST_STREAM on the"
-                + " wire=%d (checked: %s), server cancels=%d, guard skipped=%d, active streams"
-                + " back to 0%n",
-            ClientVersions.detected().spanner(),
-            counted.rstStreams(),
-            CANCEL_OF_STALLED_STREAM_RELIABLE,
-            counted.cancels(),
-            tuned.streamEndGuardSkippedCount());
+        String figures =
+            String.format(
+                    "[faults %s] result set closed after 5 rows of a stalled stream: RST_STREAM on the"
+                    + " wire=%d (checked: %s), server cancels=%d, guard skipped=%d, active streams"
+                    + " back to 0",
+                ClientVersions.detected().spanner(),
+                counted.rstStreams(),
+                CANCEL_OF_STALLED_STREAM_RELIABLE,
+                counted.cancels(),
+                tuned.streamEndGuardSkippedCount());
         assertThat(tuned.streamEndGuardSkippedCount())
-            .as("the guard skipped no cancel of an unfinished stream")
+            .as("the guard skipped no cancel of an unfinished stream: " + figures)
             .isZero();
       }
     }
-  }
-
-  @Test
-  void serverRestartAndGoAwayUnderLoadLeaveNoQueryHangingAndThePoolServesAgain() throws Exception {
-    SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    new SpannerChannelMetrics(this.state, "faults", Tags.empty()).bindTo(registry);
-    for (int i = 0; i < 50; i++) {
-      pointSelect();
-    }
-    int channelsBefore;
-    int metersBefore;
-
-    LongAdder sent = new LongAdder();
-    LongAdder succeeded = new LongAdder();
-    Map<String, LongAdder> failed = new ConcurrentHashMap<>();
-    List<Throwable> unexpected = Collections.synchronizedList(new ArrayList<>());
-    AtomicBoolean done = new AtomicBoolean();
-    int threads = 16;
-    ExecutorService load = Executors.newFixedThreadPool(threads);
-    List<Future<?>> workers = new ArrayList<>();
-    for (int t = 0; t < threads; t++) {
-      workers.add(
-          load.submit(
-              () -> {
-                while (!done.get()) {
-                  sent.increment();
-                  try {
-                    if (ThreadLocalRandom.current().nextInt(10) == 0) {
-                      this.client.readWriteTransaction().run((tx) -> tx.executeUpdate(Statement.of(UPDATE)));
-                    } else {
-                      pointSelect();
-                    }
-                    succeeded.increment();
-                  } catch (SpannerException ex) {
-                    failed.computeIfAbsent(ex.getErrorCode().name(), (k) -> new LongAdder()).increment();
-                  } catch (Throwable ex) {
-                    unexpected.add(ex);
-                  }
-                }
-              }));
-    }
-    long[] phases = new long[3];
-    try {
-      Thread.sleep(1_000);
-      phases[0] = succeeded.sum();
-      channelsBefore = this.state.channelLoad().channels().size();
-      metersBefore = registry.getMeters().size();
-      this.server.restart(true);
-      Thread.sleep(1_000);
-      phases[1] = succeeded.sum();
-      this.server.restart(false);
-      Thread.sleep(1_000);
-      phases[2] = succeeded.sum();
-    } finally {
-      done.set(true);
-      load.shutdown();
-    }
-    for (Future<?> worker : workers) {
-      // The bound: a query that hangs keeps its worker, and this fails.
-      worker.get(60, TimeUnit.SECONDS);
-    }
-    assertThat(load.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
-
-    Map<Integer, Long> callsBefore = calls(registry);
-    for (int i = 0; i < 200; i++) {
-      pointSelect();
-    }
-    Map<Integer, Long> callsAfter = calls(registry);
-    long failedTotal = failed.values().stream().mapToLong(LongAdder::sum).sum();
-    System.out.printf(
-        "[faults %s] 16 threads, graceful restart (GOAWAY) then abrupt restart: sent=%d"
-            + " succeeded=%d failed=%d %s unexpected=%d | succeeded before/after GOAWAY/after"
-            + " drop=%d/%d/%d | channels before=%d after=%d, meters before=%d after=%d,"
-            + " calls per channel after 200 more queries=%s%n",
-        ClientVersions.detected().spanner(),
-        sent.sum(),
-        succeeded.sum(),
-        failedTotal,
-        failed,
-        unexpected.size(),
-        phases[0],
-        phases[1] - phases[0],
-        phases[2] - phases[1],
-        channelsBefore,
-        this.state.channelLoad().channels().size(),
-        metersBefore,
-        registry.getMeters().size(),
-        delta(callsBefore, callsAfter));
-
-    assertThat(unexpected).as("failures that are not SpannerExceptions").isEmpty();
-    assertThat(succeeded.sum() + failedTotal).as("succeeded + failed").isEqualTo(sent.sum());
-    assertThat(phases[2] - phases[1]).as("queries served after both restarts").isPositive();
-    awaitNoActiveStreams();
-    assertThat(this.state.channelLoad().channels())
-        .as("channels counted: a reconnected channel is the same channel, not a new one")
-        .hasSize(channelsBefore)
-        .hasSizeLessThanOrEqualTo(CHANNELS);
-    assertThat(registry.find("spanner.tuning.channel.active.streams").gauges())
-        .as("per-channel meter sets after the restarts: one per channel counted")
-        .hasSize(this.state.channelLoad().channels().size());
-    assertThat(registry.getMeters().size()).as("meters after the restarts").isEqualTo(metersBefore);
-    assertThat(
-            registry.find("spanner.tuning.channel.active.streams").gauges().stream()
-                .mapToDouble((gauge) -> gauge.value())
-                .sum())
-        .as("active streams on the meters")
-        .isZero();
-    assertThat(delta(callsBefore, callsAfter).values().stream().mapToLong(Long::longValue).sum())
-        .as("calls the per-channel meters counted for 200 queries after the restarts")
-        .isGreaterThanOrEqualTo(200);
-  }
-
-  /** Calls per channel as the per-channel meters show them. */
-  private static Map<Integer, Long> calls(SimpleMeterRegistry registry) {
-    Map<Integer, Long> calls = new TreeMap<>();
-    registry
-        .find("spanner.tuning.channel.calls")
-        .functionCounters()
-        .forEach(
-            (counter) ->
-                calls.put(
-                    Integer.valueOf(counter.getId().getTag("channel")), (long) counter.count()));
-    return calls;
-  }
-
-  private static Map<Integer, Long> delta(Map<Integer, Long> before, Map<Integer, Long> after) {
-    Map<Integer, Long> delta = new TreeMap<>();
-    after.forEach((channel, calls) -> delta.put(channel, calls - before.getOrDefault(channel, 0L)));
-    return delta;
   }
 
   private void readAll(AtomicInteger rows) {
@@ -465,25 +280,6 @@ class FaultsTest {
         rows.incrementAndGet();
       }
     }
-  }
-
-  private void pointSelect() {
-    try (ResultSet rs = this.client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
-      assertThat(rs.next()).as("point select returns its row").isTrue();
-    }
-  }
-
-  private void awaitNoActiveStreams() {
-    await()
-        .atMost(Duration.ofSeconds(10))
-        .untilAsserted(
-            () ->
-                assertThat(
-                        this.state.channelLoad().channels().stream()
-                            .mapToInt(ChannelStats::activeStreams)
-                            .sum())
-                    .as("active streams on every channel")
-                    .isZero());
   }
 
   /** Runs the given work while 4 other threads keep sending single-use point selects. */

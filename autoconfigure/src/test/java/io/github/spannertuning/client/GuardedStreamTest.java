@@ -16,7 +16,6 @@ import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.Context;
 import io.grpc.Metadata;
-import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import java.time.Duration;
 import java.util.EnumMap;
@@ -233,7 +232,7 @@ class GuardedStreamTest {
   void theChannelLoadInterceptorReportsOnlyAnOkCloseOfTheStreamsFirstCall() {
     SpannerTuningState state = state(Duration.ofSeconds(5));
     ChannelLoad load = new ChannelLoad();
-    HeldChannel channel = new HeldChannel();
+    FakeChannel channel = FakeChannel.holding();
 
     // The first attempt closes OK: the stream has finished, before gax tells the consumer.
     GuardedStream okStream = new GuardedStream(this.consumer, state);
@@ -335,44 +334,6 @@ class GuardedStreamTest {
     @Override
     public boolean cancelQueryWhenClientIsClosed() {
       return false;
-    }
-  }
-
-  /** A sub-channel whose calls stay open until the test closes them, by order of start. */
-  private static final class HeldChannel extends Channel {
-
-    private final List<ClientCall.Listener<?>> listeners = new CopyOnWriteArrayList<>();
-
-    void close(int call, Status status) {
-      this.listeners.get(call).onClose(status, new Metadata());
-    }
-
-    @Override
-    public <ReqT, RespT> ClientCall<ReqT, RespT> newCall(
-        MethodDescriptor<ReqT, RespT> method, CallOptions callOptions) {
-      return new ClientCall<>() {
-        @Override
-        public void start(Listener<RespT> listener, Metadata headers) {
-          HeldChannel.this.listeners.add(listener);
-        }
-
-        @Override
-        public void request(int numMessages) {}
-
-        @Override
-        public void cancel(String message, Throwable cause) {}
-
-        @Override
-        public void halfClose() {}
-
-        @Override
-        public void sendMessage(ReqT message) {}
-      };
-    }
-
-    @Override
-    public String authority() {
-      return "localhost";
     }
   }
 

@@ -2,7 +2,7 @@ package io.github.spannertuning.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.spannertuning.testing.MockSpannerServer;
+import io.github.spannertuning.testing.MockSpannerServerExtension;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -24,9 +24,8 @@ import net.bytebuddy.jar.asm.ClassReader;
 import net.bytebuddy.jar.asm.ClassWriter;
 import net.bytebuddy.jar.asm.commons.ClassRemapper;
 import net.bytebuddy.jar.asm.commons.Remapper;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A client version where a hook spanner-tuning needs is missing, for each hook. Each case runs an
@@ -50,17 +49,8 @@ import org.junit.jupiter.api.Test;
  */
 class MissingHookTest {
 
-  private static MockSpannerServer server;
-
-  @BeforeAll
-  static void startServer() throws IOException {
-    server = MockSpannerServer.start();
-  }
-
-  @AfterAll
-  static void stopServer() throws InterruptedException {
-    server.close();
-  }
+  @RegisterExtension
+  static final MockSpannerServerExtension server = new MockSpannerServerExtension();
 
   /**
    * google-cloud-spanner 6.113 and 6.119 cannot build their options without grpc-gcp, extension off
@@ -73,8 +63,6 @@ class MissingHookTest {
     Predicate<String> withoutGrpcGcp = (entry) -> !entry.contains("/grpc-gcp/");
     Outcome stock = run(withoutGrpcGcp, null, false, false, false);
     Outcome outcome = run(withoutGrpcGcp, null, false, false, true);
-    stock.print("grpc-gcp absent, stock");
-    outcome.print("grpc-gcp absent");
     outcome.assertOneWarning("grpc-gcp is not on the classpath");
     assertThat(outcome.features().get("grpc-gcp"))
         .isEqualTo("unsupported (grpc-gcp is not on the classpath)");
@@ -106,7 +94,6 @@ class MissingHookTest {
           }
         };
     Outcome outcome = run((entry) -> true, renamed, false, true);
-    outcome.print("no DISABLE_AFFINITY_CTX_KEY");
     outcome.assertTrafficWorks();
     outcome.assertOneWarning("cannot take an affinity key per call");
     assertThat(outcome.features().get("single-use-distribution"))
@@ -132,7 +119,6 @@ class MissingHookTest {
           }
         };
     Outcome outcome = run((entry) -> true, renamed, false, true);
-    outcome.print("another GapicSpannerRpc signature");
     outcome.assertTrafficWorks();
     String reason = "GapicSpannerRpc in this client version does not have the methods";
     outcome.assertOneWarning(reason);
@@ -142,7 +128,6 @@ class MissingHookTest {
   @Test
   void applicationsOwnRpcFactory() throws Exception {
     Outcome outcome = run((entry) -> true, null, true, true);
-    outcome.print("application's own SpannerRpcFactory");
     outcome.assertTrafficWorks();
     String reason = "the application set its own SpannerRpcFactory";
     outcome.assertOneWarning(reason);
@@ -152,21 +137,14 @@ class MissingHookTest {
   /** What the application saw and what spanner-tuning logged. */
   private record Outcome(Map<String, String> features, List<String> warnings) {
 
-    void print(String name) {
-      System.out.printf(
-          "[missing hook %s] %s: features=%s warnings=%s%n",
-          ClientVersions.detected().spanner(),
-          name,
-          this.features,
-          this.warnings);
-    }
-
     void assertTrafficWorks() {
       assertThat(this.features.get("rows")).as("rows of 20 point selects").isEqualTo("20");
     }
 
     void assertOneWarning(String reason) {
-      assertThat(this.warnings).as("spanner-tuning's warnings").hasSize(1);
+      assertThat(this.warnings)
+          .as("spanner-tuning's warnings (features %s)", this.features)
+          .hasSize(1);
       assertThat(this.warnings.get(0)).contains(reason);
     }
   }
@@ -214,7 +192,7 @@ class MissingHookTest {
           (Map<String, String>)
               probe
                   .getMethod("run", int.class, boolean.class, boolean.class, boolean.class)
-                  .invoke(null, server.port(), ownRpcFactory, grpcGcp, tuned);
+                  .invoke(null, server.get().port(), ownRpcFactory, grpcGcp, tuned);
       synchronized (warnings) {
         return new Outcome(features, List.copyOf(warnings));
       }

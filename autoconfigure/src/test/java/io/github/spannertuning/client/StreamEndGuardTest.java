@@ -1,320 +1,46 @@
 package io.github.spannertuning.client;
 
+import static io.github.spannertuning.client.StreamEndGuardFixtures.FAILING_QUERY;
+import static io.github.spannertuning.client.StreamEndGuardFixtures.THREE_ROWS;
+import static io.github.spannertuning.client.StreamEndGuardFixtures.WIDE_QUERY;
+import static io.github.spannertuning.client.StreamEndGuardFixtures.newServer;
+import static io.github.spannertuning.client.StreamEndGuardFixtures.rows;
+import static io.github.spannertuning.client.StreamEndGuardFixtures.readOneRow;
+import static io.github.spannertuning.client.StreamEndGuardFixtures.readAll;
+import static io.github.spannertuning.client.StreamEndGuardFixtures.activeStreams;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.google.cloud.spanner.DatabaseClient;
-import com.google.cloud.spanner.DatabaseId;
 import com.google.cloud.spanner.ErrorCode;
 import com.google.cloud.spanner.Key;
-import com.google.cloud.spanner.KeySet;
 import com.google.cloud.spanner.MockSpannerServiceImpl.SimulatedExecutionTime;
-import com.google.cloud.spanner.MockSpannerServiceImpl.StatementResult;
 import com.google.cloud.spanner.ResultSet;
-import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerException;
-import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
-import com.google.cloud.spanner.spi.v1.SpannerInterceptorProvider;
 import com.google.cloud.spring.data.spanner.core.SpannerTemplate;
-import com.google.cloud.spring.data.spanner.core.convert.ConverterAwareMappingSpannerEntityProcessor;
-import com.google.cloud.spring.data.spanner.core.admin.SpannerSchemaUtils;
-import com.google.cloud.spring.data.spanner.core.SpannerMutationFactoryImpl;
-import com.google.cloud.spring.data.spanner.core.mapping.SpannerMappingContext;
-import com.google.protobuf.ListValue;
-import com.google.protobuf.Value;
-import com.google.spanner.v1.PartialResultSet;
-import com.google.spanner.v1.ResultSetMetadata;
-import com.google.spanner.v1.StructType;
-import com.google.spanner.v1.Type;
-import com.google.spanner.v1.TypeCode;
-import io.github.spannertuning.client.EmulatorIntegrationTest.SingerEntity;
+import io.github.spannertuning.client.EmulatorIntegrationIT.SingerEntity;
 import io.github.spannertuning.testing.MockSpannerServer;
-import io.grpc.CallOptions;
-import io.grpc.Channel;
-import io.grpc.ClientCall;
-import io.grpc.ClientInterceptor;
 import io.grpc.Context;
-import io.grpc.ForwardingClientCall.SimpleForwardingClientCall;
-import io.grpc.ForwardingClientCallListener.SimpleForwardingClientCallListener;
-import io.grpc.Metadata;
-import io.grpc.MethodDescriptor;
 import io.grpc.Status;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadInfo;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
-import jdk.jfr.Recording;
-import jdk.jfr.consumer.RecordedClass;
-import jdk.jfr.consumer.RecordedEvent;
-import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.Test;
 
 /**
- * The stream-end guard against a real client, gRPC, Netty and TCP, on {@link MockSpannerServer}
- * as it behaves by default: like Spanner, it marks a stream's final message {@code last} and sends
- * the trailers 1 ms later, and each query takes 2 to 5 ms. RST_STREAM and GOAWAY frames are counted
- * on the wire by the server's frame-counting proxy; cancels reaching gRPC by an interceptor below
- * grpc-gcp; throwables created by JFR ({@code jdk.ExceptionStatistics}). Guard-off figures are
- * printed beside guard-on ones (grep the output for {@code [guard}).
+ * The stream-end guard against a real client, gRPC, Netty and TCP, on {@link MockSpannerServer}:
+ * cancels that must still reach the server, errors, deadlines, resumed streams and results with
+ * the guard on and off. The measuring checks are in {@link StreamEndGuardIT}.
  */
 class StreamEndGuardTest {
-
-  private static final DatabaseId DATABASE = DatabaseId.of("test-project", "i", "d");
-
-  private static final int WARM_UP = 100;
-
-  private static final int QUERIES = 1000;
-
-  private static final String FAILING_QUERY = "SELECT fail";
-
-  private static final String THREE_ROWS = "SELECT id FROM Three";
-
-  /** 1,000 rows of 32 KB each: 32 MB, more than any HTTP/2 flow-control window gRPC opens. */
-  private static final String WIDE_QUERY = "SELECT id, payload FROM Wide";
-
-  private static final String COUNT_QUERY = "SELECT COUNT(*) FROM Singers";
-
-  /** The shapes of a closed stream the issue measures. */
-  enum Shape {
-    NEXT_ONCE("(a) next() once, close"),
-    EXISTS_BY_ID("(c) SpannerTemplate.existsById"),
-    READ_TO_END("read to the end");
-
-    private final String label;
-
-    Shape(String label) {
-      this.label = label;
-    }
-  }
-
-  @Test
-  void streamsClosedAtTheirLastMessageSendNoResetWithTheGuard() throws Exception {
-    Map<Shape, Loop> off;
-    Map<Shape, Loop> on;
-    try (MockSpannerServer server = newServer(MockSpannerServer.builder().countFrames())) {
-      try (TestClient client = TestClient.open(server, false)) {
-        off = measureShapes(server, client);
-      }
-      try (TestClient client = TestClient.open(server, true)) {
-        on = measureShapes(server, client);
-      }
-    }
-    String version = ClientVersions.detected().spanner();
-    for (Shape shape : Shape.values()) {
-      Loop a = off.get(shape);
-      Loop b = on.get(shape);
-      System.out.printf(
-          Locale.ROOT,
-          "[guard %s] %s, %d queries, last 1 ms before trailers: RST_STREAM frames/query off=%.2f"
-              + " on=%.2f | cancels reaching gRPC/query off=%.2f on=%.2f | throwables/query"
-              + " off=%.2f on=%.2f | guard on: skipped=%d drained=%d drain timeouts=%d%n",
-          version,
-          shape.label,
-          QUERIES,
-          a.perQuery(a.rstFrames()),
-          b.perQuery(b.rstFrames()),
-          a.perQuery(a.cancels()),
-          b.perQuery(b.cancels()),
-          a.perQuery(a.throwables()),
-          b.perQuery(b.throwables()),
-          b.skipped(),
-          b.drained(),
-          b.drainTimeouts());
-      System.out.printf(
-          Locale.ROOT, "[guard %s] %s exceptions: off %s | on %s%n", version, shape.label,
-          a.exceptionsByClass(), b.exceptionsByClass());
-    }
-
-    for (Shape shape : Shape.values()) {
-      Loop a = off.get(shape);
-      Loop b = on.get(shape);
-      String what = shape.label + ": ";
-      // Every stream's final message carried last, and reached the client before the close:
-      // each of these closes is of a stream the server has finished.
-      assertThat(a.rows()).as(what + "rows, guard off").isEqualTo(QUERIES);
-      assertThat(b.rows()).as(what + "rows, guard on").isEqualTo(QUERIES);
-      assertThat(a.lastReceived()).as(what + "streams whose last reached the client, off")
-          .isEqualTo(QUERIES);
-      assertThat(b.lastReceived()).as(what + "streams whose last reached the client, on")
-          .isEqualTo(QUERIES);
-      assertThat(b.rstFrames()).as(what + "RST_STREAM frames on the wire, guard on").isZero();
-      assertThat(b.cancels()).as(what + "cancels reaching gRPC, guard on").isZero();
-      assertThat(b.drainTimeouts()).as(what + "drain timeouts").isZero();
-      assertThat(b.perQuery(b.throwables()))
-          .as(what + "throwables created per query, guard on")
-          .isLessThanOrEqualTo(0.5);
-      assertThat(a.skipped()).as(what + "skipped, guard off").isZero();
-    }
-    for (Shape shape : List.of(Shape.NEXT_ONCE, Shape.EXISTS_BY_ID)) {
-      Loop a = off.get(shape);
-      Loop b = on.get(shape);
-      // Without the guard the client cancels every stream it closes on its last row.
-      assertThat(a.cancels()).as(shape.label + ": cancels, guard off").isEqualTo(QUERIES);
-      assertThat(a.rstFrames()).as(shape.label + ": RST_STREAM frames, guard off").isPositive();
-      assertThat(b.skipped()).as(shape.label + ": skipped, guard on").isEqualTo(QUERIES);
-      assertThat(b.drained()).as(shape.label + ": drained").isLessThanOrEqualTo(b.skipped());
-    }
-    assertThat(off.get(Shape.READ_TO_END).cancels()).isZero();
-    assertThat(on.get(Shape.READ_TO_END).skipped()).isZero();
-  }
-
-  @Test
-  void aResetLimitedServerSendsNoGoAwayToTheGuardedClient() throws Exception {
-    Burst stock = resetLimitedBurst(false);
-    Burst tuned = resetLimitedBurst(true);
-    String version = ClientVersions.detected().spanner();
-    System.out.printf(
-        Locale.ROOT,
-        "[guard %s] reset-limited server (10 RST_STREAM / 10 s per connection), 16 threads, 3 s"
-            + " of (a), trailers 20 ms late: guard off: %d queries, %d failed %s, GOAWAYs %s,"
-            + " RST_STREAM frames %d (of open streams %d) | guard on: %d queries, %d failed %s,"
-            + " GOAWAYs %s, RST_STREAM frames %d (of open streams %d), drain timeouts %d%n",
-        version,
-        stock.queries(),
-        stock.failed(),
-        stock.failures(),
-        stock.goAways(),
-        stock.rstFrames(),
-        stock.serverCancels(),
-        tuned.queries(),
-        tuned.failed(),
-        tuned.failures(),
-        tuned.goAways(),
-        tuned.rstFrames(),
-        tuned.serverCancels(),
-        tuned.drainTimeouts());
-    // The server is what Spanner's frontends are: without the guard, the resets of point selects
-    // closed on their last row reach its limit.
-    assertThat(stock.goAways())
-        .as(
-            "GOAWAYs sent to the stock client (its resets of streams still open on the server: %d;"
-                + " the limit counts only those)",
-            stock.serverCancels())
-        .isNotEmpty();
-    assertThat(tuned.goAways()).as("GOAWAYs sent to the guarded client").isEmpty();
-    assertThat(tuned.failed()).as("failed queries, guard on").isZero();
-    assertThat(tuned.queries()).isPositive();
-  }
-
-  @Test
-  void trailersThatDoNotComeWithinTheDrainTimeoutAreCancelledThen() throws Exception {
-    // Long enough that no drain times out while the 8 streams are still being opened and closed
-    // on a busy machine: the cancels counted right after the closes are then cancels at close.
-    Duration drainTimeout = Duration.ofSeconds(2);
-    Duration trailersDelay = Duration.ofSeconds(8);
-    int streams = 8;
-    try (MockSpannerServer server = newServer(MockSpannerServer.builder().countFrames());
-        TestClient client = TestClient.open(server, true, drainTimeout)) {
-      SpannerTuningState state = client.state();
-      // Sessions and channels first: the measured streams are the only ones then.
-      readAll(client.database(), MockSpannerServer.POINT_SELECT);
-      await().atMost(Duration.ofSeconds(10)).until(() -> activeStreams(state) == 0);
-      server.setTrailersDelay(trailersDelay);
-      int cancelsBefore = server.cancels();
-      int rstBefore = server.rstStreams();
-      client.counter().reset();
-
-      long closedAt = System.nanoTime();
-      for (int i = 0; i < streams; i++) {
-        readOneRow(client.database(), MockSpannerServer.POINT_SELECT);
-      }
-      long closesTook = System.nanoTime() - closedAt;
-      assertThat(closesTook).as("time to open and close the streams").isLessThan(drainTimeout.toNanos());
-      assertThat(client.counter().lastReceived()).isEqualTo(streams);
-      assertThat(client.counter().cancels()).as("cancels at close").isZero();
-      assertThat(activeStreams(state)).as("streams draining").isEqualTo(streams);
-
-      await("drain timeouts")
-          .atMost(trailersDelay.minusMillis(500))
-          .until(() -> state.streamEndGuardDrainTimeoutCount() == streams);
-      long timedOutAfter = System.nanoTime() - closedAt;
-      assertThat(timedOutAfter)
-          .as("time from the first close to the last drain timeout")
-          .isGreaterThanOrEqualTo(drainTimeout.toNanos())
-          .isLessThan(trailersDelay.toNanos());
-      await("active streams back to 0")
-          .atMost(Duration.ofSeconds(2))
-          .until(() -> activeStreams(state) == 0);
-      await("the server sees the cancels")
-          .atMost(Duration.ofSeconds(2))
-          .until(() -> server.cancels() - cancelsBefore == streams);
-      assertThat(client.counter().cancels()).as("cancels reaching gRPC").isEqualTo(streams);
-      assertThat(server.rstStreams() - rstBefore).as("RST_STREAM frames").isEqualTo(streams);
-      assertThat(state.streamEndGuardDrainedCount()).isZero();
-      assertThat(blockedGrpcThreads()).as("gRPC threads blocked in the client").isEmpty();
-      System.out.printf(
-          Locale.ROOT,
-          "[guard %s] drain timeout %d ms, trailers held %d ms: %d streams closed at last in %.1f"
-              + " ms, all cancelled %.0f ms after the first close%n",
-          ClientVersions.detected().spanner(),
-          drainTimeout.toMillis(),
-          trailersDelay.toMillis(),
-          streams,
-          closesTook / 1e6,
-          timedOutAfter / 1e6);
-    }
-  }
-
-  @Test
-  void withoutLastNoCallThatHadClosedIsCancelled() throws Exception {
-    // The bare mock (and the emulator): no last, trailers with the final message. The guard then
-    // knows a stream is over from its gRPC call's close, before gax tells the consumer.
-    Loop off;
-    Loop on;
-    try (MockSpannerServer server = newServer(MockSpannerServer.builder().instant())) {
-      try (TestClient client = TestClient.open(server, false)) {
-        off = pointSelectsWithoutLast(client);
-      }
-      try (TestClient client = TestClient.open(server, true)) {
-        on = pointSelectsWithoutLast(client);
-      }
-    }
-    System.out.printf(
-        Locale.ROOT,
-        "[guard %s] no last, trailers at once, %d point selects: calls closed before the close"
-            + " began/query off=%.2f on=%.2f | cancels of those/query off=%.2f on=%.2f | cancels"
-            + " reaching gRPC/query off=%.2f on=%.2f | throwables/query off=%.2f on=%.2f%n",
-        ClientVersions.detected().spanner(),
-        QUERIES,
-        off.perQuery(off.endedBeforeClose()),
-        on.perQuery(on.endedBeforeClose()),
-        off.perQuery(off.cancelsOfEnded()),
-        on.perQuery(on.cancelsOfEnded()),
-        off.perQuery(off.cancels()),
-        on.perQuery(on.cancels()),
-        off.perQuery(off.throwables()),
-        on.perQuery(on.throwables()));
-    assertThat(off.lastReceived()).isZero();
-    assertThat(off.cancels()).as("cancels, guard off").isEqualTo(QUERIES);
-    // Below grpc-gcp, on the thread that starts the stream, every stream's call carries the key.
-    assertThat(off.guardedStarts()).isZero();
-    assertThat(on.guardedStarts()).as("calls created in their guarded stream's context")
-        .isEqualTo(QUERIES);
-    assertThat(on.cancelsOfEnded())
-        .as("cancels of calls whose onClose was seen before the close began, guard on")
-        .isZero();
-    assertThat(on.cancels() + on.skipped()).isEqualTo(QUERIES);
-    assertThat(on.skipped()).isGreaterThanOrEqualTo(on.endedBeforeClose());
-  }
 
   @Test
   void aStreamClosedBeforeItsEndIsStillCancelled() throws Exception {
@@ -322,7 +48,7 @@ class StreamEndGuardTest {
       // A server of its own for each client: a cancel the server hears late must not be counted
       // for the next client.
       try (MockSpannerServer server = newServer(MockSpannerServer.builder().countFrames());
-          TestClient client = TestClient.open(server, guard)) {
+          GuardedTestClient client = GuardedTestClient.open(server, guard)) {
         String what = "guard " + (guard ? "on" : "off") + ": ";
         readAll(client.database(), THREE_ROWS); // session and channel; read to its end
         long skipped = client.state().streamEndGuardSkippedCount();
@@ -362,7 +88,7 @@ class StreamEndGuardTest {
     ScheduledExecutorService deadlines = Executors.newSingleThreadScheduledExecutor();
     try (MockSpannerServer server = newServer(MockSpannerServer.builder())) {
       for (boolean guard : new boolean[] {true, false}) {
-        try (TestClient client = TestClient.open(server, guard)) {
+        try (GuardedTestClient client = GuardedTestClient.open(server, guard)) {
           readAll(client.database(), MockSpannerServer.POINT_SELECT);
           server
               .mock()
@@ -396,9 +122,10 @@ class StreamEndGuardTest {
   @Test
   void aStreamResumedAfterUnavailableDeliversTheSameRowsAsWithoutTheGuard() throws Exception {
     Map<Boolean, List<Long>> ids = new TreeMap<>();
+    List<String> figures = new ArrayList<>();
     try (MockSpannerServer server = newServer(MockSpannerServer.builder())) {
       for (boolean guard : new boolean[] {false, true}) {
-        try (TestClient client = TestClient.open(server, guard)) {
+        try (GuardedTestClient client = GuardedTestClient.open(server, guard)) {
           readAll(client.database(), MockSpannerServer.POINT_SELECT);
           server.reset();
           server
@@ -421,31 +148,32 @@ class StreamEndGuardTest {
           }
           List<MockSpannerServer.Call> attempts = server.calls("ExecuteStreamingSql");
           assertThat(attempts).as("guard " + guard + ": the stream was resumed").hasSize(2);
-          System.out.printf(
-              Locale.ROOT,
-              "[guard %s] resume after UNAVAILABLE at row 500, guard %s: %d rows, %d distinct;"
-                  + " resumed with a resume token: %s%n",
-              ClientVersions.detected().spanner(),
-              guard ? "on" : "off",
-              rows.size(),
-              rows.stream().distinct().count(),
-              !((com.google.spanner.v1.ExecuteSqlRequest) attempts.get(1).request())
-                  .getResumeToken()
-                  .isEmpty());
+          figures.add(
+              String.format(
+                      Locale.ROOT,
+                  "[guard %s] resume after UNAVAILABLE at row 500, guard %s: %d rows, %d distinct;"
+                      + " resumed with a resume token: %s",
+                  ClientVersions.detected().spanner(),
+                  guard ? "on" : "off",
+                  rows.size(),
+                  rows.stream().distinct().count(),
+                  !((com.google.spanner.v1.ExecuteSqlRequest) attempts.get(1).request())
+                      .getResumeToken()
+                      .isEmpty()));
           ids.put(guard, rows);
         }
       }
     }
-    assertThat(ids.get(true)).as("rows, guard on vs off").isEqualTo(ids.get(false));
+    assertThat(ids.get(true)).as("rows, guard on vs off: " + figures).isEqualTo(ids.get(false));
     assertThat(ids.get(true).stream().distinct().sorted().toList())
-        .as("every row delivered")
+        .as("every row delivered: " + figures)
         .hasSize(10_000)
         .startsWith(0L, 1L)
         .endsWith(9_999L);
     if (ClientVersions.detected().spanner().startsWith("6.119")) {
       // On 6.113 with its own test-jar mock the resumed stream repeats the 500 rows before the
-      // error, with the guard on and off alike (printed above), although it resumes with a token.
-      assertThat(ids.get(true)).as("each row once").hasSize(10_000);
+      // error, with the guard on and off alike (see the description), although it resumes with a token.
+      assertThat(ids.get(true)).as("each row once: " + figures).hasSize(10_000);
     }
   }
 
@@ -454,10 +182,10 @@ class StreamEndGuardTest {
     try (MockSpannerServer server = newServer(MockSpannerServer.builder())) {
       List<Object> off;
       List<Object> on;
-      try (TestClient client = TestClient.open(server, false)) {
+      try (GuardedTestClient client = GuardedTestClient.open(server, false)) {
         off = workload(client);
       }
-      try (TestClient client = TestClient.open(server, true)) {
+      try (GuardedTestClient client = GuardedTestClient.open(server, true)) {
         on = workload(client);
         assertThat(client.state().streamEndGuardSkippedCount()).isPositive();
       }
@@ -470,7 +198,7 @@ class StreamEndGuardTest {
   void aStreamThatFailsIsNotCancelledAgain() throws Exception {
     try (MockSpannerServer server = newServer(MockSpannerServer.builder())) {
       for (boolean guard : new boolean[] {true, false}) {
-        try (TestClient client = TestClient.open(server, guard)) {
+        try (GuardedTestClient client = GuardedTestClient.open(server, guard)) {
           readOneRow(client.database(), MockSpannerServer.POINT_SELECT);
           // The point select drains; it is counted when its trailers arrive.
           await().atMost(Duration.ofSeconds(10)).until(() -> activeStreams(client.state()) == 0);
@@ -528,199 +256,9 @@ class StreamEndGuardTest {
     }
   }
 
-  private static MockSpannerServer newServer(MockSpannerServer.Builder builder) throws Exception {
-    MockSpannerServer server = builder.start();
-    server
-        .mock()
-        .putStatementResult(
-            StatementResult.exception(
-                Statement.of(FAILING_QUERY), Status.INVALID_ARGUMENT.asRuntimeException()));
-    server
-        .mock()
-        .putStatementResult(StatementResult.query(Statement.of(THREE_ROWS), threeRows()));
-    server
-        .mock()
-        .putStatementResult(StatementResult.query(Statement.of(WIDE_QUERY), wideRows()));
-    server
-        .mock()
-        .putStatementResult(StatementResult.query(Statement.of(COUNT_QUERY), countRow(3)));
-    // existsById reads the key column of one key. The mock looks a read up as a statement built
-    // from it: from table and columns (6.119), or with the key too (6.113).
-    server
-        .mock()
-        .putStatementResult(
-            StatementResult.read("Singers", KeySet.all(), List.of("SingerId"), singerIdRow(1)));
-    server
-        .mock()
-        .putStatementResult(
-            StatementResult.query(
-                Statement.of("SELECT SingerId FROM Singers WHERE ID=1"), singerIdRow(1)));
-    return server;
-  }
-
-  private Map<Shape, Loop> measureShapes(MockSpannerServer server, TestClient client)
-      throws Exception {
-    SpannerTemplate template = template(client.database());
-    for (int i = 0; i < WARM_UP; i++) {
-      for (Shape shape : Shape.values()) {
-        run(shape, client.database(), template);
-      }
-    }
-    Map<Shape, Loop> loops = new EnumMap<>(Shape.class);
-    for (Shape shape : Shape.values()) {
-      loops.put(shape, loop(server, client, QUERIES, () -> run(shape, client.database(), template)));
-    }
-    return loops;
-  }
-
-  private static boolean run(Shape shape, DatabaseClient database, SpannerTemplate template) {
-    return switch (shape) {
-      case NEXT_ONCE -> readOneRow(database, MockSpannerServer.POINT_SELECT);
-      case EXISTS_BY_ID -> template.existsById(SingerEntity.class, Key.of(1L));
-      case READ_TO_END -> readAll(database, MockSpannerServer.POINT_SELECT) == 1;
-    };
-  }
-
-  /** One query of a loop; returns whether it found its row. */
-  @FunctionalInterface
-  private interface Query {
-    boolean run() throws Exception;
-  }
-
-  /**
-   * Runs queries in a JFR window, then waits until every call has closed on the client (after
-   * which the client writes no frame for them) and no RST_STREAM frame is still on its way through
-   * the proxy. Waiting longer can only count more frames, never fewer.
-   */
-  private Loop loop(MockSpannerServer server, TestClient client, int queries, Query query)
-      throws Exception {
-    CancelCounter counter = client.counter();
-    SpannerTuningState state = client.state();
-    await().atMost(Duration.ofSeconds(10)).until(() -> activeStreams(state) == 0);
-    counter.reset();
-    long skipped = state.streamEndGuardSkippedCount();
-    long drained = state.streamEndGuardDrainedCount();
-    long timeouts = state.streamEndGuardDrainTimeoutCount();
-    int rst = (server != null) ? server.rstStreams() : 0;
-    int rows = 0;
-    ExceptionCounts exceptions;
-    try (Recording recording = new Recording()) {
-      recording.enable("jdk.ExceptionStatistics").withPeriod(Duration.ofMillis(20));
-      recording.enable("jdk.JavaExceptionThrow").withoutStackTrace();
-      recording.start();
-      awaitStatisticsEvent();
-      for (int i = 0; i < queries; i++) {
-        if (query.run()) {
-          rows++;
-        }
-      }
-      await().atMost(Duration.ofSeconds(10)).until(() -> activeStreams(state) == 0);
-      if (server != null) {
-        awaitQuiet(server::rstStreams);
-      }
-      awaitStatisticsEvent();
-      recording.stop();
-      Path file = Files.createTempFile("stream-end-guard", ".jfr");
-      try {
-        recording.dump(file);
-        exceptions = ExceptionCounts.read(file);
-      } finally {
-        Files.deleteIfExists(file);
-      }
-    }
-    return new Loop(
-        queries,
-        rows,
-        counter.cancels(),
-        counter.lastReceived(),
-        counter.endedBeforeClose(),
-        counter.cancelsOfEnded(),
-        counter.guardedStarts(),
-        (server != null) ? server.rstStreams() - rst : 0,
-        state.streamEndGuardSkippedCount() - skipped,
-        state.streamEndGuardDrainedCount() - drained,
-        state.streamEndGuardDrainTimeoutCount() - timeouts,
-        exceptions.throwables(),
-        exceptions.byClass());
-  }
-
-  /** Point selects that record, at each close, whether the call had closed for its listener. */
-  private Loop pointSelectsWithoutLast(TestClient client) throws Exception {
-    for (int i = 0; i < WARM_UP; i++) {
-      readOneRow(client.database(), MockSpannerServer.POINT_SELECT);
-    }
-    return loop(
-        null,
-        client,
-        QUERIES,
-        () -> {
-          try (ResultSet rs =
-              client.database().singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
-            boolean found = rs.next();
-            client.counter().closing();
-            return found;
-          }
-        });
-  }
-
-  private Burst resetLimitedBurst(boolean guard) throws Exception {
-    int threads = 16;
-    long runNanos = TimeUnit.SECONDS.toNanos(3);
-    // The limit counts only resets of streams the server still holds. With trailers 1 ms late
-    // only a few percent of a warm client's closes beat them, and a cold one's almost none, so
-    // whether stock reaches the limit in 3 s depends on what ran before. With trailers 20 ms late
-    // (a frontend slower to send them) many more do; a limit of 10 per connection in 10 s is then
-    // one the stock client's closes reach in 3 s.
-    try (MockSpannerServer server =
-            newServer(
-                MockSpannerServer.builder()
-                    .countFrames()
-                    .trailersDelay(Duration.ofMillis(20))
-                    .resetLimit(10, 10));
-        TestClient client = TestClient.open(server, guard)) {
-      readAll(client.database(), MockSpannerServer.POINT_SELECT);
-      AtomicInteger queries = new AtomicInteger();
-      Map<String, Integer> failures = new ConcurrentHashMap<>();
-      ExecutorService pool = Executors.newFixedThreadPool(threads);
-      try {
-        long end = System.nanoTime() + runNanos;
-        List<Future<?>> futures = new ArrayList<>();
-        for (int t = 0; t < threads; t++) {
-          futures.add(
-              pool.submit(
-                  () -> {
-                    while (System.nanoTime() - end < 0) {
-                      try {
-                        readOneRow(client.database(), MockSpannerServer.POINT_SELECT);
-                      } catch (SpannerException ex) {
-                        failures.merge(ex.getErrorCode().name(), 1, Integer::sum);
-                      }
-                      queries.incrementAndGet();
-                    }
-                  }));
-        }
-        for (Future<?> future : futures) {
-          future.get();
-        }
-      } finally {
-        pool.shutdownNow();
-      }
-      await().atMost(Duration.ofSeconds(10)).until(() -> activeStreams(client.state()) == 0);
-      awaitQuiet(server::goAways);
-      return new Burst(
-          queries.get(),
-          failures.values().stream().mapToInt(Integer::intValue).sum(),
-          new TreeMap<>(failures),
-          new TreeMap<>(server.goAwaysByReason()),
-          server.rstStreams(),
-          server.cancels(),
-          client.state().streamEndGuardDrainTimeoutCount());
-    }
-  }
-
-  private static List<Object> workload(TestClient client) {
+  private static List<Object> workload(GuardedTestClient client) {
     DatabaseClient database = client.database();
-    SpannerTemplate template = template(database);
+    SpannerTemplate template = SpannerTemplates.of(database);
     List<Object> results = new ArrayList<>();
     results.add(rows(database, MockSpannerServer.POINT_SELECT, Integer.MAX_VALUE));
     results.add(rows(database, MockSpannerServer.POINT_SELECT, 1));
@@ -731,347 +269,5 @@ class StreamEndGuardTest {
     results.add(template.count(SingerEntity.class));
     results.add(template.existsById(SingerEntity.class, Key.of(1L)));
     return results;
-  }
-
-  private static List<String> rows(DatabaseClient database, String sql, int max) {
-    List<String> rows = new ArrayList<>();
-    try (ResultSet rs = database.singleUse().executeQuery(Statement.of(sql))) {
-      while (rows.size() < max && rs.next()) {
-        rows.add(rs.getCurrentRowAsStruct().toString());
-      }
-    }
-    return rows;
-  }
-
-  private static boolean readOneRow(DatabaseClient database, String sql) {
-    try (ResultSet rs = database.singleUse().executeQuery(Statement.of(sql))) {
-      return rs.next();
-    }
-  }
-
-  private static int readAll(DatabaseClient database, String sql) {
-    int rows = 0;
-    try (ResultSet rs = database.singleUse().executeQuery(Statement.of(sql))) {
-      while (rs.next()) {
-        rows++;
-      }
-    }
-    return rows;
-  }
-
-  private static int activeStreams(SpannerTuningState state) {
-    return state.channelLoad().channels().stream()
-        .mapToInt(ChannelLoad.ChannelStats::activeStreams)
-        .sum();
-  }
-
-  /** Waits until a count has stopped changing: frames still crossing the proxy are counted. */
-  private static void awaitQuiet(java.util.function.IntSupplier count) {
-    AtomicInteger previous = new AtomicInteger(count.getAsInt());
-    await()
-        .pollInterval(Duration.ofMillis(10))
-        .during(Duration.ofMillis(50))
-        .atMost(Duration.ofSeconds(5))
-        .until(() -> previous.getAndSet(count.getAsInt()) == count.getAsInt());
-  }
-
-  /** JFR emits jdk.ExceptionStatistics periodically; a window needs one at each end. */
-  private static void awaitStatisticsEvent() throws InterruptedException {
-    Thread.sleep(60);
-  }
-
-  /** Threads of gRPC or gax parked in the client's result queue: the callback a close must drop. */
-  private static List<String> blockedGrpcThreads() {
-    List<String> blocked = new ArrayList<>();
-    for (ThreadInfo info : ManagementFactory.getThreadMXBean().dumpAllThreads(false, false)) {
-      boolean inQueue =
-          Arrays.stream(info.getStackTrace())
-              .anyMatch((frame) -> frame.getClassName().startsWith("com.google.cloud.spanner.GrpcStreamIterator"));
-      if (inQueue && (info.getThreadState() == Thread.State.WAITING
-          || info.getThreadState() == Thread.State.TIMED_WAITING
-          || info.getThreadState() == Thread.State.BLOCKED)) {
-        blocked.add(info.getThreadName());
-      }
-    }
-    return blocked;
-  }
-
-  private static SpannerTemplate template(DatabaseClient client) {
-    SpannerMappingContext mappingContext = new SpannerMappingContext();
-    ConverterAwareMappingSpannerEntityProcessor processor =
-        new ConverterAwareMappingSpannerEntityProcessor(mappingContext);
-    SpannerSchemaUtils schemaUtils = new SpannerSchemaUtils(mappingContext, processor, true);
-    return new SpannerTemplate(
-        () -> client,
-        mappingContext,
-        processor,
-        new SpannerMutationFactoryImpl(processor, mappingContext, schemaUtils),
-        schemaUtils);
-  }
-
-  private static com.google.spanner.v1.ResultSet singerIdRow(long id) {
-    return com.google.spanner.v1.ResultSet.newBuilder()
-        .setMetadata(metadata("SingerId"))
-        .addRows(
-            ListValue.newBuilder().addValues(Value.newBuilder().setStringValue(Long.toString(id))))
-        .build();
-  }
-
-  private static com.google.spanner.v1.ResultSet countRow(long count) {
-    return com.google.spanner.v1.ResultSet.newBuilder()
-        .setMetadata(metadata(""))
-        .addRows(
-            ListValue.newBuilder()
-                .addValues(Value.newBuilder().setStringValue(Long.toString(count))))
-        .build();
-  }
-
-  private static ResultSetMetadata metadata(String int64Column) {
-    return ResultSetMetadata.newBuilder()
-        .setRowType(
-            StructType.newBuilder()
-                .addFields(
-                    StructType.Field.newBuilder()
-                        .setName(int64Column)
-                        .setType(Type.newBuilder().setCode(TypeCode.INT64))))
-        .build();
-  }
-
-  private static com.google.spanner.v1.ResultSet threeRows() {
-    com.google.spanner.v1.ResultSet.Builder result =
-        com.google.spanner.v1.ResultSet.newBuilder().setMetadata(metadata("id"));
-    for (int i = 0; i < 3; i++) {
-      result.addRows(
-          ListValue.newBuilder().addValues(Value.newBuilder().setStringValue(Integer.toString(i))));
-    }
-    return result.build();
-  }
-
-  private static com.google.spanner.v1.ResultSet wideRows() {
-    String payload = "x".repeat(32 * 1024);
-    com.google.spanner.v1.ResultSet.Builder result =
-        com.google.spanner.v1.ResultSet.newBuilder()
-            .setMetadata(
-                ResultSetMetadata.newBuilder()
-                    .setRowType(
-                        StructType.newBuilder()
-                            .addFields(
-                                StructType.Field.newBuilder()
-                                    .setName("id")
-                                    .setType(Type.newBuilder().setCode(TypeCode.INT64)))
-                            .addFields(
-                                StructType.Field.newBuilder()
-                                    .setName("payload")
-                                    .setType(Type.newBuilder().setCode(TypeCode.STRING)))));
-    for (int i = 0; i < 1000; i++) {
-      result.addRows(
-          ListValue.newBuilder()
-              .addValues(Value.newBuilder().setStringValue(Integer.toString(i)))
-              .addValues(Value.newBuilder().setStringValue(payload)));
-    }
-    return result.build();
-  }
-
-  /** What one loop of queries did. */
-  private record Loop(
-      int queries,
-      int rows,
-      int cancels,
-      int lastReceived,
-      int endedBeforeClose,
-      int cancelsOfEnded,
-      int guardedStarts,
-      int rstFrames,
-      long skipped,
-      long drained,
-      long drainTimeouts,
-      long throwables,
-      Map<String, Long> exceptionsByClass) {
-
-    double perQuery(long count) {
-      return (double) count / this.queries;
-    }
-  }
-
-  /** What a burst against the reset-limited server did. */
-  private record Burst(
-      int queries,
-      int failed,
-      Map<String, Integer> failures,
-      Map<String, Integer> goAways,
-      int rstFrames,
-      int serverCancels,
-      long drainTimeouts) {}
-
-  /** Throwables created while a recording ran, from JFR. */
-  private record ExceptionCounts(long throwables, Map<String, Long> byClass) {
-
-    static ExceptionCounts read(Path file) throws Exception {
-      List<RecordedEvent> events = RecordingFile.readAllEvents(file);
-      long first = Long.MAX_VALUE;
-      long last = Long.MIN_VALUE;
-      int statistics = 0;
-      Map<String, Long> byClass = new TreeMap<>();
-      for (RecordedEvent event : events) {
-        String type = event.getEventType().getName();
-        if (type.equals("jdk.ExceptionStatistics")) {
-          long throwables = event.getLong("throwables");
-          first = Math.min(first, throwables);
-          last = Math.max(last, throwables);
-          statistics++;
-        } else if (type.equals("jdk.JavaExceptionThrow")) {
-          RecordedClass thrown = event.getClass("thrownClass");
-          String name = (thrown != null) ? thrown.getName() : "?";
-          byClass.merge(name.substring(name.lastIndexOf('.') + 1), 1L, Long::sum);
-        }
-      }
-      assertThat(statistics)
-          .as("jdk.ExceptionStatistics events in the window")
-          .isGreaterThanOrEqualTo(2);
-      return new ExceptionCounts(last - first, byClass);
-    }
-  }
-
-  /** A client of the mock server with the guard on or off, and a cancel counter below grpc-gcp. */
-  private record TestClient(
-      Spanner spanner, DatabaseClient database, SpannerTuningState state, CancelCounter counter)
-      implements AutoCloseable {
-
-    static TestClient open(MockSpannerServer server, boolean guard) {
-      return open(server, guard, SpannerTuning.DEFAULT_DRAIN_TIMEOUT);
-    }
-
-    static TestClient open(MockSpannerServer server, boolean guard, Duration drainTimeout) {
-      CancelCounter counter = new CancelCounter();
-      SpannerOptions.Builder builder = server.clientOptions(8);
-      builder.setInterceptorProvider(SpannerInterceptorProvider.createDefault().with(counter));
-      SpannerTuningState state =
-          SpannerTuning.newBuilder()
-              .streamEndGuard(guard)
-              .streamEndGuardDrainTimeout(drainTimeout)
-              .build()
-              .applyTo(builder);
-      assertThat(state.isActive(Feature.STREAM_END_GUARD)).isEqualTo(guard);
-      Spanner spanner = builder.build().getService();
-      return new TestClient(spanner, spanner.getDatabaseClient(DATABASE), state, counter);
-    }
-
-    @Override
-    public void close() {
-      this.spanner.close();
-    }
-  }
-
-  /**
-   * Counts, below grpc-gcp, the {@link ClientCall#cancel} calls reaching gRPC, the streams whose
-   * message marked {@code last} reached the client, and (for a caller that says when it begins to
-   * close) cancels of calls whose listener had been told the call closed before that.
-   */
-  private static final class CancelCounter implements ClientInterceptor {
-
-    private final AtomicInteger cancels = new AtomicInteger();
-
-    private final AtomicInteger lastReceived = new AtomicInteger();
-
-    private final AtomicInteger endedBeforeClose = new AtomicInteger();
-
-    private final AtomicInteger cancelsOfEnded = new AtomicInteger();
-
-    private final AtomicInteger guardedStarts = new AtomicInteger();
-
-    private volatile CountingCall<?, ?> lastStream;
-
-    @Override
-    public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(
-        MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next) {
-      CountingCall<ReqT, RespT> call = new CountingCall<>(next.newCall(method, callOptions));
-      String name = method.getBareMethodName();
-      if (name.equals("ExecuteStreamingSql") || name.equals("StreamingRead")) {
-        this.lastStream = call;
-        // What the channel-load interceptor reads to link the call to its guarded stream.
-        if (GuardedStream.STARTING.get() != null) {
-          this.guardedStarts.incrementAndGet();
-        }
-      }
-      return call;
-    }
-
-    int cancels() {
-      return this.cancels.get();
-    }
-
-    int lastReceived() {
-      return this.lastReceived.get();
-    }
-
-    int endedBeforeClose() {
-      return this.endedBeforeClose.get();
-    }
-
-    int cancelsOfEnded() {
-      return this.cancelsOfEnded.get();
-    }
-
-    int guardedStarts() {
-      return this.guardedStarts.get();
-    }
-
-    void reset() {
-      this.cancels.set(0);
-      this.lastReceived.set(0);
-      this.endedBeforeClose.set(0);
-      this.cancelsOfEnded.set(0);
-      this.guardedStarts.set(0);
-    }
-
-    /** The caller is about to close the last stream started. */
-    void closing() {
-      CountingCall<?, ?> call = this.lastStream;
-      if (call != null && call.closed.getCount() == 0) {
-        call.endedBeforeClose = true;
-        this.endedBeforeClose.incrementAndGet();
-      }
-    }
-
-    private final class CountingCall<ReqT, RespT> extends SimpleForwardingClientCall<ReqT, RespT> {
-
-      private final CountDownLatch closed = new CountDownLatch(1);
-
-      private volatile boolean endedBeforeClose;
-
-      CountingCall(ClientCall<ReqT, RespT> delegate) {
-        super(delegate);
-      }
-
-      @Override
-      public void start(Listener<RespT> responseListener, Metadata headers) {
-        super.start(
-            new SimpleForwardingClientCallListener<>(responseListener) {
-              @Override
-              public void onMessage(RespT message) {
-                if (message instanceof PartialResultSet results && results.getLast()) {
-                  lastReceived.incrementAndGet();
-                }
-                super.onMessage(message);
-              }
-
-              @Override
-              public void onClose(Status status, Metadata trailers) {
-                super.onClose(status, trailers);
-                CountingCall.this.closed.countDown();
-              }
-            },
-            headers);
-      }
-
-      @Override
-      public void cancel(String message, Throwable cause) {
-        cancels.incrementAndGet();
-        if (this.endedBeforeClose) {
-          cancelsOfEnded.incrementAndGet();
-        }
-        super.cancel(message, cause);
-      }
-    }
   }
 }

@@ -1,6 +1,7 @@
 package io.github.spannertuning.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.google.cloud.spanner.DatabaseClient;
 import com.google.cloud.spanner.DatabaseId;
@@ -25,8 +26,10 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -37,6 +40,9 @@ import org.junit.jupiter.api.Test;
 
 /** Channel meters of a real client against Google's mock Spanner server on loopback. */
 class SpannerChannelMetricsTest {
+
+  private static final String EXPECTED_PROPERTY =
+      "spanner-tuning.expected.single-use-distribution";
 
   private static final int QUERIES = 500;
 
@@ -61,23 +67,24 @@ class SpannerChannelMetricsTest {
         double sum = perChannel.stream().mapToDouble(Double::doubleValue).sum();
         double skipped = counter(registry, "spanner.tuning.stream.end.guard.skipped");
         double routed = counter(registry, "spanner.tuning.single.use.routed");
-        System.out.printf(
-            "[metrics %s] %d queries: channels with calls=%d, per-channel calls=%s (sum %.0f, server saw %d), routed=%.0f, guard skipped=%.0f, cancels sent=%d, imbalance=%.2f%n",
-            state.versions().spanner(), QUERIES, busyChannels, perChannel, sum,
-            server.calls().size(), routed, skipped, streamCancels.get(),
-            gauge(registry, "spanner.tuning.channel.imbalance"));
+        String figures =
+            String.format(
+                Locale.ROOT,
+                "%d queries: per-channel calls %s (server saw %d), routed %.0f, guard skipped %.0f,"
+                    + " cancels sent %d",
+                QUERIES, perChannel, server.calls().size(), routed, skipped, streamCancels.get());
 
-        assertThat(busyChannels).isGreaterThanOrEqualTo(6);
-        assertThat(sum).isEqualTo(server.calls().size());
+        assertThat(busyChannels).as("channels with calls: " + figures).isGreaterThanOrEqualTo(6);
+        assertThat(sum).as("calls counted: " + figures).isEqualTo(server.calls().size());
         assertThat(gauge(registry, "spanner.tuning.channel.count")).isEqualTo(perChannel.size());
-        if (state.feature(Feature.SINGLE_USE_DISTRIBUTION).status() == Status.ON) {
-          assertThat(routed).isEqualTo(QUERIES);
-        } else {
-          // 6.119+: the client routes single-use reads itself; spanner-tuning routes none.
-          assertThat(state.feature(Feature.SINGLE_USE_DISTRIBUTION).status())
-              .isEqualTo(Status.NATIVE);
-          assertThat(routed).isZero();
-        }
+        // Pinned by the build: what this client line's single-use distribution must be.
+        Status expected = expectedSingleUseDistribution();
+        assertThat(state.feature(Feature.SINGLE_USE_DISTRIBUTION).status())
+            .as("single-use distribution on client %s", state.versions().spanner())
+            .isEqualTo(expected);
+        assertThat(routed)
+            .as("single-use reads routed by spanner-tuning: " + figures)
+            .isEqualTo((expected == Status.ON) ? QUERIES : 0);
         // Every early-closed point select either had its cancel skipped or sent.
         assertThat(skipped).isPositive();
         assertThat(skipped + streamCancels.get()).isEqualTo(QUERIES);
@@ -133,11 +140,11 @@ class SpannerChannelMetricsTest {
         runConcurrentPointSelects(spanner, 200);
         awaitIdle(registry);
         List<Double> perChannel = channelCalls(registry);
-        System.out.printf(
-            "[metrics %s] gax pool, 200 queries: per-channel calls=%s, server saw %d on %d connections%n",
-            state.versions().spanner(), perChannel, server.calls().size(),
-            server.connections().size());
-        assertThat(perChannel).hasSize(server.connections().size()).hasSize(4);
+        assertThat(perChannel)
+            .as("per-channel calls of the gax pool (server saw %d calls on %d connections)",
+                server.calls().size(), server.connections().size())
+            .hasSize(server.connections().size())
+            .hasSize(4);
         assertThat(perChannel.stream().mapToDouble(Double::doubleValue).sum())
             .isEqualTo(server.calls().size());
       }
@@ -177,18 +184,25 @@ class SpannerChannelMetricsTest {
     }
   }
 
-  private static void awaitIdle(MeterRegistry registry) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (System.nanoTime() < deadline) {
-      double active =
-          registry.find("spanner.tuning.channel.active.streams").gauges().stream()
-              .mapToDouble(Gauge::value)
-              .sum();
-      if (active == 0) {
-        return;
-      }
-      Thread.sleep(20);
-    }
+  /** The build's system property for this client line: {@code on} or {@code native}. */
+  private static Status expectedSingleUseDistribution() {
+    String property = System.getProperty(EXPECTED_PROPERTY);
+    assertThat(property)
+        .as("system property %s, set by the build profile (on or native)", EXPECTED_PROPERTY)
+        .isIn("on", "native");
+    return Status.valueOf(property.toUpperCase(Locale.ROOT));
+  }
+
+  private static void awaitIdle(MeterRegistry registry) {
+    await("active streams back to 0")
+        .atMost(Duration.ofSeconds(10))
+        .pollInterval(Duration.ofMillis(20))
+        .until(
+            () ->
+                registry.find("spanner.tuning.channel.active.streams").gauges().stream()
+                    .mapToDouble(Gauge::value)
+                    .sum(),
+            (active) -> active == 0);
   }
 
   private static List<Double> channelCalls(MeterRegistry registry) {

@@ -7,15 +7,8 @@ import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
 import com.google.protobuf.AbstractMessage;
 import com.google.protobuf.ByteString;
-import com.google.protobuf.ListValue;
-import com.google.protobuf.Value;
 import com.google.spanner.v1.ExecuteSqlRequest;
 import com.google.spanner.v1.ReadRequest;
-import com.google.spanner.v1.ResultSet;
-import com.google.spanner.v1.ResultSetMetadata;
-import com.google.spanner.v1.StructType;
-import com.google.spanner.v1.Type;
-import com.google.spanner.v1.TypeCode;
 import com.google.spanner.v1.PartialResultSet;
 import io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
 import io.grpc.MethodDescriptor;
@@ -212,8 +205,10 @@ public final class MockSpannerServer implements AutoCloseable {
     this.markLast = builder.markLast;
     this.trailersDelayNanos = nanos(builder.trailersDelay);
     this.mock.setAbortProbability(0.0);
-    this.mock.putStatementResult(StatementResult.query(Statement.of(POINT_SELECT), pointRow()));
-    this.mock.putStatementResult(StatementResult.query(Statement.of(BIG_QUERY), numbers(10_000)));
+    this.mock.putStatementResult(
+        StatementResult.query(Statement.of(POINT_SELECT), ResultSets.pointRow()));
+    this.mock.putStatementResult(
+        StatementResult.query(Statement.of(BIG_QUERY), ResultSets.numbers(10_000)));
     this.settings = builder;
     this.server = newServer(0);
     this.proxy = builder.countFrames ? new FrameCountingProxy(this.server.getPort()) : null;
@@ -429,37 +424,6 @@ public final class MockSpannerServer implements AutoCloseable {
     this.server.shutdownNow();
     this.server.awaitTermination(10, TimeUnit.SECONDS);
     this.scheduler.shutdownNow();
-  }
-
-  private static ResultSet pointRow() {
-    return ResultSet.newBuilder()
-        .setMetadata(metadata("id", TypeCode.INT64, "name", TypeCode.STRING))
-        .addRows(
-            ListValue.newBuilder()
-                .addValues(Value.newBuilder().setStringValue("1"))
-                .addValues(Value.newBuilder().setStringValue("Alice")))
-        .build();
-  }
-
-  private static ResultSet numbers(int count) {
-    ResultSet.Builder result =
-        ResultSet.newBuilder().setMetadata(metadata("id", TypeCode.INT64));
-    for (int i = 0; i < count; i++) {
-      result.addRows(
-          ListValue.newBuilder().addValues(Value.newBuilder().setStringValue(Integer.toString(i))));
-    }
-    return result.build();
-  }
-
-  private static ResultSetMetadata metadata(Object... namesAndTypes) {
-    StructType.Builder row = StructType.newBuilder();
-    for (int i = 0; i < namesAndTypes.length; i += 2) {
-      row.addFields(
-          StructType.Field.newBuilder()
-              .setName((String) namesAndTypes[i])
-              .setType(Type.newBuilder().setCode((TypeCode) namesAndTypes[i + 1])));
-    }
-    return ResultSetMetadata.newBuilder().setRowType(row).build();
   }
 
   private final class Recorder implements ServerInterceptor {

@@ -1,5 +1,9 @@
 package io.github.spannertuning.testing;
 
+import com.google.cloud.spanner.InstanceConfigId;
+import com.google.cloud.spanner.InstanceId;
+import com.google.cloud.spanner.InstanceInfo;
+import com.google.cloud.spanner.Spanner;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -72,6 +76,27 @@ public final class SpannerEmulator implements AutoCloseable {
         + " (set "
         + BINARY_ENV
         + " to its emulator_main); skipping";
+  }
+
+  /**
+   * Creates an instance on the emulator's one instance config.
+   *
+   * @param spanner a client of the emulator
+   * @param project the project
+   * @param instance the instance id
+   * @throws Exception if the emulator does not create it within 60 s
+   */
+  public static void createInstance(Spanner spanner, String project, String instance)
+      throws Exception {
+    spanner
+        .getInstanceAdminClient()
+        .createInstance(
+            InstanceInfo.newBuilder(InstanceId.of(project, instance))
+                .setInstanceConfigId(InstanceConfigId.of(project, "emulator-config"))
+                .setDisplayName("spanner-tuning test")
+                .setNodeCount(1)
+                .build())
+        .get(60, TimeUnit.SECONDS);
   }
 
   /**

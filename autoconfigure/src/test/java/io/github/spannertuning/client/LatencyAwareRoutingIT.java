@@ -40,7 +40,7 @@ import org.junit.jupiter.api.Test;
  * <p>The server is the production-like {@link MockSpannerServer}: 2 to 5 ms per query, {@code
  * last} on the final message, trailers 1 ms later, 100 streams per connection.
  */
-class LatencyAwareRoutingTest {
+class LatencyAwareRoutingIT {
 
   private static final DatabaseId DATABASE = DatabaseId.of("test-project", "i", "d");
 

@@ -10,14 +10,9 @@ import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerException;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
-import com.google.protobuf.ListValue;
-import com.google.protobuf.Value;
-import com.google.spanner.v1.ResultSetMetadata;
-import com.google.spanner.v1.StructType;
-import com.google.spanner.v1.Type;
-import com.google.spanner.v1.TypeCode;
 import io.github.spannertuning.metrics.SpannerChannelMetrics;
 import io.github.spannertuning.testing.MockSpannerServer;
+import io.github.spannertuning.testing.ResultSets;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.lang.management.ManagementFactory;
@@ -57,7 +52,7 @@ import org.junit.jupiter.api.Test;
  * client; the heap after a GC; the meters; and the threads of gRPC, Netty and gax that are blocked
  * or waiting inside spanner-tuning's code.
  */
-class SoakTest {
+class SoakIT {
 
   static final String DURATION_PROPERTY = "spanner.tuning.soak.duration";
 
@@ -95,7 +90,7 @@ class SoakTest {
     Duration interval = duration.dividedBy(SAMPLES);
     try (MockSpannerServer server = MockSpannerServer.start()) {
       server.mock().putStatementResult(StatementResult.update(Statement.of(UPDATE), 1L));
-      server.mock().putStatementResult(StatementResult.query(Statement.of(LONG_QUERY), numbers(500)));
+      server.mock().putStatementResult(StatementResult.query(Statement.of(LONG_QUERY), ResultSets.numbers(500)));
       SpannerOptions.Builder builder = server.clientOptions(CHANNELS);
       SpannerTuningState state = SpannerTuning.defaults().applyTo(builder);
       SimpleMeterRegistry registry = new SimpleMeterRegistry();
@@ -135,7 +130,6 @@ class SoakTest {
                     state,
                     registry);
             samples.add(sample);
-            System.out.println("[soak " + ClientVersions.detected().spanner() + "] " + sample);
           }
         } finally {
           pacer.shutdown();
@@ -149,25 +143,24 @@ class SoakTest {
         Sample end =
             Sample.take(
                 (System.nanoTime() - start) / 1e9, this, workers, grpcGcpChannels, state, registry);
-        System.out.println("[soak " + ClientVersions.detected().spanner() + "] end " + end);
-        System.out.printf(
-            Locale.ROOT,
-            "[soak %s] %s: sent=%d succeeded=%d failed=%d %s, %.0f operations/s, guard skipped=%d,"
-                + " callback threads found waiting in spanner-tuning code=%s%n",
-            ClientVersions.detected().spanner(),
-            duration,
-            this.sent.sum(),
-            this.succeeded.sum(),
-            failedTotal(),
-            this.failed,
-            this.sent.sum() / end.seconds(),
-            state.streamEndGuardSkippedCount(),
-            this.stuckInCallbacks);
+        String figures =
+            String.format(
+                Locale.ROOT,
+                "%s: sent=%d succeeded=%d failed=%d %s, %.0f operations/s, end %s",
+                duration,
+                this.sent.sum(),
+                this.succeeded.sum(),
+                failedTotal(),
+                this.failed,
+                this.sent.sum() / end.seconds(),
+                end);
 
         assertThat(this.succeeded.sum() + failedTotal())
-            .as("succeeded + failed")
+            .as("succeeded + failed: " + figures)
             .isEqualTo(this.sent.sum());
-        assertThat(this.failed).as("failed operations against a healthy server").isEmpty();
+        assertThat(this.failed)
+            .as("failed operations against a healthy server: " + figures)
+            .isEmpty();
         List<Sample> steady = samples.subList(1, samples.size());
         Sample first = samples.get(0);
         for (Sample sample : steady) {
@@ -198,24 +191,6 @@ class SoakTest {
             .isEmpty();
       }
     }
-  }
-
-  private static com.google.spanner.v1.ResultSet numbers(int count) {
-    com.google.spanner.v1.ResultSet.Builder result =
-        com.google.spanner.v1.ResultSet.newBuilder()
-            .setMetadata(
-                ResultSetMetadata.newBuilder()
-                    .setRowType(
-                        StructType.newBuilder()
-                            .addFields(
-                                StructType.Field.newBuilder()
-                                    .setName("id")
-                                    .setType(Type.newBuilder().setCode(TypeCode.INT64)))));
-    for (int i = 0; i < count; i++) {
-      result.addRows(
-          ListValue.newBuilder().addValues(Value.newBuilder().setStringValue(Integer.toString(i))));
-    }
-    return result.build();
   }
 
   private long failedTotal() {
@@ -297,7 +272,7 @@ class SoakTest {
         String className = frame.getClassName();
         if (className.startsWith("io.github.spannertuning.")
             && !className.startsWith("io.github.spannertuning.testing.")
-            && !className.startsWith(SoakTest.class.getName())) {
+            && !className.startsWith(SoakIT.class.getName())) {
           this.stuckInCallbacks.add(name + " " + threadState + " at " + frame);
           break;
         }
@@ -325,7 +300,7 @@ class SoakTest {
 
     static Sample take(
         double seconds,
-        SoakTest soak,
+        SoakIT soak,
         ThreadPoolExecutor workers,
         List<Object> grpcGcpChannels,
         SpannerTuningState state,

@@ -5,9 +5,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.google.cloud.spanner.DatabaseClient;
 import com.google.cloud.spanner.DatabaseId;
-import com.google.cloud.spanner.InstanceConfigId;
-import com.google.cloud.spanner.InstanceId;
-import com.google.cloud.spanner.InstanceInfo;
 import com.google.cloud.spanner.Mutation;
 import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Spanner;
@@ -41,7 +38,7 @@ import org.junit.jupiter.api.Test;
  * concurrent run therefore checks the totals only; the sequential run checks that every transaction
  * commits. Skipped where the emulator is not installed.
  */
-class EmulatorFaultInjectionTest {
+class EmulatorFaultInjectionIT {
 
   private static final String PROJECT = "test-project";
 
@@ -69,7 +66,7 @@ class EmulatorFaultInjectionTest {
       Outcome tunedSequential;
       Outcome tuned;
       try (Spanner spanner = stockBuilder.build().getService()) {
-        createInstance(spanner);
+        SpannerEmulator.createInstance(spanner, PROJECT, INSTANCE);
         stockSequential = run(spanner, "stock-sequential", 1, SEQUENTIAL);
         stock = run(spanner, "stock", THREADS, TRANSACTIONS_PER_THREAD);
       }
@@ -77,22 +74,6 @@ class EmulatorFaultInjectionTest {
         tunedSequential = run(spanner, "tuned-sequential", 1, SEQUENTIAL);
         tuned = run(spanner, "tuned", THREADS, TRANSACTIONS_PER_THREAD);
       }
-      String version = ClientVersions.detected().spanner();
-      System.out.printf(
-          "[faults %s] emulator --enable_fault_injection, %d read/write transactions in a row"
-              + " incrementing %d counters: stock %s | tuned %s%n",
-          version,
-          SEQUENTIAL,
-          COUNTERS,
-          stockSequential,
-          tunedSequential);
-      System.out.printf(
-          "[faults %s] the same, %d threads x %d: stock %s | tuned %s%n",
-          version,
-          THREADS,
-          TRANSACTIONS_PER_THREAD,
-          stock,
-          tuned);
 
       assertThat(state.isActive(Feature.STREAM_END_GUARD)).as("tuned: %s", state).isTrue();
       for (Outcome outcome : List.of(stockSequential, tunedSequential)) {
@@ -228,17 +209,5 @@ class EmulatorFaultInjectionTest {
             .bind("id")
             .to(id)
             .build());
-  }
-
-  private static void createInstance(Spanner spanner) throws Exception {
-    spanner
-        .getInstanceAdminClient()
-        .createInstance(
-            InstanceInfo.newBuilder(InstanceId.of(PROJECT, INSTANCE))
-                .setInstanceConfigId(InstanceConfigId.of(PROJECT, "emulator-config"))
-                .setDisplayName("spanner-tuning faults")
-                .setNodeCount(1)
-                .build())
-        .get(60, TimeUnit.SECONDS);
   }
 }

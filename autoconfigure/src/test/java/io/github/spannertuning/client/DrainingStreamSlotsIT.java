@@ -12,12 +12,6 @@ import com.google.cloud.spanner.Statement;
 import com.google.cloud.spanner.spi.v1.SpannerInterceptorProvider;
 import io.github.spannertuning.metrics.SpannerChannelMetrics;
 import io.github.spannertuning.testing.MockSpannerServer;
-import io.grpc.CallOptions;
-import io.grpc.Channel;
-import io.grpc.ClientCall;
-import io.grpc.ClientInterceptor;
-import io.grpc.ForwardingClientCall.SimpleForwardingClientCall;
-import io.grpc.MethodDescriptor;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -39,7 +33,7 @@ import org.junit.jupiter.api.Test;
  * held back by a chosen delay, and closed-loop point selects ({@code next()} once, then close). The
  * server counts the streams that have sent {@code last} and still wait to send their trailers.
  */
-class DrainingStreamSlotsTest {
+class DrainingStreamSlotsIT {
 
   private static final DatabaseId DATABASE = DatabaseId.of("test-project", "i", "d");
 
@@ -73,14 +67,14 @@ class DrainingStreamSlotsTest {
       Run run = client.closedLoop(server);
       client.awaitIdle(Duration.ofSeconds(10));
       SpannerTuningState state = client.state();
-      run.print("trailers 200 ms late", state);
+      String figures = run.describe("trailers 200 ms late", state);
       Counts counts = run.counts(state);
       assertThat(
               registry
                   .get("spanner.tuning.stream.end.guard.cancelled.at.limit")
                   .functionCounter()
                   .count())
-          .as("the cancelled-at-limit meter")
+          .as("the cancelled-at-limit meter: " + figures)
           .isEqualTo(state.streamEndGuardCancelledAtLimitCount());
       assertThat(
               registry
@@ -88,7 +82,7 @@ class DrainingStreamSlotsTest {
                   .tag("channel", "0")
                   .gauge()
                   .value())
-          .as("the channel's draining-streams gauge, once idle")
+          .as("the channel's draining-streams gauge, once idle: " + figures)
           .isZero();
 
       // Without a cap every close drains, and the 100 slots fill with streams awaiting trailers.
@@ -96,19 +90,19 @@ class DrainingStreamSlotsTest {
           .as(UNDER_CAP, DRAINING_CAP, WORKERS)
           .isLessThanOrEqualTo(DRAINING_CAP + 2 * WORKERS);
       assertThat(run.maxDraining())
-          .as("streams draining at once on the channel, sampled")
+          .as("streams draining at once on the channel, sampled: " + figures)
           .isPositive()
           .isLessThanOrEqualTo(DRAINING_CAP);
       assertThat(counts.cancelledAtLimit())
-          .as("closes at last cancelled instead of drained")
+          .as("closes at last cancelled instead of drained: " + figures)
           .isPositive();
       assertThat(run.cancels())
-          .as("cancels reaching gRPC: the closes beyond the cap, each counted")
+          .as("cancels reaching gRPC: the closes beyond the cap, each counted: " + figures)
           .isEqualTo(counts.cancelledAtLimit());
       assertThat(counts.skipped() + counts.cancelledAtLimit())
-          .as("every point select: its cancel skipped, or cancelled at the limit")
+          .as("every point select: its cancel skipped, or cancelled at the limit: " + figures)
           .isEqualTo(run.queries());
-      assertThat(counts.drainTimeouts()).isZero();
+      assertThat(counts.drainTimeouts()).as("drain timeouts: " + figures).isZero();
     }
   }
 
@@ -119,16 +113,16 @@ class DrainingStreamSlotsTest {
       Run run = client.closedLoop(server);
       client.awaitIdle(Duration.ofSeconds(10));
       SpannerTuningState state = client.state();
-      run.print("trailers 1 ms late", state);
+      String figures = run.describe("trailers 1 ms late", state);
       Counts counts = run.counts(state);
 
-      assertThat(run.queries()).isPositive();
+      assertThat(run.queries()).as("point selects: " + figures).isPositive();
       assertThat((double) run.rstFrames() / run.queries())
-          .as("RST_STREAM frames per point select")
+          .as("RST_STREAM frames per point select: " + figures)
           .isZero();
-      assertThat(run.cancels()).as("cancels reaching gRPC").isZero();
-      assertThat(counts.cancelledAtLimit()).as("cancelled at the limit").isZero();
-      assertThat(counts.skipped()).as("cancels skipped").isEqualTo(run.queries());
+      assertThat(run.cancels()).as("cancels reaching gRPC: " + figures).isZero();
+      assertThat(counts.cancelledAtLimit()).as("cancelled at the limit: " + figures).isZero();
+      assertThat(counts.skipped()).as("cancels skipped: " + figures).isEqualTo(run.queries());
     }
   }
 
@@ -155,26 +149,23 @@ class DrainingStreamSlotsTest {
       await("the server sees every stream cancelled")
           .atMost(Duration.ofSeconds(5))
           .until(() -> server.awaitingTrailers() == 0);
-      run.print("trailers never sent", state);
-      System.out.printf(
-          Locale.ROOT,
-          "[slots %s] drain timeout %d ms: every slot back %.0f ms after the last close%n",
-          ClientVersions.detected().spanner(),
-          drainTimeout.toMillis(),
-          freedAfter / 1e6);
+      String figures = run.describe("trailers never sent", state);
 
       assertThat(freedAfter)
-          .as("ns from the last close until every slot was given back")
+          .as("ns from the last close until every slot was given back: " + figures)
           .isLessThanOrEqualTo(drainTimeout.plus(slack).toNanos());
       Counts counts = run.counts(state);
       assertThat(run.serverMaxAwaitingTrailers())
           .as(UNDER_CAP, DRAINING_CAP, WORKERS)
           .isLessThanOrEqualTo(DRAINING_CAP + 2 * WORKERS);
-      assertThat(run.maxDraining()).isPositive().isLessThanOrEqualTo(DRAINING_CAP);
-      assertThat(counts.drainTimeouts()).as("drain timeouts").isPositive();
-      assertThat(counts.skipped()).as("skipped").isZero();
+      assertThat(run.maxDraining())
+          .as("streams draining at once, sampled: " + figures)
+          .isPositive()
+          .isLessThanOrEqualTo(DRAINING_CAP);
+      assertThat(counts.drainTimeouts()).as("drain timeouts: " + figures).isPositive();
+      assertThat(counts.skipped()).as("skipped: " + figures).isZero();
       assertThat(counts.drainTimeouts() + counts.cancelledAtLimit())
-          .as("every point select cancelled, at its close or at its drain timeout")
+          .as("every point select cancelled, at its close or at its drain timeout: " + figures)
           .isEqualTo(run.queries());
     }
   }
@@ -220,14 +211,14 @@ class DrainingStreamSlotsTest {
       return Counts.of(state).minus(this.before);
     }
 
-    void print(String what, SpannerTuningState state) {
+    String describe(String what, SpannerTuningState state) {
       Counts counts = counts(state);
-      System.out.printf(
+      return String.format(
           Locale.ROOT,
           "[slots %s] %s, 1 channel, %d streams/connection, %d workers for %d ms: %d point selects,"
               + " server max awaiting trailers %d, client max draining (sampled) %d | skipped %d,"
               + " drained %d, cancelled at limit %d, drain timeouts %d | cancels reaching gRPC %d,"
-              + " RST_STREAM frames %d%n",
+              + " RST_STREAM frames %d",
           ClientVersions.detected().spanner(),
           what,
           STREAM_LIMIT,
@@ -289,7 +280,7 @@ class DrainingStreamSlotsTest {
       awaitIdle(Duration.ofSeconds(10));
       ChannelLoad.ChannelStats channel = channel();
       server.reset();
-      this.counter.cancels.set(0);
+      this.counter.reset();
       Counts before = Counts.of(this.state);
 
       AtomicInteger queries = new AtomicInteger();
@@ -331,7 +322,7 @@ class DrainingStreamSlotsTest {
       }
       return new Run(
           queries.get(),
-          this.counter.cancels.get(),
+          this.counter.cancels(),
           server.rstStreams(),
           server.maxAwaitingTrailers(),
           maxDraining.get(),
@@ -341,24 +332,6 @@ class DrainingStreamSlotsTest {
     @Override
     public void close() {
       this.spanner.close();
-    }
-  }
-
-  /** Counts the {@link ClientCall#cancel} calls that reach gRPC, below grpc-gcp. */
-  private static final class CancelCounter implements ClientInterceptor {
-
-    final AtomicInteger cancels = new AtomicInteger();
-
-    @Override
-    public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(
-        MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next) {
-      return new SimpleForwardingClientCall<>(next.newCall(method, callOptions)) {
-        @Override
-        public void cancel(String message, Throwable cause) {
-          CancelCounter.this.cancels.incrementAndGet();
-          super.cancel(message, cause);
-        }
-      };
     }
   }
 }
