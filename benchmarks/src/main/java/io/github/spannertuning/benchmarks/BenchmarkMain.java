@@ -24,7 +24,7 @@ import org.HdrHistogram.Histogram;
 /**
  * The load benchmark for the client line on the classpath: starts the simulated frontend in its
  * own JVM, measures the floor, then runs every workload with every variant interleaved in rounds
- * (round 1: A B C..., round 2: A B C..., so drift hits all variants alike), each window with a
+ * (round 1: A B C..., round 2: ...C B A, so drift hits all variants alike), each window with a
  * fresh, warmed client. Writes {@code results-<google-cloud-spanner version>.json} to the output
  * folder, then the report over every results file there ({@link Report}).
  */
@@ -341,10 +341,14 @@ public final class BenchmarkMain {
     for (Variant variant : workload.variants()) {
       tallies.put(variant, new VariantTally(variant, channelsOf(workload), seriesLength));
     }
+    List<VariantTally> order = new ArrayList<>(tallies.values());
     for (int round = 0; round < phase.rounds(); round++) {
-      for (VariantTally tally : tallies.values()) {
+      for (VariantTally tally : order) {
         window(frontend, meters, workload, tally, round, phase, queueLimit);
       }
+      // A B, then B A: whatever drifts within a round (the JVM still settling, the machine's
+      // load) falls on every variant alike.
+      java.util.Collections.reverse(order);
     }
     Map<String, Object> result = new LinkedHashMap<>();
     result.put("name", workload.name());

@@ -70,6 +70,8 @@ class CpuLimitedSmokeTest {
     assertThat(capacity.path("capacityRate").path("stock").asDouble()).isEqualTo(100.0);
     assertThat(capacity.path("capacityRate").path("tuned").asDouble()).isEqualTo(100.0);
     assertThat(capacity.path("fellBehindAt").size()).isZero();
+    assertThat(capacity.path("p99CapacityRate").path("stock").asDouble()).isEqualTo(100.0);
+    assertThat(capacity.path("firstFailureAt").size()).isZero();
     assertThat(capacity.path("atShare").path("baseRate").asDouble()).isEqualTo(75.0);
     assertThat(capacity.path("atShare").path("rounds").asInt()).isEqualTo(2);
     JsonNode spiky = limited.path("workloads").get(0);
@@ -93,6 +95,9 @@ class CpuLimitedSmokeTest {
     assertThat(CpuLimitedRun.withinSlo(variant(0, 0, 20.1), 20)).isFalse();
     assertThat(CpuLimitedRun.withinSlo(variant(1, 0, 5), 20)).isFalse();
     assertThat(CpuLimitedRun.withinSlo(variant(0, 3, 5), 20)).isFalse();
+    assertThat(CpuLimitedRun.p99WithinSlo(variant(1, 0, 5), 20)).as("a failed query aside").isTrue();
+    assertThat(CpuLimitedRun.p99WithinSlo(variant(0, 3, 5), 20)).as("arrivals not sent").isFalse();
+    assertThat(CpuLimitedRun.p99WithinSlo(variant(0, 0, 20.1), 20)).isFalse();
   }
 
   @Test
