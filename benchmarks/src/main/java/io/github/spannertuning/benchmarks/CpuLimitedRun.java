@@ -93,7 +93,7 @@ final class CpuLimitedRun {
     this.sloMs = flags.positive("slo-ms", 20);
     this.rates =
         Arrays.stream(
-                flags.string("capacity-rates", "400,800,1200,1600,2000,2400,2800,3200,3600,4000,4800,5600")
+                flags.string("capacity-rates", "100,200,400,800,1200,1600,2000,2400,2800,3200,3600,4000,4800,5600")
                     .split(","))
             .map(String::trim)
             .mapToDouble(Double::parseDouble)
