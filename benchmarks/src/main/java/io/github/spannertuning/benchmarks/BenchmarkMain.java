@@ -117,6 +117,20 @@ public final class BenchmarkMain {
     double spikyRate = flags.positive("spiky-rate", 300) * scale;
     double spikyMultiplier = flags.positive("spiky-multiplier", 3);
     int spikyThreads = flags.integer("spiky-threads", 100, 1, 10_000);
+    long degradeMillis = (long) flags.positive("degrade-ms", 20);
+    // The reference's spiky shape; degraded, stalled and recovered are it with one connection at fault.
+    Workload spiky =
+        new Workload(
+            "spiky",
+            "spiky point select",
+            600,
+            spikyRate,
+            spikyMultiplier,
+            period,
+            length,
+            spikyThreads,
+            0,
+            variants);
     List<Workload> all =
         List.of(
             new Workload(
@@ -141,53 +155,21 @@ public final class BenchmarkMain {
                 flags.integer("bursty-threads", 64, 1, 10_000),
                 0,
                 variants),
-            new Workload(
-                "spiky",
-                "spiky point select",
-                600,
-                spikyRate,
-                spikyMultiplier,
-                period,
-                length,
-                spikyThreads,
-                0,
-                variants),
-            new Workload(
-                "degraded",
-                "spiky point select, one connection slowed",
-                600,
-                spikyRate,
-                spikyMultiplier,
-                period,
-                length,
-                spikyThreads,
-                (long) flags.positive("degrade-ms", 20),
-                variants),
-            new Workload(
-                    "stalled",
-                    "spiky point select, the busiest connection stops answering",
-                    600,
-                    spikyRate,
-                    spikyMultiplier,
-                    period,
-                    length,
-                    spikyThreads,
-                    0,
-                    stockAndTuned(variants))
+            spiky,
+            spiky
+                .named("degraded", "spiky point select, one connection slowed")
+                .withFault(Workload.Fault.SLOWED, degradeMillis, 0),
+            spiky
+                .named("stalled", "spiky point select, the busiest connection stops answering")
+                .rebased(spikyRate, spikyThreads, stockAndTuned(variants))
                 .withFault(
                     Workload.Fault.STALLED, 0, flags.integer("stall-deadline-ms", 1000, 1, 600_000)),
-            new Workload(
+            spiky
+                .named(
                     "recovered",
-                    "spiky point select, one connection slowed for half the window, then recovered",
-                    600,
-                    spikyRate,
-                    spikyMultiplier,
-                    period,
-                    length,
-                    spikyThreads,
-                    0,
-                    stockAndTuned(variants))
-                .withFault(Workload.Fault.RECOVERED, (long) flags.positive("degrade-ms", 20), 0),
+                    "spiky point select, one connection slowed for half the window, then recovered")
+                .rebased(spikyRate, spikyThreads, stockAndTuned(variants))
+                .withFault(Workload.Fault.RECOVERED, degradeMillis, 0),
             freshClient(flags, variants),
             slowTrailers(flags, 1, variants),
             slowTrailers(flags, 8, variants));

@@ -109,6 +109,15 @@ record Workload(
         this.serviceMs, this.warmUp);
   }
 
+  /** The same shape under another name. */
+  Workload named(String name, String description) {
+    return new Workload(
+        name, description, this.referenceRate, this.baseRate, this.burstMultiplier,
+        this.burstPeriodSeconds, this.burstLengthSeconds, this.threads, this.degradeMillis,
+        this.variants, this.closedLoop, this.channels, this.trailersDelayMs, this.fault,
+        this.deadlineMs, this.serviceMs, this.warmUp);
+  }
+
   /** This workload on a fresh client, with the frontend taking this long per query. */
   Workload freshClient(double floorMs, double randomMs) {
     return new Workload(
