@@ -2,10 +2,13 @@ package io.github.spannertuning.client;
 
 import io.grpc.Channel;
 import io.grpc.ClientInterceptor;
+import java.lang.ref.WeakReference;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
@@ -22,6 +25,8 @@ public final class ChannelLoad {
   /** How long a window of the imbalance figure lasts, at least. */
   static final long WINDOW_NANOS = 30_000_000_000L;
 
+  private static final long[] NONE = new long[0];
+
   private final Map<Channel, ChannelStats> byChannel = new ConcurrentHashMap<>();
 
   private final List<ChannelStats> channels = new CopyOnWriteArrayList<>();
@@ -30,11 +35,14 @@ public final class ChannelLoad {
 
   private final ClientInterceptor interceptor = new CountingInterceptor(this);
 
-  private long[] windowStart = new long[0];
+  /** Calls per channel, by index, where the imbalance's window starts. */
+  private volatile long[] windowStart = NONE;
 
-  private long[] windowNext = new long[0];
+  /** Calls per channel at the last roll, where the next window will start; guarded by this. */
+  private long[] windowNext = NONE;
 
-  private long windowNextNanos = System.nanoTime();
+  /** The timer task that rolls the window while the client is open; guarded by this. */
+  private ScheduledFuture<?> roller;
 
   private volatile int poolSize;
 
@@ -48,32 +56,58 @@ public final class ChannelLoad {
    * seconds: 1.0 is even, the pool size when every call went to one channel. The mean is taken over
    * the whole pool, idle channels included, so a pool that uses one channel of eight reads 8.0, not
    * 1.0. NaN when no call was made in that window.
+   *
+   * <p>Reading it changes nothing: the window moves on by time alone, every 30 seconds while the
+   * client is open, so a meter scrape and an endpoint call see the same window. No lock is taken.
    */
-  public synchronized double imbalance() {
-    long now = System.nanoTime();
-    long[] counts = counts();
-    if (now - this.windowNextNanos >= 0) {
-      this.windowStart = this.windowNext;
-      this.windowNext = counts;
-      this.windowNextNanos = now + WINDOW_NANOS;
-    }
+  public double imbalance() {
+    // The channels before the window start: reset() clears the start before the channels, so a
+    // list already cleared is never read against the start of the channels it had.
+    Iterator<ChannelStats> channels = this.channels.iterator();
+    long[] start = this.windowStart;
     long max = 0;
     long sum = 0;
-    for (int i = 0; i < counts.length; i++) {
-      long delta = counts[i] - ((i < this.windowStart.length) ? this.windowStart[i] : 0);
+    int seen = 0;
+    while (channels.hasNext()) {
+      long delta = channels.next().calls() - ((seen < start.length) ? start[seen] : 0);
       max = Math.max(max, delta);
       sum += delta;
+      seen++;
     }
-    int channels = Math.max(this.poolSize, counts.length);
-    return (sum == 0) ? Double.NaN : max / ((double) sum / channels);
+    int pool = Math.max(this.poolSize, seen);
+    return (sum == 0) ? Double.NaN : max / ((double) sum / pool);
+  }
+
+  /**
+   * The window moves on: the figure now counts from the previous roll, so it covers the last one to
+   * two periods. Run by the timer every {@link #WINDOW_NANOS} while the client is open.
+   */
+  synchronized void roll() {
+    long[] counts = new long[this.channels.size()];
+    for (int i = 0; i < counts.length; i++) {
+      counts[i] = this.channels.get(i).calls();
+    }
+    this.windowStart = this.windowNext;
+    this.windowNext = counts;
+  }
+
+  /** The client was built: its window starts moving on by time. */
+  synchronized void open() {
+    if (this.roller == null) {
+      this.roller = TuningTimer.every(new Roller(this), WINDOW_NANOS);
+    }
   }
 
   /** Forgets the sub-channels of a client that was closed; a reopened client has new ones. */
   synchronized void reset() {
+    if (this.roller != null) {
+      this.roller.cancel(false);
+      this.roller = null;
+    }
+    this.windowStart = NONE;
+    this.windowNext = NONE;
     this.byChannel.clear();
     this.channels.clear();
-    this.windowStart = new long[0];
-    this.windowNext = new long[0];
   }
 
   /**
@@ -94,15 +128,6 @@ public final class ChannelLoad {
     return this.interceptor;
   }
 
-  private long[] counts() {
-    List<ChannelStats> snapshot = this.channels;
-    long[] counts = new long[snapshot.size()];
-    for (int i = 0; i < counts.length; i++) {
-      counts[i] = snapshot.get(i).calls();
-    }
-    return counts;
-  }
-
   /** The sub-channel's stats, registered on its first call. */
   ChannelStats stats(Channel channel) {
     ChannelStats stats = this.byChannel.get(channel);
@@ -114,6 +139,29 @@ public final class ChannelLoad {
     this.channels.add(stats);
     this.listeners.forEach((listener) -> listener.accept(stats));
     return stats;
+  }
+
+  /**
+   * Rolls a load's window, holding the load weakly: a client dropped without being closed does not
+   * stay reachable from the timer, and its task ends with it.
+   */
+  private static final class Roller implements Runnable {
+
+    private final WeakReference<ChannelLoad> load;
+
+    Roller(ChannelLoad load) {
+      this.load = new WeakReference<>(load);
+    }
+
+    @Override
+    public void run() {
+      ChannelLoad load = this.load.get();
+      if (load == null) {
+        // A periodic task that throws is not run again.
+        throw new IllegalStateException("spanner-tuning: the client's channel load is gone");
+      }
+      load.roll();
+    }
   }
 
   /**

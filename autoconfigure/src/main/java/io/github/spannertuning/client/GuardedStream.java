@@ -271,7 +271,7 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
 
   private void startDraining() {
     ScheduledFuture<?> timer =
-        DrainTimer.schedule(this::drainTimedOut, this.tuning.drainTimeoutNanos());
+        TuningTimer.schedule(this::drainTimedOut, this.tuning.drainTimeoutNanos());
     this.drainTimer = timer;
     // The trailers may have arrived while the timer was being scheduled.
     if (this.phase != DRAINING) {

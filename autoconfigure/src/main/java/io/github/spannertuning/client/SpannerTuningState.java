@@ -235,6 +235,7 @@ public final class SpannerTuningState {
     this.grpcGcpEnabled = grpcGcpEnabled;
     this.numChannels = numChannels;
     this.channelLoad.poolSize(numChannels);
+    this.channelLoad.open();
     this.open = true;
     FeatureState singleUse = this.features.get(Feature.SINGLE_USE_DISTRIBUTION);
     if (!grpcGcpEnabled
