@@ -61,11 +61,16 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
    */
   private ChannelPicker picker(SpannerOptions options, SpannerTuningState state) {
     if (!state.isActive(Feature.SINGLE_USE_DISTRIBUTION)) {
+      state.builtWithPicker(false);
       return null;
     }
     try {
-      return ChannelPicker.install(this, options.getNumChannels(), state.channelLoad());
+      ChannelPicker picker =
+          ChannelPicker.install(this, options.getNumChannels(), state.channelLoad());
+      state.builtWithPicker(true);
+      return picker;
     } catch (RuntimeException ex) {
+      state.builtWithPicker(false);
       state.pickerUnavailable("cannot set up the channel pool: " + ex.getMessage());
       return null;
     }
