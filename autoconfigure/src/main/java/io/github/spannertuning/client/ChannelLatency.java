@@ -74,7 +74,7 @@ final class ChannelLatency {
 
   /**
    * Penalties in a row since the channel last answered. While it is positive the channel is
-   * suspect: {@link ChannelLoad.ChannelStats#cost} lets it carry one call at a time, so that trying
+   * suspect: {@link ChannelPicker#cost} lets it carry one call at a time, so that trying
    * a channel that may still be stuck risks one call, not a burst.
    */
   private volatile int penalties;

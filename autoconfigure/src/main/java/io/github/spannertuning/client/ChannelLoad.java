@@ -1,46 +1,31 @@
 package io.github.spannertuning.client;
 
-import io.grpc.CallOptions;
 import io.grpc.Channel;
-import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
-import io.grpc.Context;
-import io.grpc.ForwardingClientCall.SimpleForwardingClientCall;
-import io.grpc.ForwardingClientCallListener.SimpleForwardingClientCallListener;
-import io.grpc.Metadata;
-import io.grpc.MethodDescriptor;
-import io.grpc.Status;
+import java.lang.ref.WeakReference;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
- * Calls per real sub-channel of one client's pool. Its interceptor sits on every sub-channel,
- * below grpc-gcp or gax's pool, and tells sub-channels apart by the channel it is handed: the same
- * interceptor instance serves all of grpc-gcp's channels, so a per-instance count would not do.
- * The cost per call is a map lookup, two context lookups, two atomic increments, one decrement, two
- * clock reads (one for a call {@link ChannelPicker} routed, which is timed from its pick) and the
- * wrappers.
- *
- * <p>The same calls feed each sub-channel's {@link ChannelLatency}. It also tells the stream-end
- * guard which sub-channel a guarded stream's gRPC call is on, and when that call has closed with
- * OK.
+ * Calls per real sub-channel of one client's pool: what the meters and the endpoint show, and
+ * what {@link ChannelPicker} weighs. One {@link ChannelStats} per sub-channel, registered when it
+ * carries its first call; the {@link CountingInterceptor} on every sub-channel keeps the counts,
+ * the picker counts its picks ({@link ChannelReservation}), and the stream-end guard counts its
+ * draining streams.
  */
 public final class ChannelLoad {
 
-  /**
-   * The channel a {@link ChannelPicker} reserved for the call about to be made on this thread. The
-   * interceptor runs inside grpc-gcp's {@code newCall}, on the thread that picked.
-   */
-  static final Context.Key<Routing> ROUTING = Context.key("spanner-tuning-routing");
-
   /** How long a window of the imbalance figure lasts, at least. */
   static final long WINDOW_NANOS = 30_000_000_000L;
+
+  private static final long[] NONE = new long[0];
 
   private final Map<Channel, ChannelStats> byChannel = new ConcurrentHashMap<>();
 
@@ -48,13 +33,16 @@ public final class ChannelLoad {
 
   private final List<Consumer<ChannelStats>> listeners = new CopyOnWriteArrayList<>();
 
-  private final ClientInterceptor interceptor = new CountingInterceptor();
+  private final ClientInterceptor interceptor = new CountingInterceptor(this);
 
-  private long[] windowStart = new long[0];
+  /** Calls per channel, by index, where the imbalance's window starts. */
+  private volatile long[] windowStart = NONE;
 
-  private long[] windowNext = new long[0];
+  /** Calls per channel at the last roll, where the next window will start; guarded by this. */
+  private long[] windowNext = NONE;
 
-  private long windowNextNanos = System.nanoTime();
+  /** The timer task that rolls the window while the client is open; guarded by this. */
+  private ScheduledFuture<?> roller;
 
   private volatile int poolSize;
 
@@ -68,32 +56,58 @@ public final class ChannelLoad {
    * seconds: 1.0 is even, the pool size when every call went to one channel. The mean is taken over
    * the whole pool, idle channels included, so a pool that uses one channel of eight reads 8.0, not
    * 1.0. NaN when no call was made in that window.
+   *
+   * <p>Reading it changes nothing: the window moves on by time alone, every 30 seconds while the
+   * client is open, so a meter scrape and an endpoint call see the same window. No lock is taken.
    */
-  public synchronized double imbalance() {
-    long now = System.nanoTime();
-    long[] counts = counts();
-    if (now - this.windowNextNanos >= 0) {
-      this.windowStart = this.windowNext;
-      this.windowNext = counts;
-      this.windowNextNanos = now + WINDOW_NANOS;
-    }
+  public double imbalance() {
+    // The channels before the window start: reset() clears the start before the channels, so a
+    // list already cleared is never read against the start of the channels it had.
+    Iterator<ChannelStats> channels = this.channels.iterator();
+    long[] start = this.windowStart;
     long max = 0;
     long sum = 0;
-    for (int i = 0; i < counts.length; i++) {
-      long delta = counts[i] - ((i < this.windowStart.length) ? this.windowStart[i] : 0);
+    int seen = 0;
+    while (channels.hasNext()) {
+      long delta = channels.next().calls() - ((seen < start.length) ? start[seen] : 0);
       max = Math.max(max, delta);
       sum += delta;
+      seen++;
     }
-    int channels = Math.max(this.poolSize, counts.length);
-    return (sum == 0) ? Double.NaN : max / ((double) sum / channels);
+    int pool = Math.max(this.poolSize, seen);
+    return (sum == 0) ? Double.NaN : max / ((double) sum / pool);
+  }
+
+  /**
+   * The window moves on: the figure now counts from the previous roll, so it covers the last one to
+   * two periods. Run by the timer every {@link #WINDOW_NANOS} while the client is open.
+   */
+  synchronized void roll() {
+    long[] counts = new long[this.channels.size()];
+    for (int i = 0; i < counts.length; i++) {
+      counts[i] = this.channels.get(i).calls();
+    }
+    this.windowStart = this.windowNext;
+    this.windowNext = counts;
+  }
+
+  /** The client was built: its window starts moving on by time. */
+  synchronized void open() {
+    if (this.roller == null) {
+      this.roller = TuningTimer.every(new Roller(this), WINDOW_NANOS);
+    }
   }
 
   /** Forgets the sub-channels of a client that was closed; a reopened client has new ones. */
   synchronized void reset() {
+    if (this.roller != null) {
+      this.roller.cancel(false);
+      this.roller = null;
+    }
+    this.windowStart = NONE;
+    this.windowNext = NONE;
     this.byChannel.clear();
     this.channels.clear();
-    this.windowStart = new long[0];
-    this.windowNext = new long[0];
   }
 
   /**
@@ -114,16 +128,8 @@ public final class ChannelLoad {
     return this.interceptor;
   }
 
-  private long[] counts() {
-    List<ChannelStats> snapshot = this.channels;
-    long[] counts = new long[snapshot.size()];
-    for (int i = 0; i < counts.length; i++) {
-      counts[i] = snapshot.get(i).calls();
-    }
-    return counts;
-  }
-
-  private ChannelStats stats(Channel channel) {
+  /** The sub-channel's stats, registered on its first call. */
+  ChannelStats stats(Channel channel) {
     ChannelStats stats = this.byChannel.get(channel);
     return (stats != null) ? stats : this.byChannel.computeIfAbsent(channel, this::register);
   }
@@ -135,14 +141,34 @@ public final class ChannelLoad {
     return stats;
   }
 
-  /** One sub-channel's load. */
-  public static final class ChannelStats {
+  /**
+   * Rolls a load's window, holding the load weakly: a client dropped without being closed does not
+   * stay reachable from the timer, and its task ends with it.
+   */
+  private static final class Roller implements Runnable {
 
-    /**
-     * The cost of a suspect channel that already carries a call: above any real cost, low enough
-     * that the picker's band above the least cost cannot overflow when every channel is suspect.
-     */
-    static final long SUSPECT_COST = Long.MAX_VALUE / 4;
+    private final WeakReference<ChannelLoad> load;
+
+    Roller(ChannelLoad load) {
+      this.load = new WeakReference<>(load);
+    }
+
+    @Override
+    public void run() {
+      ChannelLoad load = this.load.get();
+      if (load == null) {
+        // A periodic task that throws is not run again.
+        throw new IllegalStateException("spanner-tuning: the client's channel load is gone");
+      }
+      load.roll();
+    }
+  }
+
+  /**
+   * One sub-channel's load. Its counts are written by the {@link CountingInterceptor}, by {@link
+   * ChannelPicker} for the calls it picks, and by the stream-end guard for its draining streams.
+   */
+  public static final class ChannelStats {
 
     private final int index;
 
@@ -184,6 +210,52 @@ public final class ChannelLoad {
     }
 
     /**
+     * The time-decayed average of this sub-channel's time to first response, with failed calls
+     * counted as a penalty, in nanoseconds: what {@link ChannelPicker} weighs it by.
+     */
+    public long latencyEstimateNanos() {
+      return this.latency.estimateNanos();
+    }
+
+    ChannelLatency latency() {
+      return this.latency;
+    }
+
+    /**
+     * Counts a call that is about to be made, as made and in flight, if the in-flight count is
+     * still {@code expected}: how {@link ChannelPicker} keeps concurrent picks apart.
+     */
+    boolean tryCountCall(int expected, long nowNanos) {
+      if (this.activeStreams.compareAndSet(expected, expected + 1)) {
+        this.calls.incrementAndGet();
+        if (expected == 0) {
+          this.latency.firstOutstanding(nowNanos);
+        }
+        return true;
+      }
+      return false;
+    }
+
+    /** Counts a call as made and in flight. */
+    void countCall(long nowNanos) {
+      if (this.activeStreams.incrementAndGet() == 1) {
+        this.latency.firstOutstanding(nowNanos);
+      }
+      this.calls.incrementAndGet();
+    }
+
+    /** Takes back a call counted here that was made elsewhere or not at all. */
+    void uncountCall() {
+      this.activeStreams.decrementAndGet();
+      this.calls.decrementAndGet();
+    }
+
+    /** A call counted here is no longer in flight. */
+    void callClosed() {
+      this.activeStreams.decrementAndGet();
+    }
+
+    /**
      * Counts one more draining stream, unless {@code max} are draining already. A compare and set,
      * not a read then an increment, so that concurrent closes cannot pass the cap together.
      */
@@ -201,271 +273,6 @@ public final class ChannelLoad {
 
     void decrementDraining() {
       this.drainingStreams.decrementAndGet();
-    }
-
-    /**
-     * The time-decayed average of this sub-channel's time to first response, with failed calls
-     * counted as a penalty, in nanoseconds: what {@link ChannelPicker} weighs it by.
-     */
-    public long latencyEstimateNanos() {
-      return this.latency.estimateNanos();
-    }
-
-    ChannelLatency latency() {
-      return this.latency;
-    }
-
-    /**
-     * What a call sent here now may expect to wait, counting the calls ahead of it: the calls in
-     * flight plus this one, times the latency the channel is expected to have; {@link
-     * #SUSPECT_COST} while a suspect channel's one call is outstanding.
-     */
-    long cost(long nowNanos) {
-      int outstanding = this.activeStreams.get();
-      if (outstanding > 0 && this.latency.suspect()) {
-        return SUSPECT_COST;
-      }
-      return (outstanding + 1L) * this.latency.expectedNanos(nowNanos, outstanding);
-    }
-
-    /**
-     * Counts a call that is about to be made, as made and in flight, if the in-flight count is
-     * still {@code expected}. Counting at the pick rather than when the call starts is what keeps
-     * concurrent picks apart.
-     */
-    boolean tryReserve(int expected, long nowNanos) {
-      if (this.activeStreams.compareAndSet(expected, expected + 1)) {
-        this.calls.incrementAndGet();
-        if (expected == 0) {
-          this.latency.firstOutstanding(nowNanos);
-        }
-        return true;
-      }
-      return false;
-    }
-
-    void reserve(long nowNanos) {
-      if (this.activeStreams.incrementAndGet() == 1) {
-        this.latency.firstOutstanding(nowNanos);
-      }
-      this.calls.incrementAndGet();
-    }
-
-    /** Takes back a reservation whose call was made elsewhere or not at all. */
-    void unreserve() {
-      this.activeStreams.decrementAndGet();
-      this.calls.decrementAndGet();
-    }
-  }
-
-  /**
-   * One pick: the channel counted for it ({@code null} for a probe, which only asks where a call
-   * would land), and the channel the call was really created on. Claimed by the first call made
-   * under it, so a call made later in the same context is counted normally.
-   */
-  static final class Routing {
-
-    private final ChannelStats reserved;
-
-    private final Context previous;
-
-    private static final AtomicIntegerFieldUpdater<Routing> CLAIMED =
-        AtomicIntegerFieldUpdater.newUpdater(Routing.class, "claimed");
-
-    private final long pickedAtNanos;
-
-    /** 1 once a call, or the caller giving the reservation back, has taken this pick. */
-    private volatile int claimed;
-
-    private volatile ChannelStats landed;
-
-    Routing(ChannelStats reserved, Context previous, long pickedAtNanos) {
-      this.reserved = reserved;
-      this.previous = previous;
-      this.pickedAtNanos = pickedAtNanos;
-    }
-
-    /** The context to restore once the call is made. */
-    Context previous() {
-      return this.previous;
-    }
-
-    ChannelStats landed() {
-      return this.landed;
-    }
-
-    /** Gives the reservation back if no call claimed it (the client failed before its call). */
-    void releaseUnclaimed() {
-      if (this.reserved != null && CLAIMED.compareAndSet(this, 0, 1)) {
-        this.reserved.unreserve();
-      }
-    }
-
-    private boolean claim(ChannelStats stats) {
-      if (CLAIMED.compareAndSet(this, 0, 1)) {
-        this.landed = stats;
-        return true;
-      }
-      return false;
-    }
-  }
-
-  private final class CountingInterceptor implements ClientInterceptor {
-
-    /**
-     * The only service counted. The client hands the same interceptors to its instance-admin and
-     * database-admin channels as to its data pool; their calls pass uncounted, so channels and
-     * imbalance describe only the pool that carries queries, reads and transactions. The check costs
-     * a field read ({@code MethodDescriptor.getServiceName()}) and a compare that the admin and
-     * long-running-operation service names fail at once on their length.
-     */
-    private static final String DATA_SERVICE = "google.spanner.v1.Spanner";
-
-    @Override
-    public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(
-        MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next) {
-      if (!DATA_SERVICE.equals(method.getServiceName())) {
-        return next.newCall(method, callOptions);
-      }
-      ChannelStats stats = stats(next);
-      Routing routing = ROUTING.get();
-      if (routing != null && routing.claim(stats)) {
-        return (routing.reserved != null)
-            ? new CountedCall<>(
-                next.newCall(method, callOptions),
-                stats,
-                routing.reserved,
-                routing.pickedAtNanos,
-                guardedStream(stats))
-            : next.newCall(method, callOptions);
-      }
-      return new CountedCall<>(
-          next.newCall(method, callOptions), stats, null, 0, guardedStream(stats));
-    }
-  }
-
-  /**
-   * The guarded stream this call is the first attempt of, if it is one; it learns the sub-channel
-   * its call holds a stream slot on.
-   */
-  private static GuardedStream guardedStream(ChannelStats stats) {
-    GuardedStream starting = GuardedStream.STARTING.get();
-    if (starting != null && starting.linkTransport()) {
-      starting.onChannel(stats);
-      return starting;
-    }
-    return null;
-  }
-
-  /**
-   * Runs before the listeners above: gax tells the stream's consumer of the end a hop later, and a
-   * close of the stream in between must not cancel a call that has ended.
-   */
-  private static void reportEnd(GuardedStream stream, Status status) {
-    if (stream != null && status.isOk()) {
-      stream.transportClosedOk();
-    }
-  }
-
-  /**
-   * A data-plane call, counted in flight on its channel from its pick (a call {@link
-   * ChannelPicker} routed) or its start (any other) to its close, and timed from then to its first
-   * response for the channel's latency estimate. Should grpc-gcp have sent a picked call elsewhere
-   * than its pick, the count moves to the channel it really went to.
-   */
-  private static final class CountedCall<ReqT, RespT>
-      extends SimpleForwardingClientCall<ReqT, RespT> {
-
-    @SuppressWarnings("rawtypes")
-    private static final AtomicIntegerFieldUpdater<CountedCall> COUNTED =
-        AtomicIntegerFieldUpdater.newUpdater(CountedCall.class, "counted");
-
-    private final ChannelStats stats;
-
-    private final GuardedStream stream;
-
-    /** 1 while this call holds an in-flight count, on {@link #countedOn}. */
-    private volatile int counted;
-
-    private volatile ChannelStats countedOn;
-
-    private long startNanos;
-
-    /**
-     * @param reserved the channel counted at the pick, or {@code null} for a call that was not
-     *     picked and is counted when it starts
-     */
-    CountedCall(
-        ClientCall<ReqT, RespT> call,
-        ChannelStats stats,
-        ChannelStats reserved,
-        long pickedAtNanos,
-        GuardedStream stream) {
-      super(call);
-      this.stats = stats;
-      this.stream = stream;
-      this.counted = (reserved != null) ? 1 : 0;
-      this.countedOn = (reserved != null) ? reserved : stats;
-      this.startNanos = pickedAtNanos;
-    }
-
-    @Override
-    public void start(Listener<RespT> listener, Metadata headers) {
-      if (this.counted == 0) {
-        this.startNanos = System.nanoTime();
-        this.stats.reserve(this.startNanos);
-        this.counted = 1;
-      } else if (this.countedOn != this.stats) {
-        ChannelStats reserved = this.countedOn;
-        this.stats.reserve(this.startNanos);
-        this.countedOn = this.stats;
-        reserved.unreserve();
-      }
-      super.start(new CountedListener(listener), headers);
-    }
-
-    @Override
-    public void cancel(String message, Throwable cause) {
-      // A call cancelled before it starts never sees onClose.
-      uncount();
-      super.cancel(message, cause);
-    }
-
-    private void uncount() {
-      if (COUNTED.compareAndSet(this, 1, 0)) {
-        this.countedOn.activeStreams.decrementAndGet();
-      }
-    }
-
-    /** gRPC calls a listener's methods one at a time, so its own state needs no fence. */
-    private final class CountedListener extends SimpleForwardingClientCallListener<RespT> {
-
-      private boolean answered;
-
-      CountedListener(Listener<RespT> delegate) {
-        super(delegate);
-      }
-
-      @Override
-      public void onMessage(RespT message) {
-        if (!this.answered) {
-          this.answered = true;
-          CountedCall.this.stats.latency().answered(CountedCall.this.startNanos, System.nanoTime());
-        }
-        super.onMessage(message);
-      }
-
-      @Override
-      public void onClose(Status status, Metadata trailers) {
-        uncount();
-        if (!this.answered || !status.isOk()) {
-          CountedCall.this.stats
-              .latency()
-              .closed(status.getCode(), CountedCall.this.startNanos, System.nanoTime(), this.answered);
-        }
-        reportEnd(CountedCall.this.stream, status);
-        super.onClose(status, trailers);
-      }
     }
   }
 }

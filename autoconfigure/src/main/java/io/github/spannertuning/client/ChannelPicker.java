@@ -6,7 +6,6 @@ import com.google.cloud.grpc.GcpManagedChannel;
 import com.google.cloud.spanner.spi.v1.GapicSpannerRpc;
 import com.google.spanner.v1.SpannerGrpc;
 import io.github.spannertuning.client.ChannelLoad.ChannelStats;
-import io.github.spannertuning.client.ChannelLoad.Routing;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.Context;
@@ -51,6 +50,12 @@ final class ChannelPicker {
    * narrow enough that a channel twice as slow, or with twice the calls in flight, is set apart.
    */
   private static final int BAND_SHIFT = 1;
+
+  /**
+   * The cost of a suspect channel that already carries a call: above any real cost, low enough
+   * that the band above the least cost cannot overflow when every channel is suspect.
+   */
+  static final long SUSPECT_COST = Long.MAX_VALUE / 4;
 
   private final ChannelStats[] channels;
 
@@ -111,33 +116,51 @@ final class ChannelPicker {
 
   /**
    * Attaches a context that sends the next call made on this thread to the channel picked for it,
-   * counted from now, with the stream-end guard's stream if there is one, so that a guarded,
-   * routed stream attaches one context, not two.
+   * counted from now: grpc-gcp's affinity key for that channel, the reservation for the {@link
+   * CountingInterceptor} that sees the call made, and the stream-end guard's stream if there is
+   * one, so that a guarded, routed stream attaches one context, not two.
    */
-  Routing enter(GuardedStream stream) {
+  ChannelReservation enter(GuardedStream stream) {
     long now = System.nanoTime();
     int channel = pick(now);
     Context previous = Context.current();
-    Routing routing = new Routing(this.channels[channel], previous, now);
+    ChannelReservation reservation = new ChannelReservation(this.channels[channel], previous, now);
     Context next =
         (stream != null)
             ? previous.withValues(
                 GcpManagedChannel.AFFINITY_CTX_KEY,
                 this.keys[channel],
-                ChannelLoad.ROUTING,
-                routing,
+                ChannelReservation.KEY,
+                reservation,
                 GuardedStream.STARTING,
                 stream)
             : previous.withValues(
-                GcpManagedChannel.AFFINITY_CTX_KEY, this.keys[channel], ChannelLoad.ROUTING, routing);
+                GcpManagedChannel.AFFINITY_CTX_KEY,
+                this.keys[channel],
+                ChannelReservation.KEY,
+                reservation);
     next.attach();
-    return routing;
+    return reservation;
   }
 
   /** Restores the caller's context; a reservation no call took is given back. */
-  void exit(Routing routing) {
-    Context.current().detach(routing.previous());
-    routing.releaseUnclaimed();
+  void exit(ChannelReservation reservation) {
+    Context.current().detach(reservation.previous());
+    reservation.releaseUnclaimed();
+  }
+
+  /**
+   * What a call sent to {@code channel} now may expect to wait, counting the calls ahead of it:
+   * the calls in flight plus this one, times the latency the channel is expected to have; {@link
+   * #SUSPECT_COST} while a suspect channel's one call is outstanding.
+   */
+  static long cost(ChannelStats channel, long nowNanos) {
+    int outstanding = channel.activeStreams();
+    ChannelLatency latency = channel.latency();
+    if (outstanding > 0 && latency.suspect()) {
+      return SUSPECT_COST;
+    }
+    return (outstanding + 1L) * latency.expectedNanos(nowNanos, outstanding);
   }
 
   private int pick(long now) {
@@ -146,23 +169,23 @@ final class ChannelPicker {
     for (int attempt = 1; ; attempt++) {
       long least = Long.MAX_VALUE;
       for (ChannelStats channel : channels) {
-        least = Math.min(least, channel.cost(now));
+        least = Math.min(least, cost(channel, now));
       }
       long good = least + (least >> BAND_SHIFT);
       int start = ThreadLocalRandom.current().nextInt(n);
       int best = start;
       for (int k = 0; k < n; k++) {
         int i = (start + k < n) ? start + k : start + k - n;
-        if (channels[i].cost(now) <= good) {
+        if (cost(channels[i], now) <= good) {
           best = i;
           break;
         }
       }
-      if (channels[best].tryReserve(channels[best].activeStreams(), now)) {
+      if (channels[best].tryCountCall(channels[best].activeStreams(), now)) {
         return best;
       }
       if (attempt == RESERVE_ATTEMPTS) {
-        channels[best].reserve(now);
+        channels[best].countCall(now);
         return best;
       }
     }
@@ -174,8 +197,8 @@ final class ChannelPicker {
    */
   private static ChannelStats landing(GcpManagedChannel pool, String key) {
     Context previous = Context.current();
-    Routing probe = new Routing(null, previous, 0);
-    previous.withValue(ChannelLoad.ROUTING, probe).attach();
+    ChannelReservation probe = new ChannelReservation(null, previous, 0);
+    previous.withValue(ChannelReservation.KEY, probe).attach();
     try {
       pool.newCall(
           SpannerGrpc.getExecuteStreamingSqlMethod(),

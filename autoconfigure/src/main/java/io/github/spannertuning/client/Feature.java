@@ -1,5 +1,8 @@
 package io.github.spannertuning.client;
 
+import java.util.Arrays;
+import java.util.stream.Collectors;
+
 /** The tunings spanner-tuning can apply to a Spanner client. */
 public enum Feature {
 
@@ -43,6 +46,9 @@ public enum Feature {
       }
     }
     throw new IllegalArgumentException(
-        "Unknown feature '" + id + "'; known: single-use-distribution, stream-end-guard, grpc-gcp");
+        "Unknown feature '"
+            + id
+            + "'; known: "
+            + Arrays.stream(values()).map(Feature::id).collect(Collectors.joining(", ")));
   }
 }

@@ -41,8 +41,9 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 final class GuardedStream implements ResultStreamConsumer, StreamingCall {
 
   /**
-   * The stream being started on this thread, for the interceptor that sees its gRPC call close.
-   * Set only while the stream starts: gax creates the first attempt's call on the starting thread.
+   * The stream being started on this thread, for the {@link CountingInterceptor} that sees its gRPC
+   * call made and closed. Set only while the stream starts: gax creates the first attempt's call on
+   * the starting thread.
    */
   static final Context.Key<GuardedStream> STARTING = Context.key("spanner-tuning-guarded-stream");
 
@@ -94,9 +95,9 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
   }
 
   /**
-   * Starts a stream with the guard between it and its consumer. The channel-load interceptor reads
-   * the stream from the context to report the end of its call: gax creates the first attempt's
-   * gRPC call on this thread, before the starter returns.
+   * Starts a stream with the guard between it and its consumer. The {@link CountingInterceptor}
+   * reads the stream from the context to report the end of its call: gax creates the first
+   * attempt's gRPC call on this thread, before the starter returns.
    */
   static StreamingCall start(
       ResultStreamConsumer consumer,
@@ -119,6 +120,19 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
     this.call = call;
     this.transportLinked = 1;
     return this;
+  }
+
+  /**
+   * The stream being started on this thread, if the gRPC call now being created on {@code channel}
+   * is its first attempt (see {@link #linkTransport()}); {@code null} for any other call.
+   */
+  static GuardedStream linkStarting(ChannelLoad.ChannelStats channel) {
+    GuardedStream starting = STARTING.get();
+    if (starting != null && starting.linkTransport()) {
+      starting.onChannel(channel);
+      return starting;
+    }
+    return null;
   }
 
   /**
@@ -257,7 +271,7 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
 
   private void startDraining() {
     ScheduledFuture<?> timer =
-        DrainTimer.schedule(this::drainTimedOut, this.tuning.drainTimeoutNanos());
+        TuningTimer.schedule(this::drainTimedOut, this.tuning.drainTimeoutNanos());
     this.drainTimer = timer;
     // The trailers may have arrived while the timer was being scheduled.
     if (this.phase != DRAINING) {

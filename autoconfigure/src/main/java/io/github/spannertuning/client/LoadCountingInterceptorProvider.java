@@ -9,7 +9,7 @@ import java.util.List;
 
 /**
  * The application's interceptor provider, or the client's default one, plus the {@link
- * ChannelLoad} counter. Setting a provider on {@code SpannerOptions} replaces the client's
+ * CountingInterceptor} of the client's {@link ChannelLoad}. Setting a provider on {@code SpannerOptions} replaces the client's
  * default, so when the application set none this falls back to the same default the client would
  * have used, built with the client's OpenTelemetry.
  */

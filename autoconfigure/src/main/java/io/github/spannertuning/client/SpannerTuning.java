@@ -46,11 +46,6 @@ public final class SpannerTuning {
 
   private static final SpannerTuning DEFAULTS = newBuilder().build();
 
-  private static final String GRPC_GCP_ABSENT = "grpc-gcp is not on the classpath";
-
-  private static final String REPLACES_NATIVE_PICK =
-      "replaces the client's least-busy pick with one by expected latency";
-
   private final boolean singleUseDistribution;
 
   private final boolean streamEndGuard;
@@ -142,10 +137,12 @@ public final class SpannerTuning {
       builder.setNumChannels(this.channels);
     }
     String rpcHookMissing = rpcHookMissing(builder);
-    features.put(Feature.STREAM_END_GUARD, streamEndGuardState(rpcHookMissing));
+    features.put(
+        Feature.STREAM_END_GUARD, FeatureStates.streamEndGuard(this.streamEndGuard, rpcHookMissing));
     features.put(
         Feature.SINGLE_USE_DISTRIBUTION,
-        singleUseState(routingHookMissing(rpcHookMissing), grpcGcpOn));
+        FeatureStates.singleUse(
+            this.singleUseDistribution, routingHookMissing(rpcHookMissing), grpcGcpOn));
     SpannerTuningState state =
         new SpannerTuningState(this, features, rpcHookMissing == null);
     List<String> missing = new ArrayList<>();
@@ -214,21 +211,10 @@ public final class SpannerTuning {
   private boolean applyGrpcGcp(SpannerOptions.Builder builder, Map<Feature, FeatureState> features) {
     boolean readable = ClientSupport.canReadGrpcGcpSwitch();
     boolean enabled = readable && ClientSupport.isGrpcGcpEnabled(builder);
-    FeatureState state;
-    if (!this.grpcGcpExtension) {
-      state = FeatureState.offByConfiguration();
-    } else if (!ClientSupport.GRPC_GCP_PRESENT) {
-      state = FeatureState.unsupported(GRPC_GCP_ABSENT);
-    } else if (!readable) {
-      state =
-          FeatureState.unsupported(
-              "cannot tell whether this client version has grpc-gcp switched on");
-    } else if (enabled) {
-      state = FeatureState.nativeIn("the client already uses grpc-gcp");
-    } else {
+    FeatureState state = FeatureStates.grpcGcp(this.grpcGcpExtension, readable, enabled);
+    if (state.isApplied()) {
       builder.enableGrpcGcpExtension();
       enabled = true;
-      state = FeatureState.on();
     }
     features.put(Feature.GRPC_GCP, state);
     // When the switch cannot be read, assume grpc-gcp is on; the rpc factory checks the built
@@ -279,59 +265,6 @@ public final class SpannerTuning {
     return ClientSupport.canReadRpcFactory()
         && ClientSupport.isDefaultRpcFactory(ClientSupport.rpcFactory(builder))
         && ClientSupport.HAS_OPTIONS_CONSTRUCTOR;
-  }
-
-  private FeatureState streamEndGuardState(String rpcHookMissing) {
-    if (!this.streamEndGuard) {
-      return FeatureState.offByConfiguration();
-    }
-    if (rpcHookMissing != null) {
-      return FeatureState.unsupported(rpcHookMissing);
-    }
-    return FeatureState.on();
-  }
-
-  private FeatureState singleUseState(String rpcHookMissing, boolean grpcGcpOn) {
-    if (!this.singleUseDistribution) {
-      return FeatureState.offByConfiguration();
-    }
-    if (!ClientSupport.GRPC_GCP_PRESENT) {
-      return FeatureState.unsupported(GRPC_GCP_ABSENT);
-    }
-    if (!grpcGcpOn) {
-      return FeatureState.unsupported(
-          "the grpc-gcp extension is off: gax's channel pool does not pick channels by load");
-    }
-    if (rpcHookMissing != null) {
-      return ClientSupport.NATIVE_SINGLE_USE_ROUTING
-          ? FeatureState.nativeIn(nativeSingleUseReason() + "; " + rpcHookMissing)
-          : FeatureState.unsupported(rpcHookMissing);
-    }
-    if (!ClientSupport.AFFINITY_CONTEXT_PRESENT) {
-      String reason =
-          "grpc-gcp " + ClientVersions.detected().grpcGcp() + " cannot take an affinity key per call";
-      return ClientSupport.NATIVE_SINGLE_USE_ROUTING
-          ? FeatureState.nativeIn(nativeSingleUseReason() + "; " + reason)
-          : FeatureState.unsupported(reason);
-    }
-    if (ClientSupport.NATIVE_SINGLE_USE_ROUTING) {
-      return onState(Feature.SINGLE_USE_DISTRIBUTION);
-    }
-    return FeatureState.on();
-  }
-
-  /** The state of a feature spanner-tuning applies on this client version. */
-  static FeatureState onState(Feature feature) {
-    return (feature == Feature.SINGLE_USE_DISTRIBUTION && ClientSupport.NATIVE_SINGLE_USE_ROUTING)
-        ? FeatureState.on(REPLACES_NATIVE_PICK)
-        : FeatureState.on();
-  }
-
-  /** Why the client's own routing of single-use reads is left in charge, where it has one. */
-  static String nativeSingleUseReason() {
-    return "google-cloud-spanner "
-        + ClientVersions.detected().spanner()
-        + " sends each single-use read to the least busy channel itself";
   }
 
   /** One warning for a hook found missing once the client was built. */

@@ -49,6 +49,8 @@ public final class SpannerTuningState {
 
   private volatile boolean open;
 
+  private volatile boolean builtWithoutPicker;
+
   private final List<Runnable> closeListeners = new CopyOnWriteArrayList<>();
 
   SpannerTuningState(
@@ -145,7 +147,8 @@ public final class SpannerTuningState {
    * Switches single-use distribution or the stream-end guard on this running client, for an A/B
    * comparison without a restart. Only features spanner-tuning applies itself can be switched: not
    * one the client does natively, not one this client version lacks a hook for, and not grpc-gcp,
-   * which is chosen when the channels are built.
+   * which is chosen when the channels are built. Single-use distribution switches on only on a
+   * client built with it on: its picker is set up when the client is built.
    *
    * @throws IllegalArgumentException for grpc-gcp
    * @throws IllegalStateException when the feature cannot be switched on this client
@@ -165,10 +168,17 @@ public final class SpannerTuningState {
       throw new IllegalStateException(
           feature.id() + " cannot be switched: tuning was not installed on this client");
     }
+    if (enabled
+        && feature == Feature.SINGLE_USE_DISTRIBUTION
+        && current.status() == FeatureState.Status.OFF
+        && this.builtWithoutPicker) {
+      throw new IllegalStateException(
+          feature.id()
+              + " cannot be switched on: it was off when this client was built, and its channel"
+              + " picker is set up only then");
+    }
     Map<Feature, FeatureState> next = new EnumMap<>(this.features);
-    next.put(
-        feature,
-        enabled ? SpannerTuning.onState(feature) : FeatureState.off("switched off at runtime"));
+    next.put(feature, FeatureStates.switched(feature, enabled));
     publish(next);
   }
 
@@ -220,6 +230,8 @@ public final class SpannerTuningState {
   void closed() {
     if (this.open) {
       this.open = false;
+      // A client built again from these options sets up its picker by the state it finds then.
+      this.builtWithoutPicker = false;
       this.closeListeners.forEach(Runnable::run);
       this.channelLoad.reset();
     }
@@ -235,26 +247,15 @@ public final class SpannerTuningState {
     this.grpcGcpEnabled = grpcGcpEnabled;
     this.numChannels = numChannels;
     this.channelLoad.poolSize(numChannels);
+    this.channelLoad.open();
     this.open = true;
     FeatureState singleUse = this.features.get(Feature.SINGLE_USE_DISTRIBUTION);
-    if (!grpcGcpEnabled
-        && (singleUse.status() == FeatureState.Status.ON
-            || singleUse.status() == FeatureState.Status.NATIVE)) {
+    FeatureState built = FeatureStates.singleUseBuilt(singleUse, grpcGcpEnabled);
+    if (built != singleUse) {
       Map<Feature, FeatureState> next = new EnumMap<>(this.features);
-      next.put(
-          Feature.SINGLE_USE_DISTRIBUTION,
-          FeatureState.unsupported(
-              "the grpc-gcp extension is off: gax's channel pool does not pick channels by load"));
+      next.put(Feature.SINGLE_USE_DISTRIBUTION, built);
       publish(next);
     }
-  }
-
-  /** A feature turned out to lack its hook only once the client was built. */
-  synchronized void unsupported(Feature feature, String reason) {
-    SpannerTuning.warnOnce(feature.id(), reason);
-    Map<Feature, FeatureState> next = new EnumMap<>(this.features);
-    next.put(feature, FeatureState.unsupported(reason));
-    publish(next);
   }
 
   /**
@@ -262,16 +263,20 @@ public final class SpannerTuningState {
    * that one stays in charge; elsewhere single-use reads are routed as the client does it.
    */
   synchronized void pickerUnavailable(String reason) {
-    if (!LeastBusyRouting.hasChannelReferences()) {
-      unsupported(Feature.SINGLE_USE_DISTRIBUTION, reason);
-      return;
-    }
     SpannerTuning.warnOnce(Feature.SINGLE_USE_DISTRIBUTION.id(), reason);
     Map<Feature, FeatureState> next = new EnumMap<>(this.features);
     next.put(
         Feature.SINGLE_USE_DISTRIBUTION,
-        FeatureState.nativeIn(SpannerTuning.nativeSingleUseReason() + "; " + reason));
+        FeatureStates.withoutPicker(reason, LeastBusyRouting.hasChannelReferences()));
     publish(next);
+  }
+
+  /**
+   * Whether the open client was built with the picker. One built with single-use distribution off
+   * has none, and the feature then cannot be switched on while it is open.
+   */
+  void builtWithPicker(boolean installed) {
+    this.builtWithoutPicker = !installed;
   }
 
   void singleUseRouted() {

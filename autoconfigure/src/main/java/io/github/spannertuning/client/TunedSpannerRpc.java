@@ -8,7 +8,6 @@ import com.google.spanner.v1.ExecuteSqlRequest;
 import com.google.spanner.v1.ReadRequest;
 import com.google.spanner.v1.ResultSet;
 import com.google.spanner.v1.TransactionSelector;
-import io.github.spannertuning.client.ChannelLoad.Routing;
 import java.util.Map;
 
 /**
@@ -16,6 +15,35 @@ import java.util.Map;
  * added where the client hands out streams and queries. A subclass rather than a proxy: the
  * client closes a {@code GapicSpannerRpc} with {@code shutdownNow()} and anything else with a
  * graceful shutdown that waits for in-flight calls.
+ *
+ * <p>The path of one single-use query, with both features on:
+ *
+ * <ol>
+ *   <li>The client calls {@link #executeQuery}: the request is a single-use read ({@link
+ *       LeastBusyRouting#isSingleUse}), so the client's own channel choice is dropped from its
+ *       options ({@link LeastBusyRouting#withoutChannelHint}).
+ *   <li>A {@link GuardedStream} is put between the call and the client's consumer.
+ *   <li>{@link ChannelPicker#enter} picks a channel by the wait the call may expect there, counts
+ *       the call on it, and attaches a context holding grpc-gcp's affinity key for that channel,
+ *       the {@link ChannelReservation} and the guarded stream.
+ *   <li>The client's own {@code executeQuery} runs; gax creates the gRPC call on this thread, and
+ *       grpc-gcp sends it to the sub-channel the affinity key names.
+ *   <li>On that sub-channel the {@link CountingInterceptor} claims the reservation (moving the
+ *       count should the call have landed elsewhere), tells the guarded stream its sub-channel
+ *       ({@link GuardedStream#linkStarting}) and wraps the call to count and time it.
+ *   <li>{@link ChannelPicker#exit} restores the caller's context, and gives the count back if no
+ *       call claimed it.
+ *   <li>The first response times the sub-channel's {@link ChannelLatency}; the guarded stream
+ *       notes the message marked {@code last} before the consumer sees it.
+ *   <li>The application closes the result set at that message: the guarded stream drains instead
+ *       of cancelling, unless a quarter of the stream limit is draining on its sub-channel.
+ *   <li>The trailers arrive: the interceptor's call stops counting the call in flight and tells
+ *       the guarded stream it closed OK ({@link GuardedStream#transportClosedOk}), which ends the
+ *       drain; gax's report of the end a hop later is dropped.
+ * </ol>
+ *
+ * <p>A call that is neither routed nor guarded (a query in a transaction, a commit) meets only
+ * step 5: counted on its sub-channel from its start to its close.
  */
 final class TunedSpannerRpc extends ObservedSpannerRpc {
 
@@ -33,11 +61,16 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
    */
   private ChannelPicker picker(SpannerOptions options, SpannerTuningState state) {
     if (!state.isActive(Feature.SINGLE_USE_DISTRIBUTION)) {
+      state.builtWithPicker(false);
       return null;
     }
     try {
-      return ChannelPicker.install(this, options.getNumChannels(), state.channelLoad());
+      ChannelPicker picker =
+          ChannelPicker.install(this, options.getNumChannels(), state.channelLoad());
+      state.builtWithPicker(true);
+      return picker;
     } catch (RuntimeException ex) {
+      state.builtWithPicker(false);
       state.pickerUnavailable("cannot set up the channel pool: " + ex.getMessage());
       return null;
     }
@@ -81,12 +114,12 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
     if (!routeToLeastBusy(request.hasTransaction(), request.getTransaction())) {
       return super.executeQueryAsync(request, options, routeToLeader);
     }
-    Routing routing = this.picker.enter(null);
+    ChannelReservation reservation = this.picker.enter(null);
     try {
       return super.executeQueryAsync(
           request, LeastBusyRouting.withoutChannelHint(options), routeToLeader);
     } finally {
-      this.picker.exit(routing);
+      this.picker.exit(reservation);
     }
   }
 
@@ -113,11 +146,11 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
       Map<Option, ?> options,
       GuardedStream.Starter starter,
       GuardedStream guarded) {
-    Routing routing = this.picker.enter(guarded);
+    ChannelReservation reservation = this.picker.enter(guarded);
     try {
       return starter.start(consumer, options);
     } finally {
-      this.picker.exit(routing);
+      this.picker.exit(reservation);
     }
   }
 

@@ -187,6 +187,30 @@ class SpannerTuningEndpointTests {
   }
 
   @Test
+  void singleUseDistributionOffWhenTheClientWasBuiltIsRefusedOnWhileTheGuardIsNot() {
+    tuned(
+        "spanner",
+        SpannerTuning.newBuilder().singleUseDistribution(false).streamEndGuard(false).build(),
+        2);
+    SpannerTuningState state = this.clients.get("spanner");
+    assertThatExceptionOfType(InvalidEndpointRequestException.class)
+        .isThrownBy(
+            () -> this.endpoint.switchFeature("spanner", "single-use-distribution", true, null))
+        .satisfies(
+            (ex) ->
+                assertThat(ex.getReason())
+                    .isEqualTo(
+                        "single-use-distribution cannot be switched on: it was off when this"
+                            + " client was built, and its channel picker is set up only then"));
+    assertThat(state.feature(Feature.SINGLE_USE_DISTRIBUTION).status()).isEqualTo(Status.OFF);
+    assertThat(state.feature(Feature.SINGLE_USE_DISTRIBUTION).byConfiguration()).isTrue();
+    // The guard needs nothing set up when the client is built.
+    ClientDescriptor after = this.endpoint.switchFeature("spanner", "stream-end-guard", true, null);
+    assertThat(after.features().get("stream-end-guard"))
+        .isEqualTo(new FeatureDescriptor("on", null, null));
+  }
+
+  @Test
   void anUnknownClientIsRefused() {
     assertThatExceptionOfType(InvalidEndpointRequestException.class)
         .isThrownBy(() -> this.endpoint.switchFeature("nope", "stream-end-guard", true, null))

@@ -106,11 +106,17 @@ class ChannelLatencyTest {
     ChannelLoad.ChannelStats stats = new ChannelLoad.ChannelStats(0);
     long now = System.nanoTime();
     stats.latency().closed(Status.Code.UNAVAILABLE, now - 200 * MS, now, false);
-    assertThat(stats.cost(now)).as("suspect, nothing outstanding").isLessThan(ChannelLoad.ChannelStats.SUSPECT_COST);
-    stats.reserve(now);
-    assertThat(stats.cost(now)).as("suspect, one call outstanding").isEqualTo(ChannelLoad.ChannelStats.SUSPECT_COST);
+    assertThat(ChannelPicker.cost(stats, now))
+        .as("suspect, nothing outstanding")
+        .isLessThan(ChannelPicker.SUSPECT_COST);
+    stats.countCall(now);
+    assertThat(ChannelPicker.cost(stats, now))
+        .as("suspect, one call outstanding")
+        .isEqualTo(ChannelPicker.SUSPECT_COST);
     stats.latency().answered(now, now + 3 * MS);
-    assertThat(stats.cost(now + 3 * MS)).as("answered").isLessThan(ChannelLoad.ChannelStats.SUSPECT_COST);
+    assertThat(ChannelPicker.cost(stats, now + 3 * MS))
+        .as("answered")
+        .isLessThan(ChannelPicker.SUSPECT_COST);
   }
 
   /** A channel that has answered for a while in about this time. */

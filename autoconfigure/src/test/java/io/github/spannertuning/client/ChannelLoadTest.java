@@ -14,8 +14,9 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The imbalance figure and which calls are counted, with the interceptor handed sub-channels that
- * answer every call at once. Each expectation follows from how the calls are spread by the test.
+ * The imbalance figure, its window and which calls are counted, with the interceptor handed
+ * sub-channels that answer every call at once. Each expectation follows from how the calls are
+ * spread by the test, and the window is moved by the test alone.
  */
 class ChannelLoadTest {
 
@@ -74,6 +75,27 @@ class ChannelLoadTest {
         .isEqualTo(1L);
   }
 
+  @Test
+  void readingTheImbalanceMovesNoWindowWhileARollDoes() {
+    ChannelLoad load = newLoad(2);
+    List<Channel> channels = channels(2);
+    calls(load, channels.get(0), 6);
+    load.roll();
+    calls(load, channels.get(1), 2);
+    load.roll();
+    // Counted from the first roll: none on channel 0, 2 on channel 1.
+    double first = load.imbalance();
+    double second = load.imbalance();
+    assertThat(first).isEqualTo(2.0);
+    assertThat(second).as("read again at once").isEqualTo(first);
+    calls(load, channels.get(0), 2);
+    assertThat(load.imbalance())
+        .as("2 and 2 since the first roll: the reads left the window where it was")
+        .isEqualTo(1.0);
+    load.roll();
+    assertThat(load.imbalance()).as("since the second roll: 2 on channel 0 only").isEqualTo(2.0);
+  }
+
   private static ChannelLoad newLoad(int poolSize) {
     ChannelLoad load = new ChannelLoad();
     load.poolSize(poolSize);
@@ -86,6 +108,12 @@ class ChannelLoadTest {
       channels.add(FakeChannel.closingAtStart());
     }
     return channels;
+  }
+
+  private static void calls(ChannelLoad load, Channel channel, int count) {
+    for (int i = 0; i < count; i++) {
+      call(load, channel, SpannerGrpc.getExecuteStreamingSqlMethod());
+    }
   }
 
   private static <ReqT, RespT> void call(

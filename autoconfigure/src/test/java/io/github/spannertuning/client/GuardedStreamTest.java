@@ -85,7 +85,7 @@ class GuardedStreamTest {
     assertThat(System.nanoTime() - closedAt)
         .isGreaterThanOrEqualTo(Duration.ofMillis(100).toNanos());
     assertThat(this.call.cancels).hasSize(1);
-    assertThat(this.call.cancelThreads).allMatch((name) -> name.startsWith("spanner-tuning-drain"));
+    assertThat(this.call.cancelThreads).allMatch((name) -> name.equals("spanner-tuning-timer"));
     assertThat(state.streamEndGuardDrainTimeoutCount()).isEqualTo(1);
     assertThat(state.streamEndGuardDrainedCount()).isZero();
     assertThat(state.streamEndGuardSkippedCount()).isZero();

@@ -1,0 +1,129 @@
+package io.github.spannertuning.client;
+
+/**
+ * Every rule that decides a feature's state, in one place: from the configuration and the client on
+ * the classpath when a builder is tuned ({@link SpannerTuning#applyTo}), from what the built client
+ * shows ({@link SpannerTuningState}), and on a switch at runtime. The rpc and the picker only report
+ * what they found; what state that puts a feature in is decided here.
+ */
+final class FeatureStates {
+
+  static final String GRPC_GCP_ABSENT = "grpc-gcp is not on the classpath";
+
+  static final String GRPC_GCP_OFF =
+      "the grpc-gcp extension is off: gax's channel pool does not pick channels by load";
+
+  static final String SWITCHED_OFF = "switched off at runtime";
+
+  private static final String REPLACES_NATIVE_PICK =
+      "replaces the client's least-busy pick with one by expected latency";
+
+  private FeatureStates() {}
+
+  /**
+   * grpc-gcp, as the builder has it.
+   *
+   * @param readable whether this client version lets the builder's switch be read
+   * @param enabled whether the builder has grpc-gcp on already
+   */
+  static FeatureState grpcGcp(boolean configured, boolean readable, boolean enabled) {
+    if (!configured) {
+      return FeatureState.offByConfiguration();
+    }
+    if (!ClientSupport.GRPC_GCP_PRESENT) {
+      return FeatureState.unsupported(GRPC_GCP_ABSENT);
+    }
+    if (!readable) {
+      return FeatureState.unsupported(
+          "cannot tell whether this client version has grpc-gcp switched on");
+    }
+    return enabled ? FeatureState.nativeIn("the client already uses grpc-gcp") : FeatureState.on();
+  }
+
+  /**
+   * The stream-end guard.
+   *
+   * @param hookMissing why the rpc cannot be installed on this client, or {@code null}
+   */
+  static FeatureState streamEndGuard(boolean configured, String hookMissing) {
+    if (!configured) {
+      return FeatureState.offByConfiguration();
+    }
+    if (hookMissing != null) {
+      return FeatureState.unsupported(hookMissing);
+    }
+    return FeatureState.on();
+  }
+
+  /**
+   * Single-use distribution.
+   *
+   * @param hookMissing why single-use routing cannot hook into this client, or {@code null}
+   * @param grpcGcpOn whether the client will use grpc-gcp, as far as the builder tells
+   */
+  static FeatureState singleUse(boolean configured, String hookMissing, boolean grpcGcpOn) {
+    if (!configured) {
+      return FeatureState.offByConfiguration();
+    }
+    if (!ClientSupport.GRPC_GCP_PRESENT) {
+      return FeatureState.unsupported(GRPC_GCP_ABSENT);
+    }
+    if (!grpcGcpOn) {
+      return FeatureState.unsupported(GRPC_GCP_OFF);
+    }
+    if (hookMissing != null) {
+      return withoutPicker(hookMissing, ClientSupport.NATIVE_SINGLE_USE_ROUTING);
+    }
+    if (!ClientSupport.AFFINITY_CONTEXT_PRESENT) {
+      return withoutPicker(
+          "grpc-gcp " + ClientVersions.detected().grpcGcp() + " cannot take an affinity key per call",
+          ClientSupport.NATIVE_SINGLE_USE_ROUTING);
+    }
+    return on(Feature.SINGLE_USE_DISTRIBUTION);
+  }
+
+  /**
+   * Single-use distribution once the client is built: where the built options have grpc-gcp off
+   * after all, there is no pool that picks channels by load.
+   */
+  static FeatureState singleUseBuilt(FeatureState current, boolean grpcGcpEnabled) {
+    if (!grpcGcpEnabled
+        && (current.status() == FeatureState.Status.ON
+            || current.status() == FeatureState.Status.NATIVE)) {
+      return FeatureState.unsupported(GRPC_GCP_OFF);
+    }
+    return current;
+  }
+
+  /**
+   * Single-use distribution where spanner-tuning cannot route: the client's own least-busy pick
+   * stays in charge where it has one; elsewhere single-use reads go where the client sends them.
+   *
+   * @param clientPicksLeastBusy whether this client version sends single-use reads to the least busy
+   *     channel itself
+   */
+  static FeatureState withoutPicker(String reason, boolean clientPicksLeastBusy) {
+    return clientPicksLeastBusy
+        ? FeatureState.nativeIn(nativeSingleUseReason() + "; " + reason)
+        : FeatureState.unsupported(reason);
+  }
+
+  /** A feature switched at runtime. */
+  static FeatureState switched(Feature feature, boolean enabled) {
+    return enabled ? on(feature) : FeatureState.off(SWITCHED_OFF);
+  }
+
+  /** The state of a feature spanner-tuning applies on this client version. */
+  static FeatureState on(Feature feature) {
+    return (feature == Feature.SINGLE_USE_DISTRIBUTION && ClientSupport.NATIVE_SINGLE_USE_ROUTING)
+        ? FeatureState.on(REPLACES_NATIVE_PICK)
+        : FeatureState.on();
+  }
+
+  /** Why the client's own routing of single-use reads is left in charge, where it has one. */
+  private static String nativeSingleUseReason() {
+    return "google-cloud-spanner "
+        + ClientVersions.detected().spanner()
+        + " sends each single-use read to the least busy channel itself";
+  }
+}

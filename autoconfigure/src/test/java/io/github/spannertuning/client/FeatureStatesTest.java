@@ -1,0 +1,73 @@
+package io.github.spannertuning.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.spannertuning.client.FeatureState.Status;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The rules that decide a feature's state, given what the builder, the client line and the rpc
+ * report. The client lines tested all have grpc-gcp on the classpath and a picker to install, as
+ * the build pins them.
+ */
+class FeatureStatesTest {
+
+  private static final String HOOK_MISSING = "the application set its own SpannerRpcFactory";
+
+  @Test
+  void theConfigurationTurnsAFeatureOffWhateverTheClientHas() {
+    assertThat(FeatureStates.streamEndGuard(false, HOOK_MISSING))
+        .isEqualTo(FeatureState.offByConfiguration());
+    assertThat(FeatureStates.singleUse(false, HOOK_MISSING, false))
+        .isEqualTo(FeatureState.offByConfiguration());
+    assertThat(FeatureStates.grpcGcp(false, false, true))
+        .isEqualTo(FeatureState.offByConfiguration());
+    assertThat(FeatureState.offByConfiguration().byConfiguration()).isTrue();
+  }
+
+  @Test
+  void aMissingHookLeavesTheGuardUnsupportedWithItsReason() {
+    assertThat(FeatureStates.streamEndGuard(true, HOOK_MISSING))
+        .isEqualTo(FeatureState.unsupported(HOOK_MISSING));
+    assertThat(FeatureStates.streamEndGuard(true, null)).isEqualTo(FeatureState.on());
+  }
+
+  @Test
+  void grpcGcpIsNativeWhereTheClientHasItOnAndOnWhereSpannerTuningSwitchesIt() {
+    assertThat(FeatureStates.grpcGcp(true, true, true).status()).isEqualTo(Status.NATIVE);
+    assertThat(FeatureStates.grpcGcp(true, true, false)).isEqualTo(FeatureState.on());
+    assertThat(FeatureStates.grpcGcp(true, false, false).status()).isEqualTo(Status.UNSUPPORTED);
+  }
+
+  @Test
+  void singleUseDistributionNeedsGrpcGcpAtTuningAndOnceBuilt() {
+    assertThat(FeatureStates.singleUse(true, null, false))
+        .isEqualTo(FeatureState.unsupported(FeatureStates.GRPC_GCP_OFF));
+    FeatureState on = FeatureStates.singleUse(true, null, true);
+    assertThat(on.status()).isEqualTo(RoutingSubject.expected());
+    assertThat(FeatureStates.singleUseBuilt(on, true)).isSameAs(on);
+    assertThat(FeatureStates.singleUseBuilt(on, false))
+        .isEqualTo(FeatureState.unsupported(FeatureStates.GRPC_GCP_OFF));
+    assertThat(FeatureStates.singleUseBuilt(FeatureState.offByConfiguration(), false))
+        .as("off stays off, and says why")
+        .isEqualTo(FeatureState.offByConfiguration());
+  }
+
+  @Test
+  void withoutThePickerTheClientsOwnPickStaysInChargeWhereItHasOne() {
+    assertThat(FeatureStates.withoutPicker("no pool", false))
+        .isEqualTo(FeatureState.unsupported("no pool"));
+    FeatureState kept = FeatureStates.withoutPicker("no pool", true);
+    assertThat(kept.status()).isEqualTo(Status.NATIVE);
+    assertThat(kept.reason())
+        .endsWith(" sends each single-use read to the least busy channel itself; no pool");
+  }
+
+  @Test
+  void aSwitchAtRuntimeIsNotTheConfiguration() {
+    FeatureState off = FeatureStates.switched(Feature.STREAM_END_GUARD, false);
+    assertThat(off).isEqualTo(FeatureState.off(FeatureStates.SWITCHED_OFF));
+    assertThat(off.byConfiguration()).isFalse();
+    assertThat(FeatureStates.switched(Feature.STREAM_END_GUARD, true)).isEqualTo(FeatureState.on());
+  }
+}
