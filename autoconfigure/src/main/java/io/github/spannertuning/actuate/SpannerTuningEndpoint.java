@@ -156,7 +156,10 @@ public class SpannerTuningEndpoint {
 
     static ClientDescriptor of(SpannerTuningState state) {
       Map<String, FeatureDescriptor> features = new LinkedHashMap<>();
-      state.features().forEach((feature, value) -> features.put(feature.id(), FeatureDescriptor.of(feature, value)));
+      state
+          .features()
+          .forEach(
+              (feature, value) -> features.put(feature.id(), FeatureDescriptor.of(feature, value)));
       List<ChannelDescriptor> channels =
           state.channelLoad().channels().stream().map(ChannelDescriptor::of).toList();
       return new ClientDescriptor(
@@ -182,7 +185,8 @@ public class SpannerTuningEndpoint {
    * A feature's effective state: {@code on}, {@code native}, {@code off} (with the property that
    * turned it off) or {@code unsupported} (with the reason).
    */
-  public record FeatureDescriptor(String state, @Nullable String reason, @Nullable String property) {
+  public record FeatureDescriptor(
+      String state, @Nullable String reason, @Nullable String property) {
 
     static FeatureDescriptor of(Feature feature, FeatureState value) {
       String state = value.status().name().toLowerCase(Locale.ROOT);
@@ -215,7 +219,11 @@ public class SpannerTuningEndpoint {
    *     calls counted as a penalty
    */
   public record ChannelDescriptor(
-      int channel, int activeStreams, int drainingStreams, long calls, double latencyEstimateSeconds) {
+      int channel,
+      int activeStreams,
+      int drainingStreams,
+      long calls,
+      double latencyEstimateSeconds) {
 
     static ChannelDescriptor of(ChannelStats stats) {
       return new ChannelDescriptor(

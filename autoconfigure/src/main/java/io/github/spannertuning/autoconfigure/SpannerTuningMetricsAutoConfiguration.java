@@ -31,8 +31,12 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
     })
 @ConditionalOnClass(MeterRegistry.class)
 @ConditionalOnBean({MeterRegistry.class, SpannerTuningRegistry.class})
-// Not @ConditionalOnBooleanProperty: Boot 3.3 and 3.4 lack it (see ConditionalOnSpannerTuningEnabled).
-@ConditionalOnProperty(name = "spanner.tuning.metrics.enabled", havingValue = "true", matchIfMissing = true)
+// Not @ConditionalOnBooleanProperty: Boot 3.3 and 3.4 lack it (see
+// ConditionalOnSpannerTuningEnabled).
+@ConditionalOnProperty(
+    name = "spanner.tuning.metrics.enabled",
+    havingValue = "true",
+    matchIfMissing = true)
 public class SpannerTuningMetricsAutoConfiguration {
 
   @Autowired

@@ -39,8 +39,8 @@ public class SpannerTuningProperties implements Validator {
   private boolean enabled = true;
 
   /**
-   * Size of the gRPC channel pool, from 1 to 256. Unset keeps the client's own (8 with grpc-gcp,
-   * or spring-cloud-gcp's spring.cloud.gcp.spanner.num-rpc-channels).
+   * Size of the gRPC channel pool, from 1 to 256. Unset keeps the client's own (8 with grpc-gcp, or
+   * spring-cloud-gcp's spring.cloud.gcp.spanner.num-rpc-channels).
    */
   private Integer channels;
 
@@ -165,8 +165,8 @@ public class SpannerTuningProperties implements Validator {
     /**
      * Concurrent streams the server allows per connection. A stream closed at its last message
      * holds one of them until its trailers arrive, so at most a quarter of them (rounded down)
-     * drain at once on one connection; further such closes cancel, as the client would. At least
-     * 1; 100, as Cloud Spanner's frontends allow.
+     * drain at once on one connection; further such closes cancel, as the client would. At least 1;
+     * 100, as Cloud Spanner's frontends allow.
      */
     private int maxConcurrentStreams = SpannerTuning.DEFAULT_MAX_CONCURRENT_STREAMS;
 

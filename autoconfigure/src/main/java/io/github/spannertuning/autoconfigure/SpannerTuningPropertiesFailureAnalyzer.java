@@ -53,8 +53,10 @@ class SpannerTuningPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
               .map((property) -> property.getName() + from(property.getOrigin()))
               .collect(Collectors.joining(", "));
       return new FailureAnalysis(
-          "Unknown spanner-tuning propert" + (unbound.getUnboundProperties().size() > 1 ? "ies" : "y")
-              + ": " + unknown,
+          "Unknown spanner-tuning propert"
+              + (unbound.getUnboundProperties().size() > 1 ? "ies" : "y")
+              + ": "
+              + unknown,
           "Use only these properties: " + String.join(", ", ALLOWED.keySet()),
           cause);
     }
@@ -65,13 +67,20 @@ class SpannerTuningPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
     String value = (property != null) ? String.valueOf(property.getValue()) : "?";
     String allowed = ALLOWED.getOrDefault(name, "a valid value");
     return new FailureAnalysis(
-        "Invalid value '" + value + "' for property '" + name + "'"
-            + from((property != null) ? property.getOrigin() : null) + ": " + rootMessage(cause),
+        "Invalid value '"
+            + value
+            + "' for property '"
+            + name
+            + "'"
+            + from((property != null) ? property.getOrigin() : null)
+            + ": "
+            + rootMessage(cause),
         "Set '" + name + "' to " + allowed + ".",
         cause);
   }
 
-  private static FailureAnalysis analyzeInvalid(BindValidationException invalid, BindException cause) {
+  private static FailureAnalysis analyzeInvalid(
+      BindValidationException invalid, BindException cause) {
     StringBuilder description = new StringBuilder();
     StringBuilder action = new StringBuilder();
     ValidationErrors errors = invalid.getValidationErrors();
@@ -89,10 +98,12 @@ class SpannerTuningPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
           origin = (origin != null) ? origin : bound.getOrigin();
         }
       }
-      description.append(String.format("Invalid value '%s' for property '%s'%s: %s%n",
-          value, name, from(origin), error.getDefaultMessage()));
-      action.append(String.format("Set '%s' to %s.%n", name,
-          ALLOWED.getOrDefault(name, "a valid value")));
+      description.append(
+          String.format(
+              "Invalid value '%s' for property '%s'%s: %s%n",
+              value, name, from(origin), error.getDefaultMessage()));
+      action.append(
+          String.format("Set '%s' to %s.%n", name, ALLOWED.getOrDefault(name, "a valid value")));
     }
     return new FailureAnalysis(description.toString().trim(), action.toString().trim(), cause);
   }

@@ -4,14 +4,14 @@ import io.grpc.Status;
 
 /**
  * How long one sub-channel takes to answer, as {@link ChannelPicker} weighs it: a time-decayed
- * moving average of its calls' time to first response, errors counted as a penalty, forgotten
- * while nothing measures it, and raised by the silence of a channel that has calls outstanding and
+ * moving average of its calls' time to first response, errors counted as a penalty, forgotten while
+ * nothing measures it, and raised by the silence of a channel that has calls outstanding and
  * answers none.
  *
- * <p>A call is timed from its start to its first response message (its close, for a call that
- * ends without one). The rest of a stream's life is paced by the application's reading and, with
- * the stream-end guard, by the trailers; the first response is what the connection and its
- * frontend decide.
+ * <p>A call is timed from its start to its first response message (its close, for a call that ends
+ * without one). The rest of a stream's life is paced by the application's reading and, with the
+ * stream-end guard, by the trailers; the first response is what the connection and its frontend
+ * decide.
  *
  * <p>Updated without a lock by whichever thread sees a response: two samples landing at once may
  * keep only one, which an estimate can afford. Every read is of plain volatile fields.
@@ -29,15 +29,15 @@ final class ChannelLatency {
 
   /**
    * Half-life of an estimate that no call updates: a channel left alone because it was slow is
-   * tried again once its estimate has halved down to what the others cost, which is how a
-   * recovered connection is learned again.
+   * tried again once its estimate has halved down to what the others cost, which is how a recovered
+   * connection is learned again.
    */
   static final long FORGET_HALF_LIFE_NANOS = 250_000_000L;
 
   /**
    * The least latency counted for a call that failed with UNAVAILABLE, RESOURCE_EXHAUSTED or
-   * DEADLINE_EXCEEDED (its own time counts when longer). It holds the channel back for about
-   * {@code log2(PENALTY / typical latency)} half-lives, a second or so.
+   * DEADLINE_EXCEEDED (its own time counts when longer). It holds the channel back for about {@code
+   * log2(PENALTY / typical latency)} half-lives, a second or so.
    */
   static final long PENALTY_NANOS = 100_000_000L;
 
@@ -65,8 +65,8 @@ final class ChannelLatency {
 
   /**
    * The most doublings of {@link #FORGET_HALF_LIFE_NANOS} for a channel whose calls keep failing:
-   * each penalty in a row, with no answer between them, doubles how long the channel is left
-   * alone, up to four times as long.
+   * each penalty in a row, with no answer between them, doubles how long the channel is left alone,
+   * up to four times as long.
    */
   static final int MAX_BACKOFF_SHIFT = 2;
 
@@ -74,8 +74,8 @@ final class ChannelLatency {
 
   /**
    * Penalties in a row since the channel last answered. While it is positive the channel is
-   * suspect: {@link ChannelPicker#cost} lets it carry one call at a time, so that trying
-   * a channel that may still be stuck risks one call, not a burst.
+   * suspect: {@link ChannelPicker#cost} lets it carry one call at a time, so that trying a channel
+   * that may still be stuck risks one call, not a burst.
    */
   private volatile int penalties;
 
@@ -104,11 +104,13 @@ final class ChannelLatency {
     long estimate = this.estimateNanos;
     long halvings =
         (nowNanos - this.sampledAtNanos)
-            / (FORGET_HALF_LIFE_NANOS << Math.min(Math.max(this.penalties - 1, 0), MAX_BACKOFF_SHIFT));
+            / (FORGET_HALF_LIFE_NANOS
+                << Math.min(Math.max(this.penalties - 1, 0), MAX_BACKOFF_SHIFT));
     if (halvings > 0) {
       // Never below what an untried channel is thought to cost: a long-forgotten channel is then
       // tried like a new one, a few calls at a time, not with all of them until its first answer.
-      estimate = Math.max((halvings < 63) ? estimate >> halvings : 0, Math.min(estimate, INITIAL_NANOS));
+      estimate =
+          Math.max((halvings < 63) ? estimate >> halvings : 0, Math.min(estimate, INITIAL_NANOS));
     }
     if (outstanding > 0) {
       long silence = nowNanos - this.heardAtNanos;
@@ -147,7 +149,8 @@ final class ChannelLatency {
         this.heardAtNanos = nowNanos;
         sample(Math.max(PENALTY_NANOS, nowNanos - startNanos), nowNanos, true);
       }
-      case DEADLINE_EXCEEDED -> sample(Math.max(PENALTY_NANOS, nowNanos - startNanos), nowNanos, true);
+      case DEADLINE_EXCEEDED ->
+          sample(Math.max(PENALTY_NANOS, nowNanos - startNanos), nowNanos, true);
       case CANCELLED -> {
         // The client's own doing; the call tells nothing of the channel.
       }
@@ -176,9 +179,13 @@ final class ChannelLatency {
     double weight =
         penalty
             ? 1.0
-            : Math.max(MIN_WEIGHT, (sinceLast <= 0) ? 0 : sinceLast / (double) (sinceLast + DECAY_NANOS));
+            : Math.max(
+                MIN_WEIGHT, (sinceLast <= 0) ? 0 : sinceLast / (double) (sinceLast + DECAY_NANOS));
     long previous = this.estimateNanos;
-    long next = penalty ? Math.max(previous, latencyNanos) : previous + (long) (weight * (latencyNanos - previous));
+    long next =
+        penalty
+            ? Math.max(previous, latencyNanos)
+            : previous + (long) (weight * (latencyNanos - previous));
     this.estimateNanos = Math.max(1, next);
     this.sampledAtNanos = nowNanos;
   }

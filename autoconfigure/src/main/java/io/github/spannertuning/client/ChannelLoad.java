@@ -14,8 +14,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
- * Calls per real sub-channel of one client's pool: what the meters and the endpoint show, and
- * what {@link ChannelPicker} weighs. One {@link ChannelStats} per sub-channel, registered when it
+ * Calls per real sub-channel of one client's pool: what the meters and the endpoint show, and what
+ * {@link ChannelPicker} weighs. One {@link ChannelStats} per sub-channel, registered when it
  * carries its first call; the {@link CountingInterceptor} on every sub-channel keeps the counts,
  * the picker counts its picks ({@link ChannelReservation}), and the stream-end guard counts its
  * draining streams.

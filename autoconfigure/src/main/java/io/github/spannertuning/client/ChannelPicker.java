@@ -52,8 +52,8 @@ final class ChannelPicker {
   private static final int BAND_SHIFT = 1;
 
   /**
-   * The cost of a suspect channel that already carries a call: above any real cost, low enough
-   * that the band above the least cost cannot overflow when every channel is suspect.
+   * The cost of a suspect channel that already carries a call: above any real cost, low enough that
+   * the band above the least cost cannot overflow when every channel is suspect.
    */
   static final long SUSPECT_COST = Long.MAX_VALUE / 4;
 
@@ -150,8 +150,8 @@ final class ChannelPicker {
   }
 
   /**
-   * What a call sent to {@code channel} now may expect to wait, counting the calls ahead of it:
-   * the calls in flight plus this one, times the latency the channel is expected to have; {@link
+   * What a call sent to {@code channel} now may expect to wait, counting the calls ahead of it: the
+   * calls in flight plus this one, times the latency the channel is expected to have; {@link
    * #SUSPECT_COST} while a suspect channel's one call is outstanding.
    */
   static long cost(ChannelStats channel, long nowNanos) {

@@ -8,12 +8,12 @@ import java.lang.reflect.Method;
 import java.util.List;
 
 /**
- * Every member of google-cloud-spanner, gax and grpc-gcp that spanner-tuning reaches by
- * reflection, and the only place that reaches them. A native image keeps only the members it was
- * told about: the starter's runtime hints are made from {@link #members()} and {@link
- * #resources()}, so a lookup added here is a hint added there. Without a hint the lookup fails in
- * the image and the feature that needs it reports itself off (fail open), which is why nothing
- * else in the starter may call the reflection API.
+ * Every member of google-cloud-spanner, gax and grpc-gcp that spanner-tuning reaches by reflection,
+ * and the only place that reaches them. A native image keeps only the members it was told about:
+ * the starter's runtime hints are made from {@link #members()} and {@link #resources()}, so a
+ * lookup added here is a hint added there. Without a hint the lookup fails in the image and the
+ * feature that needs it reports itself off (fail open), which is why nothing else in the starter
+ * may call the reflection API.
  */
 public final class ClientReflection {
 
@@ -67,7 +67,8 @@ public final class ClientReflection {
       field("com.google.cloud.spanner.v1.stub.GrpcSpannerStub", "backgroundResources");
   static final Member AGGREGATION_RESOURCES =
       field("com.google.api.gax.core.BackgroundResourceAggregation", "resources");
-  static final Member CHANNEL_POOL_ENTRIES = field("com.google.api.gax.grpc.ChannelPool", "entries");
+  static final Member CHANNEL_POOL_ENTRIES =
+      field("com.google.api.gax.grpc.ChannelPool", "entries");
   static final Member CHANNEL_POOL_ENTRY_CHANNEL =
       field("com.google.api.gax.grpc.ChannelPool$Entry", "channel");
 
@@ -123,9 +124,11 @@ public final class ClientReflection {
           SPANNER_RPC + "$ResultStreamConsumer",
           "java.util.Map",
           "boolean");
+
   /** Absent from the protos of clients before 6.89, whose streams carry no {@code last}. */
   static final Member PARTIAL_RESULT_SET_LAST =
       method(Access.INTROSPECT, "com.google.spanner.v1.PartialResultSet", "getLast");
+
   static final Member EXECUTE_QUERY_ASYNC =
       method(
           Access.INTROSPECT,
@@ -136,7 +139,10 @@ public final class ClientReflection {
           "boolean");
   static final Member RPC_CONSTRUCTOR =
       method(
-          Access.INTROSPECT, GAPIC_SPANNER_RPC, "<init>", "com.google.cloud.spanner.SpannerOptions");
+          Access.INTROSPECT,
+          GAPIC_SPANNER_RPC,
+          "<init>",
+          "com.google.cloud.spanner.SpannerOptions");
 
   private static final List<Member> MEMBERS =
       List.of(
@@ -189,7 +195,9 @@ public final class ClientReflection {
     return List.of(GRPC_GCP_POM_PROPERTIES);
   }
 
-  /** One of {@link #resources()}, from the class loader that loaded {@code type}; null if absent. */
+  /**
+   * One of {@link #resources()}, from the class loader that loaded {@code type}; null if absent.
+   */
   static InputStream open(String resource, Class<?> type) {
     if (!resources().contains(resource)) {
       throw new IllegalArgumentException(resource + " is not one of " + resources());

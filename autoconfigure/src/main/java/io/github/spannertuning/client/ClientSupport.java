@@ -38,7 +38,9 @@ final class ClientSupport {
    */
   static final boolean STREAMS_MARK_LAST = hasMethod(ClientReflection.PARTIAL_RESULT_SET_LAST);
 
-  /** Whether {@link GapicSpannerRpc} has the public constructor the client's default factory uses. */
+  /**
+   * Whether {@link GapicSpannerRpc} has the public constructor the client's default factory uses.
+   */
   static final boolean HAS_OPTIONS_CONSTRUCTOR = hasOptionsConstructor();
 
   /**
@@ -102,7 +104,10 @@ final class ClientSupport {
   /** Whether a factory is the client's own default, which {@link TunedSpannerRpc} replaces. */
   static boolean isDefaultRpcFactory(Object factory) {
     return factory == null
-        || factory.getClass().getName().equals(SpannerOptions.class.getName() + "$DefaultSpannerRpcFactory");
+        || factory
+            .getClass()
+            .getName()
+            .equals(SpannerOptions.class.getName() + "$DefaultSpannerRpcFactory");
   }
 
   private static boolean rpcMethodsMatch() {

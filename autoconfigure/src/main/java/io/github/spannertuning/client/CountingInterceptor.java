@@ -18,9 +18,9 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * channel it is handed: the same interceptor instance serves all of grpc-gcp's channels, so a
  * per-instance count would not do.
  *
- * <p>Two other pieces hand it what they know through the call's context: {@link ChannelPicker}
- * the {@link ChannelReservation} the call was counted under at its pick, and {@link GuardedStream}
- * the stream whose first call this is, which learns its sub-channel here and hears of an OK close
+ * <p>Two other pieces hand it what they know through the call's context: {@link ChannelPicker} the
+ * {@link ChannelReservation} the call was counted under at its pick, and {@link GuardedStream} the
+ * stream whose first call this is, which learns its sub-channel here and hears of an OK close
  * before gax tells its consumer.
  *
  * <p>The cost per call is a map lookup, two context lookups, two atomic increments, one decrement,
@@ -67,10 +67,10 @@ final class CountingInterceptor implements ClientInterceptor {
   }
 
   /**
-   * A data-plane call, counted in flight on its channel from its pick (a call {@link
-   * ChannelPicker} routed) or its start (any other) to its close, and timed from then to its first
-   * response for the channel's latency estimate. Should grpc-gcp have sent a picked call elsewhere
-   * than its pick, the count moves to the channel it really went to.
+   * A data-plane call, counted in flight on its channel from its pick (a call {@link ChannelPicker}
+   * routed) or its start (any other) to its close, and timed from then to its first response for
+   * the channel's latency estimate. Should grpc-gcp have sent a picked call elsewhere than its
+   * pick, the count moves to the channel it really went to.
    */
   private static final class CountedCall<ReqT, RespT>
       extends SimpleForwardingClientCall<ReqT, RespT> {
@@ -159,9 +159,11 @@ final class CountingInterceptor implements ClientInterceptor {
       public void onClose(Status status, Metadata trailers) {
         uncount();
         if (!this.answered || !status.isOk()) {
-          CountedCall.this.stats
+          CountedCall.this
+              .stats
               .latency()
-              .closed(status.getCode(), CountedCall.this.startNanos, System.nanoTime(), this.answered);
+              .closed(
+                  status.getCode(), CountedCall.this.startNanos, System.nanoTime(), this.answered);
         }
         // Before the listeners above: gax tells the stream's consumer of the end a hop later, and
         // a close of the stream in between must not cancel a call that has ended.

@@ -27,8 +27,8 @@ public enum Feature {
   }
 
   /**
-   * Whether the feature can be switched on a running client. grpc-gcp cannot: it is chosen when
-   * the channels are built.
+   * Whether the feature can be switched on a running client. grpc-gcp cannot: it is chosen when the
+   * channels are built.
    */
   public boolean isSwitchableAtRuntime() {
     return this != GRPC_GCP;

@@ -6,8 +6,8 @@ import java.util.Objects;
  * What a feature does on one client, and why.
  *
  * @param status the effective status
- * @param reason why the feature is off, unsupported or native, or what it does where the client
- *     has its own way that it replaces; {@code null} when it is simply on
+ * @param reason why the feature is off, unsupported or native, or what it does where the client has
+ *     its own way that it replaces; {@code null} when it is simply on
  * @param byConfiguration whether the feature is off because the configuration spanner-tuning was
  *     given switched it off (not a switch at runtime, not a missing hook)
  */

@@ -3,8 +3,8 @@ package io.github.spannertuning.client;
 /**
  * Every rule that decides a feature's state, in one place: from the configuration and the client on
  * the classpath when a builder is tuned ({@link SpannerTuning#applyTo}), from what the built client
- * shows ({@link SpannerTuningState}), and on a switch at runtime. The rpc and the picker only report
- * what they found; what state that puts a feature in is decided here.
+ * shows ({@link SpannerTuningState}), and on a switch at runtime. The rpc and the picker only
+ * report what they found; what state that puts a feature in is decided here.
  */
 final class FeatureStates {
 
@@ -76,7 +76,9 @@ final class FeatureStates {
     }
     if (!ClientSupport.AFFINITY_CONTEXT_PRESENT) {
       return withoutPicker(
-          "grpc-gcp " + ClientVersions.detected().grpcGcp() + " cannot take an affinity key per call",
+          "grpc-gcp "
+              + ClientVersions.detected().grpcGcp()
+              + " cannot take an affinity key per call",
           ClientSupport.NATIVE_SINGLE_USE_ROUTING);
     }
     return on(Feature.SINGLE_USE_DISTRIBUTION);
@@ -99,8 +101,8 @@ final class FeatureStates {
    * Single-use distribution where spanner-tuning cannot route: the client's own least-busy pick
    * stays in charge where it has one; elsewhere single-use reads go where the client sends them.
    *
-   * @param clientPicksLeastBusy whether this client version sends single-use reads to the least busy
-   *     channel itself
+   * @param clientPicksLeastBusy whether this client version sends single-use reads to the least
+   *     busy channel itself
    */
   static FeatureState withoutPicker(String reason, boolean clientPicksLeastBusy) {
     return clientPicksLeastBusy

@@ -13,10 +13,10 @@ import java.util.logging.Logger;
  * methods take no request id (google-cloud-spanner 6.89 to 6.104 among them). Those versions end a
  * result set at the {@code last} message too, and cancel a stream closed on its last row.
  *
- * <p>The starter is compiled against a client whose {@code GapicSpannerRpc} has no such methods,
- * so these override the client's only where it has them, and reach the client's own through
- * method handles. Single-use routing is not applied here: the starter's routing is built around
- * the request-id methods, so on these versions single-use reads go where the client sends them.
+ * <p>The starter is compiled against a client whose {@code GapicSpannerRpc} has no such methods, so
+ * these override the client's only where it has them, and reach the client's own through method
+ * handles. Single-use routing is not applied here: the starter's routing is built around the
+ * request-id methods, so on these versions single-use reads go where the client sends them.
  */
 final class GuardOnlySpannerRpc extends ObservedSpannerRpc {
 

@@ -19,9 +19,9 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * select that reads one row and closes cancels a call the server has finished. Spanner marks the
  * final message of a stream with {@code last = true} and sends the trailers a little later, and the
  * client ends the result set at {@code last}, so that cancel reaches the wire as an RST_STREAM,
- * counts against the server's reset limit and costs gax about six {@code CancellationException}s.
- * A stream is finished here once its consumer received {@code last}, or the transport closed the
- * call with status OK, or the consumer was told it completed or failed.
+ * counts against the server's reset limit and costs gax about six {@code CancellationException}s. A
+ * stream is finished here once its consumer received {@code last}, or the transport closed the call
+ * with status OK, or the consumer was told it completed or failed.
  *
  * <p>Closing a stream at {@code last} sends no cancel: the call drains, completing when its
  * trailers arrive, and is cancelled only if they have not come within the drain timeout. After the
@@ -136,10 +136,10 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
   }
 
   /**
-   * Whether the gRPC call now being created is this stream's first attempt, the one the
-   * interceptor should report the end of. True once, and only while the stream is being started:
-   * a retry attempt, or any call started later from a callback that runs in this stream's
-   * context, is not linked, so an end seen on another call can never mark this stream finished.
+   * Whether the gRPC call now being created is this stream's first attempt, the one the interceptor
+   * should report the end of. True once, and only while the stream is being started: a retry
+   * attempt, or any call started later from a callback that runs in this stream's context, is not
+   * linked, so an end seen on another call can never mark this stream finished.
    */
   boolean linkTransport() {
     return TRANSPORT_LINKED.compareAndSet(this, 0, 1);

@@ -27,8 +27,8 @@ final class LeastBusyRouting {
   private LeastBusyRouting() {}
 
   /**
-   * Whether a request runs in a single-use read-only transaction. Strong single-use reads may
-   * carry no transaction selector at all.
+   * Whether a request runs in a single-use read-only transaction. Strong single-use reads may carry
+   * no transaction selector at all.
    */
   static boolean isSingleUse(boolean hasTransaction, TransactionSelector selector) {
     return !hasTransaction || (selector.hasSingleUse() && selector.getSingleUse().hasReadOnly());

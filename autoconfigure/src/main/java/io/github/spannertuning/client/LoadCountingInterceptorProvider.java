@@ -9,9 +9,9 @@ import java.util.List;
 
 /**
  * The application's interceptor provider, or the client's default one, plus the {@link
- * CountingInterceptor} of the client's {@link ChannelLoad}. Setting a provider on {@code SpannerOptions} replaces the client's
- * default, so when the application set none this falls back to the same default the client would
- * have used, built with the client's OpenTelemetry.
+ * CountingInterceptor} of the client's {@link ChannelLoad}. Setting a provider on {@code
+ * SpannerOptions} replaces the client's default, so when the application set none this falls back
+ * to the same default the client would have used, built with the client's OpenTelemetry.
  */
 final class LoadCountingInterceptorProvider implements GrpcInterceptorProvider {
 
@@ -19,7 +19,8 @@ final class LoadCountingInterceptorProvider implements GrpcInterceptorProvider {
 
   private final SpannerTuningState state;
 
-  LoadCountingInterceptorProvider(GrpcInterceptorProvider applicationProvider, SpannerTuningState state) {
+  LoadCountingInterceptorProvider(
+      GrpcInterceptorProvider applicationProvider, SpannerTuningState state) {
     this.applicationProvider = applicationProvider;
     this.state = state;
   }

@@ -138,13 +138,13 @@ public final class SpannerTuning {
     }
     String rpcHookMissing = rpcHookMissing(builder);
     features.put(
-        Feature.STREAM_END_GUARD, FeatureStates.streamEndGuard(this.streamEndGuard, rpcHookMissing));
+        Feature.STREAM_END_GUARD,
+        FeatureStates.streamEndGuard(this.streamEndGuard, rpcHookMissing));
     features.put(
         Feature.SINGLE_USE_DISTRIBUTION,
         FeatureStates.singleUse(
             this.singleUseDistribution, routingHookMissing(rpcHookMissing), grpcGcpOn));
-    SpannerTuningState state =
-        new SpannerTuningState(this, features, rpcHookMissing == null);
+    SpannerTuningState state = new SpannerTuningState(this, features, rpcHookMissing == null);
     List<String> missing = new ArrayList<>();
     features.forEach(
         (feature, featureState) -> {
@@ -208,7 +208,8 @@ public final class SpannerTuning {
         : Optional.empty();
   }
 
-  private boolean applyGrpcGcp(SpannerOptions.Builder builder, Map<Feature, FeatureState> features) {
+  private boolean applyGrpcGcp(
+      SpannerOptions.Builder builder, Map<Feature, FeatureState> features) {
     boolean readable = ClientSupport.canReadGrpcGcpSwitch();
     boolean enabled = readable && ClientSupport.isGrpcGcpEnabled(builder);
     FeatureState state = FeatureStates.grpcGcp(this.grpcGcpExtension, readable, enabled);
@@ -338,9 +339,9 @@ public final class SpannerTuning {
     }
 
     /**
-     * Whether to log one INFO line when a tuned client is built: its project, client versions,
-     * pool and each feature's state. A framework that logs its own line, with a name for the
-     * client, switches this off.
+     * Whether to log one INFO line when a tuned client is built: its project, client versions, pool
+     * and each feature's state. A framework that logs its own line, with a name for the client,
+     * switches this off.
      */
     public Builder logWhenBuilt(boolean enabled) {
       this.logWhenBuilt = enabled;
@@ -376,10 +377,10 @@ public final class SpannerTuning {
 
     /**
      * The concurrent streams the server allows per connection (its HTTP/2
-     * SETTINGS_MAX_CONCURRENT_STREAMS, which gRPC does not expose to the client); at least 1, 100 by
-     * default, as Cloud Spanner's frontends allow. The stream-end guard lets at most a quarter of
-     * it (rounded down) drain at once on one connection; other closes at the {@code last} message
-     * cancel, as the client would.
+     * SETTINGS_MAX_CONCURRENT_STREAMS, which gRPC does not expose to the client); at least 1, 100
+     * by default, as Cloud Spanner's frontends allow. The stream-end guard lets at most a quarter
+     * of it (rounded down) drain at once on one connection; other closes at the {@code last}
+     * message cancel, as the client would.
      */
     public Builder streamEndGuardMaxConcurrentStreams(int maxConcurrentStreams) {
       if (maxConcurrentStreams < 1) {

@@ -9,9 +9,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * What spanner-tuning does to one Spanner client: the effective state of each feature, the
- * counters of the work it did, and runtime switches for the features that sit on the RPC path.
- * Thread-safe; read on every RPC, so the checks are plain volatile reads.
+ * What spanner-tuning does to one Spanner client: the effective state of each feature, the counters
+ * of the work it did, and runtime switches for the features that sit on the RPC path. Thread-safe;
+ * read on every RPC, so the checks are plain volatile reads.
  */
 public final class SpannerTuningState {
 

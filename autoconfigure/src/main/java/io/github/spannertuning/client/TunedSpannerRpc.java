@@ -11,10 +11,10 @@ import com.google.spanner.v1.TransactionSelector;
 import java.util.Map;
 
 /**
- * The client's own {@link GapicSpannerRpc}, with the stream-end guard and single-use routing
- * added where the client hands out streams and queries. A subclass rather than a proxy: the
- * client closes a {@code GapicSpannerRpc} with {@code shutdownNow()} and anything else with a
- * graceful shutdown that waits for in-flight calls.
+ * The client's own {@link GapicSpannerRpc}, with the stream-end guard and single-use routing added
+ * where the client hands out streams and queries. A subclass rather than a proxy: the client closes
+ * a {@code GapicSpannerRpc} with {@code shutdownNow()} and anything else with a graceful shutdown
+ * that waits for in-flight calls.
  *
  * <p>The path of one single-use query, with both features on:
  *
@@ -33,17 +33,17 @@ import java.util.Map;
  *       ({@link GuardedStream#linkStarting}) and wraps the call to count and time it.
  *   <li>{@link ChannelPicker#exit} restores the caller's context, and gives the count back if no
  *       call claimed it.
- *   <li>The first response times the sub-channel's {@link ChannelLatency}; the guarded stream
- *       notes the message marked {@code last} before the consumer sees it.
- *   <li>The application closes the result set at that message: the guarded stream drains instead
- *       of cancelling, unless a quarter of the stream limit is draining on its sub-channel.
- *   <li>The trailers arrive: the interceptor's call stops counting the call in flight and tells
- *       the guarded stream it closed OK ({@link GuardedStream#transportClosedOk}), which ends the
+ *   <li>The first response times the sub-channel's {@link ChannelLatency}; the guarded stream notes
+ *       the message marked {@code last} before the consumer sees it.
+ *   <li>The application closes the result set at that message: the guarded stream drains instead of
+ *       cancelling, unless a quarter of the stream limit is draining on its sub-channel.
+ *   <li>The trailers arrive: the interceptor's call stops counting the call in flight and tells the
+ *       guarded stream it closed OK ({@link GuardedStream#transportClosedOk}), which ends the
  *       drain; gax's report of the end a hop later is dropped.
  * </ol>
  *
- * <p>A call that is neither routed nor guarded (a query in a transaction, a commit) meets only
- * step 5: counted on its sub-channel from its start to its close.
+ * <p>A call that is neither routed nor guarded (a query in a transaction, a commit) meets only step
+ * 5: counted on its sub-channel from its start to its close.
  */
 final class TunedSpannerRpc extends ObservedSpannerRpc {
 
@@ -56,8 +56,8 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
   }
 
   /**
-   * Sets up the pool before the client's first call; that is the only moment its keys can be
-   * bound one per channel.
+   * Sets up the pool before the client's first call; that is the only moment its keys can be bound
+   * one per channel.
    */
   private ChannelPicker picker(SpannerOptions options, SpannerTuningState state) {
     if (!state.isActive(Feature.SINGLE_USE_DISTRIBUTION)) {
@@ -132,7 +132,9 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
     boolean leastBusy = routeToLeastBusy(hasTransaction, selector);
     Map<Option, ?> callOptions = leastBusy ? LeastBusyRouting.withoutChannelHint(options) : options;
     if (!this.state.isActive(Feature.STREAM_END_GUARD)) {
-      return leastBusy ? routed(consumer, callOptions, starter, null) : starter.start(consumer, callOptions);
+      return leastBusy
+          ? routed(consumer, callOptions, starter, null)
+          : starter.start(consumer, callOptions);
     }
     if (!leastBusy) {
       return GuardedStream.start(consumer, callOptions, this.state, starter);
@@ -154,8 +156,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
     }
   }
 
-  private boolean routeToLeastBusy(
-      boolean hasTransaction, TransactionSelector selector) {
+  private boolean routeToLeastBusy(boolean hasTransaction, TransactionSelector selector) {
     if (this.picker != null
         && this.state.isActive(Feature.SINGLE_USE_DISTRIBUTION)
         && LeastBusyRouting.isSingleUse(hasTransaction, selector)) {

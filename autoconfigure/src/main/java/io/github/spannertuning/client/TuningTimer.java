@@ -7,9 +7,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * The one timer thread behind every client's drain timeouts and imbalance windows. A stream that
  * drains normally gets its trailers well within the timeout, and its timer is removed from the
- * queue when they arrive: the thread only runs a drain task for a stream whose trailers never
- * came. Each open client's imbalance window moves on every 30 seconds; the thread goes away once
- * no client is open and no drain is pending.
+ * queue when they arrive: the thread only runs a drain task for a stream whose trailers never came.
+ * Each open client's imbalance window moves on every 30 seconds; the thread goes away once no
+ * client is open and no drain is pending.
  */
 final class TuningTimer {
 

@@ -11,8 +11,8 @@ import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A {@link MeterBinder} for one tuned Spanner client: per-channel load, the pool's imbalance and
@@ -57,9 +57,7 @@ public class SpannerChannelMetrics implements MeterBinder {
             .register(registry));
     meters.add(
         FunctionCounter.builder(
-                PREFIX + ".single.use.routed",
-                this.state,
-                SpannerTuningState::singleUseRoutedCount)
+                PREFIX + ".single.use.routed", this.state, SpannerTuningState::singleUseRoutedCount)
             .tags(this.tags)
             .description("Single-use calls routed by the channels' expected latency")
             .baseUnit("calls")
@@ -117,7 +115,8 @@ public class SpannerChannelMetrics implements MeterBinder {
   }
 
   private List<Meter> bindChannel(MeterRegistry registry, ChannelStats channel) {
-    Iterable<Tag> channelTags = Tags.concat(this.tags, "channel", Integer.toString(channel.index()));
+    Iterable<Tag> channelTags =
+        Tags.concat(this.tags, "channel", Integer.toString(channel.index()));
     return List.of(
         Gauge.builder(PREFIX + ".channel.active.streams", channel, ChannelStats::activeStreams)
             .tags(channelTags)

@@ -38,17 +38,17 @@ import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 
 /**
- * Writes the endpoint response that docs/metrics-and-endpoint.md shows, as Spring Boot's
- * {@code CachesEndpointDocumentationTests} write its endpoint examples: spring-cloud-gcp's client on
- * the test server, 50 point selects, then {@code GET /actuator/spannertuning} over HTTP.
+ * Writes the endpoint response that docs/metrics-and-endpoint.md shows, as Spring Boot's {@code
+ * CachesEndpointDocumentationTests} write its endpoint examples: spring-cloud-gcp's client on the
+ * test server, 50 point selects, then {@code GET /actuator/spannertuning} over HTTP.
  *
  * <p>The response always goes to {@code target/generated-docs/endpoint-response.json}. The
- * committed {@code docs/generated/endpoint-response.json} keeps the values of the run that wrote
- * it (call counts differ from run to run); this test fails when the live response's shape (every
+ * committed {@code docs/generated/endpoint-response.json} keeps the values of the run that wrote it
+ * (call counts differ from run to run); this test fails when the live response's shape (every
  * field's path and JSON type) differs from it, or when the page's copy differs from the file. With
  * {@code -Dspanner-tuning.docs.write=true} it rewrites both instead. The example is the baseline
- * client line's (google-cloud-spanner 6.119): on 6.113 single-use distribution shows no reason,
- * so the shape differs and the test is skipped there.
+ * client line's (google-cloud-spanner 6.119): on 6.113 single-use distribution shows no reason, so
+ * the shape differs and the test is skipped there.
  */
 @DisabledIf(
     value = "onAnotherClientLine",
@@ -72,7 +72,8 @@ class SpannerTuningEndpointDocumentationTests {
   static final String SNIPPET = "endpoint-response.json";
 
   private static final Pattern PAGE_BLOCK =
-      Pattern.compile("(<!-- " + Pattern.quote(SNIPPET) + " -->\\n```json\\n)(.*?)(```)", Pattern.DOTALL);
+      Pattern.compile(
+          "(<!-- " + Pattern.quote(SNIPPET) + " -->\\n```json\\n)(.*?)(```)", Pattern.DOTALL);
 
   /** {@code "key": value}, one array element per line, as JSON is usually written by hand. */
   private static final DefaultPrettyPrinter PRETTY =
@@ -92,7 +93,8 @@ class SpannerTuningEndpointDocumentationTests {
   @Test
   void endpointResponse() throws Exception {
     pointSelects(50);
-    ResponseEntity<String> response = this.http.getForEntity("/actuator/spannertuning", String.class);
+    ResponseEntity<String> response =
+        this.http.getForEntity("/actuator/spannertuning", String.class);
     assertThat(response.getStatusCode()).isEqualTo(HttpStatus.OK);
     String pretty =
         this.json.writer(PRETTY).writeValueAsString(this.json.readTree(response.getBody())) + "\n";
@@ -190,8 +192,8 @@ class SpannerTuningEndpointDocumentationTests {
         .until(
             () -> {
               JsonNode spanner =
-                  this.json
-                      .readTree(this.http.getForObject("/actuator/spannertuning/spanner", String.class));
+                  this.json.readTree(
+                      this.http.getForObject("/actuator/spannertuning/spanner", String.class));
               long active = 0;
               for (JsonNode channel : spanner.get("channels")) {
                 active += channel.get("activeStreams").asLong();

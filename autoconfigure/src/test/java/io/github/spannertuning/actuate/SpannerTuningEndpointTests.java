@@ -26,8 +26,8 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
@@ -116,7 +116,8 @@ class SpannerTuningEndpointTests {
   @Test
   void aFeatureSwitchedOffAtRuntimeNamesNoProperty() {
     tuned("spanner", SpannerTuning.defaults(), 2);
-    ClientDescriptor after = this.endpoint.switchFeature("spanner", "stream-end-guard", false, null);
+    ClientDescriptor after =
+        this.endpoint.switchFeature("spanner", "stream-end-guard", false, null);
     assertThat(after.features().get("stream-end-guard"))
         .isEqualTo(new FeatureDescriptor("off", "switched off at runtime", null));
   }
@@ -182,8 +183,9 @@ class SpannerTuningEndpointTests {
         .satisfies(
             (ex) ->
                 assertThat(ex.getReason())
-                    .startsWith("single-use-distribution cannot be switched on this client: it is"
-                        + " unsupported"));
+                    .startsWith(
+                        "single-use-distribution cannot be switched on this client: it is"
+                            + " unsupported"));
   }
 
   @Test
@@ -247,7 +249,10 @@ class SpannerTuningEndpointTests {
         .atMost(Duration.ofSeconds(10))
         .until(
             () ->
-                SpannerTuning.stateOf(spanner.getOptions()).orElseThrow().channelLoad().channels()
+                SpannerTuning.stateOf(spanner.getOptions())
+                    .orElseThrow()
+                    .channelLoad()
+                    .channels()
                     .stream()
                     .allMatch((channel) -> channel.activeStreams() == 0));
   }

@@ -17,9 +17,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
-import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.client.TestRestTemplate;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
@@ -51,14 +51,14 @@ class SpannerTuningEndpointWebTests {
   @Test
   void readsEveryClient() throws Exception {
     pointSelects(50);
-    ResponseEntity<String> response = this.http.getForEntity("/actuator/spannertuning", String.class);
+    ResponseEntity<String> response =
+        this.http.getForEntity("/actuator/spannertuning", String.class);
     assertThat(response.getStatusCode()).isEqualTo(HttpStatus.OK);
     JsonNode clients = this.json.readTree(response.getBody()).get("clients");
     assertThat(clients.size()).as("clients in %s", response.getBody()).isEqualTo(1);
     JsonNode client = clients.get("spanner");
     assertThat(client.at("/features/stream-end-guard/state").asText()).isEqualTo("on");
-    assertThat(client.at("/features/single-use-distribution/state").asText())
-        .isIn("on", "native");
+    assertThat(client.at("/features/single-use-distribution/state").asText()).isIn("on", "native");
     assertThat(client.at("/versions/googleCloudSpanner").asText()).matches("6\\.\\d+\\.\\d+");
     assertThat(client.at("/versions/grpcGcp").asText()).matches("1\\.\\d+\\.\\d+");
     assertThat(client.at("/versions/gax").asText()).isNotBlank();
@@ -69,7 +69,9 @@ class SpannerTuningEndpointWebTests {
     long calls = 0;
     for (JsonNode channel : client.get("channels")) {
       calls += channel.get("calls").asLong();
-      assertThat(channel.get("drainingStreams").isInt()).as("drainingStreams of %s", channel).isTrue();
+      assertThat(channel.get("drainingStreams").isInt())
+          .as("drainingStreams of %s", channel)
+          .isTrue();
     }
     assertThat(calls).isGreaterThanOrEqualTo(50);
     assertThat(client.get("streamEndGuardSkipped").asLong()).isPositive();
@@ -84,7 +86,8 @@ class SpannerTuningEndpointWebTests {
 
   @Test
   void readsOneClientAndAnswers404ForAnUnknownOne() {
-    assertThat(this.http.getForEntity("/actuator/spannertuning/spanner", String.class).getStatusCode())
+    assertThat(
+            this.http.getForEntity("/actuator/spannertuning/spanner", String.class).getStatusCode())
         .isEqualTo(HttpStatus.OK);
     assertThat(this.http.getForEntity("/actuator/spannertuning/nope", String.class).getStatusCode())
         .isEqualTo(HttpStatus.NOT_FOUND);

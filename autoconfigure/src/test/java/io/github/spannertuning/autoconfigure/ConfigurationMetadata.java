@@ -45,7 +45,11 @@ final class ConfigurationMetadata {
   private static Path classesDirectory() {
     try {
       return Path.of(
-          SpannerTuningProperties.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+          SpannerTuningProperties.class
+              .getProtectionDomain()
+              .getCodeSource()
+              .getLocation()
+              .toURI());
     } catch (URISyntaxException ex) {
       throw new IllegalStateException(ex);
     }

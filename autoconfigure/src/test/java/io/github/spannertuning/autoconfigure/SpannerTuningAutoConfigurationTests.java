@@ -27,20 +27,20 @@ import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.boot.test.system.CapturedOutput;
-import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.gson.GsonAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * The auto-configuration with spring-cloud-gcp's real Spanner auto-configuration, against
- * Google's mock Spanner server on loopback.
+ * The auto-configuration with spring-cloud-gcp's real Spanner auto-configuration, against Google's
+ * mock Spanner server on loopback.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class SpannerTuningAutoConfigurationTests {
@@ -145,8 +145,7 @@ class SpannerTuningAutoConfigurationTests {
             (context) -> {
               assertThat(context.getBean(SpannerOptions.class).isGrpcGcpExtensionEnabled())
                   .isTrue();
-              assertThat(tuningOf(context).feature(Feature.GRPC_GCP).status())
-                  .isEqualTo(Status.ON);
+              assertThat(tuningOf(context).feature(Feature.GRPC_GCP).status()).isEqualTo(Status.ON);
             });
   }
 
@@ -170,7 +169,9 @@ class SpannerTuningAutoConfigurationTests {
   void channelsSetsThePoolSize() {
     this.contextRunner
         .withPropertyValues("spanner.tuning.channels=3")
-        .run((context) -> assertThat(context.getBean(SpannerOptions.class).getNumChannels()).isEqualTo(3));
+        .run(
+            (context) ->
+                assertThat(context.getBean(SpannerOptions.class).getNumChannels()).isEqualTo(3));
   }
 
   @Test
@@ -275,7 +276,8 @@ class SpannerTuningAutoConfigurationTests {
 
   @SuppressWarnings("unchecked")
   private static void pointSelects(AssertableApplicationContext context, int count) {
-    DatabaseClient client = ((Supplier<DatabaseClient>) context.getBean("databaseClientProvider")).get();
+    DatabaseClient client =
+        ((Supplier<DatabaseClient>) context.getBean("databaseClientProvider")).get();
     for (int i = 0; i < count; i++) {
       try (ResultSet resultSet =
           client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
@@ -295,7 +297,8 @@ class SpannerTuningAutoConfigurationTests {
 
     @Bean
     SpannerOptionsCustomizer localServer(org.springframework.core.env.Environment environment) {
-      boolean disableGrpcGcp = environment.getProperty("test.disable-grpc-gcp", Boolean.class, false);
+      boolean disableGrpcGcp =
+          environment.getProperty("test.disable-grpc-gcp", Boolean.class, false);
       return (builder) -> {
         builder
             .setHost("http://127.0.0.1:" + server.get().port())

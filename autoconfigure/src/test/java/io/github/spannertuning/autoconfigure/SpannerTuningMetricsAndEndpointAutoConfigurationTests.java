@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-
 import com.google.cloud.spanner.DatabaseClient;
 import com.google.cloud.spanner.DatabaseId;
 import com.google.cloud.spanner.ResultSet;
@@ -18,12 +17,12 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.boot.actuate.autoconfigure.endpoint.jackson.JacksonEndpointAutoConfiguration;
-import org.springframework.boot.actuate.endpoint.jackson.EndpointObjectMapper;
 import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.boot.actuate.autoconfigure.endpoint.jackson.JacksonEndpointAutoConfiguration;
 import org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration;
 import org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration;
 import org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration;
+import org.springframework.boot.actuate.endpoint.jackson.EndpointObjectMapper;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -93,7 +92,11 @@ class SpannerTuningMetricsAndEndpointAutoConfigurationTests {
             (context) -> {
               assertThat(context).doesNotHaveBean(SpannerTuningMetricsAutoConfiguration.class);
               pointSelects(context, "spannerA", 2);
-              assertThat(context.getBean(MeterRegistry.class).find("spanner.tuning.channel.calls").meters())
+              assertThat(
+                      context
+                          .getBean(MeterRegistry.class)
+                          .find("spanner.tuning.channel.calls")
+                          .meters())
                   .isEmpty();
             });
   }
@@ -180,15 +183,27 @@ class SpannerTuningMetricsAndEndpointAutoConfigurationTests {
               assertThat(context.getBean(SpannerTuningRegistry.class).clients())
                   .containsOnlyKeys("spannerB");
               MeterRegistry registry = context.getBean(MeterRegistry.class);
-              assertThat(registry.find("spanner.tuning.channel.calls").tag("client", "spannerA").meters())
+              assertThat(
+                      registry
+                          .find("spanner.tuning.channel.calls")
+                          .tag("client", "spannerA")
+                          .meters())
                   .isEmpty();
-              assertThat(registry.find("spanner.tuning.channel.count").tag("client", "spannerB").meters())
+              assertThat(
+                      registry
+                          .find("spanner.tuning.channel.count")
+                          .tag("client", "spannerB")
+                          .meters())
                   .isNotEmpty();
             });
   }
 
   private static double channelCalls(MeterRegistry registry, String client) {
-    return registry.find("spanner.tuning.channel.calls").tag("client", client).functionCounters().stream()
+    return registry
+        .find("spanner.tuning.channel.calls")
+        .tag("client", client)
+        .functionCounters()
+        .stream()
         .mapToDouble((counter) -> counter.count())
         .sum();
   }

@@ -15,9 +15,9 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * {@link SpannerTuningPropertiesFailureAnalyzer} on the failures Boot's binder raises for
- * {@link SpannerTuningProperties}, bound on their own (no Spanner client). Expected keys come from
- * the configuration metadata the processor generated, not from the analyzer.
+ * {@link SpannerTuningPropertiesFailureAnalyzer} on the failures Boot's binder raises for {@link
+ * SpannerTuningProperties}, bound on their own (no Spanner client). Expected keys come from the
+ * configuration metadata the processor generated, not from the analyzer.
  */
 class SpannerTuningPropertiesFailureAnalyzerTests {
 

@@ -26,8 +26,8 @@ import org.springframework.beans.factory.aot.AotServices;
 class SpannerTuningRuntimeHintsTests {
 
   /**
-   * Members some tested client line lacks; everything else must exist on every line these tests
-   * run on, so that a misspelt member cannot hide as "not on this line".
+   * Members some tested client line lacks; everything else must exist on every line these tests run
+   * on, so that a misspelt member cannot hide as "not on this line".
    */
   private static final Set<String> NOT_ON_EVERY_LINE =
       Set.of(

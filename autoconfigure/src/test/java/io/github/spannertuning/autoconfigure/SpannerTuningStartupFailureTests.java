@@ -95,8 +95,7 @@ class SpannerTuningStartupFailureTests {
         .replace(
             StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME,
             new SystemEnvironmentPropertySource(
-                StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME,
-                environmentVariables));
+                StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME, environmentVariables));
     application.setEnvironment(environment);
     application.setDefaultProperties(
         Map.of(
@@ -106,7 +105,8 @@ class SpannerTuningStartupFailureTests {
     assertThatException().isThrownBy(() -> application.run(args).close());
   }
 
-  private static void assertFailedOnce(CapturedOutput output, String description, String... action) {
+  private static void assertFailedOnce(
+      CapturedOutput output, String description, String... action) {
     String text = output.getAll();
     assertThat(text).contains("APPLICATION FAILED TO START", description).contains(action);
     assertThat(text.split("APPLICATION FAILED TO START", -1)).as("one report").hasSize(2);

@@ -85,20 +85,26 @@ class AdminChannelsTest {
             .build());
     this.databaseAdmin.addResponse(
         Operation.newBuilder()
-            .setName("projects/test-project/instances/test-instance/databases/test-db/operations/ddl")
+            .setName(
+                "projects/test-project/instances/test-instance/databases/test-db/operations/ddl")
             .setDone(true)
             .setResponse(Any.pack(Empty.getDefaultInstance()))
             .setMetadata(Any.pack(UpdateDatabaseDdlMetadata.getDefaultInstance()))
             .build());
     this.databaseAdmin.addResponse(
-        GetDatabaseDdlResponse.newBuilder().addStatements("CREATE TABLE T (Id INT64) PRIMARY KEY (Id)").build());
+        GetDatabaseDdlResponse.newBuilder()
+            .addStatements("CREATE TABLE T (Id INT64) PRIMARY KEY (Id)")
+            .build());
 
     try (Spanner client = builder.build().getService()) {
       client.getInstanceAdminClient().getInstance("test-instance");
       client
           .getDatabaseAdminClient()
           .updateDatabaseDdl(
-              "test-instance", "test-db", List.of("CREATE TABLE T (Id INT64) PRIMARY KEY (Id)"), null)
+              "test-instance",
+              "test-db",
+              List.of("CREATE TABLE T (Id INT64) PRIMARY KEY (Id)"),
+              null)
           .get(30, TimeUnit.SECONDS);
       client.getDatabaseAdminClient().getDatabaseDdl("test-instance", "test-db");
       assertThat(this.instanceAdmin.getRequests()).hasSize(1);
@@ -124,5 +130,4 @@ class AdminChannelsTest {
           .isEqualTo(this.spanner.getRequests().size());
     }
   }
-
 }

@@ -24,7 +24,9 @@ class ChannelLatencyTest {
       now += 10 * MS;
       latency.answered(now - 20 * MS, now);
     }
-    assertThat(latency.estimateNanos()).as("estimate after 50 answers of 20 ms").isBetween(18 * MS, 20 * MS);
+    assertThat(latency.estimateNanos())
+        .as("estimate after 50 answers of 20 ms")
+        .isBetween(18 * MS, 20 * MS);
     assertThat(latency.expectedNanos(now, 0)).isEqualTo(latency.estimateNanos());
   }
 
@@ -36,9 +38,11 @@ class ChannelLatencyTest {
     assertThat(latency.expectedNanos(now + 40 * MS, 1))
         .as("40 ms of silence is below the threshold")
         .isEqualTo(latency.expectedNanos(now + 40 * MS, 0));
-    assertThat(latency.expectedNanos(now + 300 * MS, 1)).as("300 ms of silence, a call outstanding")
+    assertThat(latency.expectedNanos(now + 300 * MS, 1))
+        .as("300 ms of silence, a call outstanding")
         .isGreaterThanOrEqualTo(300 * MS);
-    assertThat(latency.expectedNanos(now + 300 * MS, 0)).as("silence with nothing outstanding")
+    assertThat(latency.expectedNanos(now + 300 * MS, 0))
+        .as("silence with nothing outstanding")
         .isLessThan(300 * MS);
   }
 
@@ -84,7 +88,9 @@ class ChannelLatencyTest {
       thrice.closed(Status.Code.UNAVAILABLE, T0, T0 + 100 * MS, false);
     }
     long later = T0 + 100 * MS + 4 * ChannelLatency.FORGET_HALF_LIFE_NANOS;
-    assertThat(once.expectedNanos(later, 0)).as("one failure: four halvings").isEqualTo(100 * MS >> 4);
+    assertThat(once.expectedNanos(later, 0))
+        .as("one failure: four halvings")
+        .isEqualTo(100 * MS >> 4);
     assertThat(thrice.expectedNanos(later, 0))
         .as("three in a row: the half-life doubled twice, one halving")
         .isEqualTo(100 * MS >> 1);

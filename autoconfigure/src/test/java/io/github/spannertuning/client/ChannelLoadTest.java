@@ -71,7 +71,9 @@ class ChannelLoadTest {
     assertThat(load.imbalance()).isNaN();
     Channel data = FakeChannel.closingAtStart();
     call(load, data, SpannerGrpc.getCreateSessionMethod());
-    assertThat(load.channels()).singleElement().extracting(ChannelLoad.ChannelStats::calls)
+    assertThat(load.channels())
+        .singleElement()
+        .extracting(ChannelLoad.ChannelStats::calls)
         .isEqualTo(1L);
   }
 

@@ -15,7 +15,8 @@ class ClientVersionsTest {
   void readsTheVersionFromAJarOnTheClasspath() {
     assertThat(
             ClientVersions.versionFromJarLocation(
-                "grpc-gcp", "file:/home/me/.m2/repository/com/google/cloud/grpc-gcp/1.9.0/grpc-gcp-1.9.0.jar"))
+                "grpc-gcp",
+                "file:/home/me/.m2/repository/com/google/cloud/grpc-gcp/1.9.0/grpc-gcp-1.9.0.jar"))
         .isEqualTo("1.9.0");
   }
 

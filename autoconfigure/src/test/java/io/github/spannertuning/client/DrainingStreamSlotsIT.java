@@ -49,8 +49,8 @@ class DrainingStreamSlotsIT {
   private static final Duration RUN = Duration.ofSeconds(2);
 
   /**
-   * What the server may hold beyond the draining streams: per worker, the stream whose {@code
-   * last} it has and has not closed yet, and one it cancelled whose reset the server has not read.
+   * What the server may hold beyond the draining streams: per worker, the stream whose {@code last}
+   * it has and has not closed yet, and one it cancelled whose reset the server has not read.
    */
   private static final String UNDER_CAP =
       "streams the server held waiting for their trailers at once (at most the %d draining, plus"
@@ -60,7 +60,10 @@ class DrainingStreamSlotsIT {
   void withTrailers200MsLateNoMoreThanAQuarterOfTheConnectionDrainsAndTheRestIsCancelled()
       throws Exception {
     try (MockSpannerServer server =
-            MockSpannerServer.builder().countFrames().trailersDelay(Duration.ofMillis(200)).start();
+            MockSpannerServer.builder()
+                .countFrames()
+                .trailersDelay(Duration.ofMillis(200))
+                .start();
         TestClient client = TestClient.open(server, SpannerTuning.DEFAULT_DRAIN_TIMEOUT)) {
       SimpleMeterRegistry registry = new SimpleMeterRegistry();
       new SpannerChannelMetrics(client.state(), "spanner", Tags.empty()).bindTo(registry);

@@ -46,8 +46,8 @@ import org.junit.jupiter.api.Test;
  * TCP, served by the production-like {@link MockSpannerServer} ({@code last} on the final message,
  * trailers 1 ms later, 2-5 ms per call): a stream that breaks mid-way, commits that abort, and
  * deadlines and cancels mid-stream ({@link ServerRestartIT} restarts the server under load). What
- * the fault is and when it strikes is simulated by {@code MockSpannerServiceImpl} or by stopping the server; the
- * client's reaction is real.
+ * the fault is and when it strikes is simulated by {@code MockSpannerServiceImpl} or by stopping
+ * the server; the client's reaction is real.
  */
 class FaultsTest extends TunedClientTests {
 
@@ -58,19 +58,23 @@ class FaultsTest extends TunedClientTests {
         .mock()
         .setExecuteStreamingSqlExecutionTime(
             SimulatedExecutionTime.ofStreamException(
-                Status.UNAVAILABLE.withDescription("simulated: connection lost").asRuntimeException(),
+                Status.UNAVAILABLE
+                    .withDescription("simulated: connection lost")
+                    .asRuntimeException(),
                 2_500));
     List<Long> ids = new ArrayList<>();
-    try (ResultSet rs = this.client.singleUse().executeQuery(Statement.of(MockSpannerServer.BIG_QUERY))) {
+    try (ResultSet rs =
+        this.client.singleUse().executeQuery(Statement.of(MockSpannerServer.BIG_QUERY))) {
       while (rs.next()) {
         ids.add(rs.getLong(0));
       }
     }
     List<Call> attempts = this.server.calls("ExecuteStreamingSql");
-    ByteString resumeToken = ((ExecuteSqlRequest) attempts.get(attempts.size() - 1).request()).getResumeToken();
+    ByteString resumeToken =
+        ((ExecuteSqlRequest) attempts.get(attempts.size() - 1).request()).getResumeToken();
     String figures =
         String.format(
-                "[faults %s] UNAVAILABLE after 2,500 of 10,000 rows: rows=%d distinct=%d attempts=%d"
+            "[faults %s] UNAVAILABLE after 2,500 of 10,000 rows: rows=%d distinct=%d attempts=%d"
                 + " resumed from token '%s'",
             ClientVersions.detected().spanner(),
             ids.size(),
@@ -78,7 +82,9 @@ class FaultsTest extends TunedClientTests {
             attempts.size(),
             resumeToken.toStringUtf8());
 
-    assertThat(attempts).as("the query was sent, broke, and was resumed once: " + figures).hasSize(2);
+    assertThat(attempts)
+        .as("the query was sent, broke, and was resumed once: " + figures)
+        .hasSize(2);
     assertThat(resumeToken).as("the second attempt resumes from a token: " + figures).isNotEmpty();
     assertThat(ids)
         .as("every row once, in order: " + figures)
@@ -100,7 +106,9 @@ class FaultsTest extends TunedClientTests {
             List<Exception> aborted = new ArrayList<>();
             for (int a = 0; a < aborts; a++) {
               aborted.add(
-                  this.server.mock().createAbortedException(ByteString.copyFromUtf8(tag + "-" + a)));
+                  this.server
+                      .mock()
+                      .createAbortedException(ByteString.copyFromUtf8(tag + "-" + a)));
             }
             this.server.mock().setCommitExecutionTime(SimulatedExecutionTime.ofExceptions(aborted));
             AtomicInteger functionRuns = new AtomicInteger();
@@ -129,7 +137,7 @@ class FaultsTest extends TunedClientTests {
     List<Attempt> split = attempts.stream().filter((a) -> a.connections().size() > 1).toList();
     String figures =
         String.format(
-                "[faults %s] commit ABORTED %d times per transaction: function runs=%s commits/transaction=%s"
+            "[faults %s] commit ABORTED %d times per transaction: function runs=%s commits/transaction=%s"
                 + " attempts split across connections=%d of %d%s",
             ClientVersions.detected().spanner(),
             aborts,
@@ -171,7 +179,8 @@ class FaultsTest extends TunedClientTests {
     await()
         .atMost(Duration.ofSeconds(10))
         .untilAsserted(
-            () -> assertThat(this.server.cancels()).as("server saw the call cancelled").isPositive());
+            () ->
+                assertThat(this.server.cancels()).as("server saw the call cancelled").isPositive());
     awaitNoActiveStreams();
     pointSelect();
   }
@@ -200,7 +209,8 @@ class FaultsTest extends TunedClientTests {
     await()
         .atMost(Duration.ofSeconds(10))
         .untilAsserted(
-            () -> assertThat(this.server.cancels()).as("server saw the call cancelled").isPositive());
+            () ->
+                assertThat(this.server.cancels()).as("server saw the call cancelled").isPositive());
 
     awaitNoActiveStreams();
     pointSelect();
@@ -231,7 +241,8 @@ class FaultsTest extends TunedClientTests {
               .withDeadlineAfter(30, TimeUnit.SECONDS, timer)
               .run(
                   () -> {
-                    try (ResultSet rs = db.singleUse().executeQuery(Statement.of(MockSpannerServer.BIG_QUERY))) {
+                    try (ResultSet rs =
+                        db.singleUse().executeQuery(Statement.of(MockSpannerServer.BIG_QUERY))) {
                       for (int i = 0; i < 5; i++) {
                         assertThat(rs.next()).isTrue();
                       }
@@ -241,7 +252,8 @@ class FaultsTest extends TunedClientTests {
             await()
                 .atMost(Duration.ofSeconds(10))
                 .untilAsserted(
-                    () -> assertThat(counted.rstStreams()).as("RST_STREAM on the wire").isPositive());
+                    () ->
+                        assertThat(counted.rstStreams()).as("RST_STREAM on the wire").isPositive());
           } else {
             Thread.sleep(2_000);
           }
@@ -254,12 +266,15 @@ class FaultsTest extends TunedClientTests {
             .atMost(Duration.ofSeconds(CANCEL_OF_STALLED_STREAM_RELIABLE ? 10 : 40))
             .untilAsserted(
                 () ->
-                    assertThat(tuned.channelLoad().channels().stream().mapToInt(ChannelStats::activeStreams).sum())
+                    assertThat(
+                            tuned.channelLoad().channels().stream()
+                                .mapToInt(ChannelStats::activeStreams)
+                                .sum())
                         .as("active streams")
                         .isZero());
         String figures =
             String.format(
-                    "[faults %s] result set closed after 5 rows of a stalled stream: RST_STREAM on the"
+                "[faults %s] result set closed after 5 rows of a stalled stream: RST_STREAM on the"
                     + " wire=%d (checked: %s), server cancels=%d, guard skipped=%d, active streams"
                     + " back to 0",
                 ClientVersions.detected().spanner(),
@@ -275,7 +290,8 @@ class FaultsTest extends TunedClientTests {
   }
 
   private void readAll(AtomicInteger rows) {
-    try (ResultSet rs = this.client.singleUse().executeQuery(Statement.of(MockSpannerServer.BIG_QUERY))) {
+    try (ResultSet rs =
+        this.client.singleUse().executeQuery(Statement.of(MockSpannerServer.BIG_QUERY))) {
       while (rs.next()) {
         rows.incrementAndGet();
       }

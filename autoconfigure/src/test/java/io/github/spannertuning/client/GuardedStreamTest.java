@@ -74,8 +74,7 @@ class GuardedStreamTest {
   }
 
   @Test
-  void trailersThatDoNotComeWithinTheDrainTimeoutAreCancelledOnTheTimerThread()
-      throws Exception {
+  void trailersThatDoNotComeWithinTheDrainTimeoutAreCancelledOnTheTimerThread() throws Exception {
     SpannerTuningState state = state(Duration.ofMillis(100));
     GuardedStream stream = start(state);
     stream.onPartialResultSet(LAST_ROW);

@@ -37,8 +37,8 @@ import org.junit.jupiter.api.Test;
  * traffic at high concurrency is served at the pace the server allows. Routing is asserted by
  * counting on the server where each query arrived; stock's figures are printed beside tuned's.
  *
- * <p>The server is the production-like {@link MockSpannerServer}: 2 to 5 ms per query, {@code
- * last} on the final message, trailers 1 ms later, 100 streams per connection.
+ * <p>The server is the production-like {@link MockSpannerServer}: 2 to 5 ms per query, {@code last}
+ * on the final message, trailers 1 ms later, 100 streams per connection.
  */
 class LatencyAwareRoutingIT {
 
@@ -110,7 +110,8 @@ class LatencyAwareRoutingIT {
                   subject.server.stall(stalled);
                   subject.server.reset();
                   long start = System.nanoTime();
-                  Load load = subject.fixedCount(32, 40, Duration.ofSeconds(1), Duration.ofSeconds(12));
+                  Load load =
+                      subject.fixedCount(32, 40, Duration.ofSeconds(1), Duration.ofSeconds(12));
                   List<Arrival> arrivals = subject.server.arrivals();
                   long late = start + TimeUnit.MILLISECONDS.toNanos(200);
                   long onStalled =
@@ -119,14 +120,16 @@ class LatencyAwareRoutingIT {
                       arrivals.stream()
                           .filter((a) -> a.connection().equals(stalled) && a.nanos() > late)
                           .count();
-                  return new Stall(arrivals.size(), onStalled, onStalledLate, load.failed(), load.ok());
+                  return new Stall(
+                      arrivals.size(), onStalled, onStalledLate, load.failed(), load.ok());
                 });
     Stall stock = run.apply(false);
     Stall tuned = run.apply(true);
     System.out.printf(
         "[latency routing %s] stalled connection: stock %s | tuned %s%n", VERSION, stock, tuned);
     assertThat(tuned.onStalledAfter200Ms())
-        .as("tuned: reads sent to the stalled connection after the first 200 ms (%s; stock %s)",
+        .as(
+            "tuned: reads sent to the stalled connection after the first 200 ms (%s; stock %s)",
             tuned, stock)
         .isLessThanOrEqualTo(tuned.reads() / 100);
     assertThat(tuned.failed())
@@ -158,8 +161,10 @@ class LatencyAwareRoutingIT {
         "[latency routing %s] recovered connection, share of its even share per 0.5 s: %s%n",
         VERSION, Arrays.toString(windows));
     assertThat(Arrays.stream(windows).anyMatch((share) -> share >= 0.5))
-        .as("tuned: a 0.5 s window in the 5 s after recovery where the recovered connection"
-                + " carried at least half its even share: %s", Arrays.toString(windows))
+        .as(
+            "tuned: a 0.5 s window in the 5 s after recovery where the recovered connection"
+                + " carried at least half its even share: %s",
+            Arrays.toString(windows))
         .isTrue();
   }
 
@@ -187,8 +192,7 @@ class LatencyAwareRoutingIT {
                     .maxConcurrentStreams(100)
                     .start();
             try (Subject subject = Subject.open(server, tuned, CHANNELS)) {
-              Load load =
-                  subject.closedLoop(workers, Duration.ofSeconds(8), Duration.ofSeconds(1));
+              Load load = subject.closedLoop(workers, Duration.ofSeconds(8), Duration.ofSeconds(1));
               System.out.printf(
                   "[latency routing %s] fresh client, %s: queries per connection %s%n",
                   VERSION,
@@ -209,7 +213,9 @@ class LatencyAwareRoutingIT {
         VERSION, workers, serviceMeanMs, ideal, stock, tuned);
     assertThat(tuned.failed()).as("tuned: failed queries (%s)", tuned).isZero();
     assertThat(tuned.perSecond())
-        .as("tuned: queries per second against the ideal %.0f/s (%s; stock %s)", ideal, tuned, stock)
+        .as(
+            "tuned: queries per second against the ideal %.0f/s (%s; stock %s)",
+            ideal, tuned, stock)
         .isGreaterThanOrEqualTo(0.8 * ideal);
     assertThat(tuned.p99Millis())
         .as("tuned: P99 against twice the server time (%s; stock %s)", tuned, stock)
@@ -261,8 +267,8 @@ class LatencyAwareRoutingIT {
     @Override
     public String toString() {
       return String.format(
-          "%.0f/s, P50 %.1f ms, P99 %.1f ms, %d failed", perSecond(), this.p50Millis, this.p99Millis,
-          this.failed);
+          "%.0f/s, P50 %.1f ms, P99 %.1f ms, %d failed",
+          perSecond(), this.p50Millis, this.p99Millis, this.failed);
     }
   }
 
@@ -307,7 +313,10 @@ class LatencyAwareRoutingIT {
           .getKey();
     }
 
-    /** {@code threads} threads send point selects for the given time; the first {@code skip} is not measured. */
+    /**
+     * {@code threads} threads send point selects for the given time; the first {@code skip} is not
+     * measured.
+     */
     Load closedLoop(int threads, Duration time, Duration skip) {
       long start = System.nanoTime();
       long measureFrom = start + skip.toNanos();
@@ -365,7 +374,8 @@ class LatencyAwareRoutingIT {
       }
       long[] all = latencies.stream().flatMapToLong(Arrays::stream).sorted().toArray();
       double seconds = (Math.min(System.nanoTime(), end) - measureFrom) / 1e9;
-      return new Load(ok.get(), failed.get(), seconds, percentile(all, 0.50), percentile(all, 0.99));
+      return new Load(
+          ok.get(), failed.get(), seconds, percentile(all, 0.50), percentile(all, 0.99));
     }
 
     private boolean pointSelect(Duration deadline) {

@@ -37,15 +37,15 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  *   <li>grpc-gcp absent: its jar is left out of the loader's classpath (the application excluded
  *       the dependency and switched the extension off);
  *   <li>no {@code DISABLE_AFFINITY_CTX_KEY}: grpc-gcp's per-call affinity keys ({@code
- *       DISABLE_AFFINITY*}, {@code AFFINITY_CTX_KEY}, {@code CHANNEL_AFFINITY_REF_KEY}) are renamed in
- *       every class of the client and of grpc-gcp, as in a grpc-gcp that lacks them;
+ *       DISABLE_AFFINITY*}, {@code AFFINITY_CTX_KEY}, {@code CHANNEL_AFFINITY_REF_KEY}) are renamed
+ *       in every class of the client and of grpc-gcp, as in a grpc-gcp that lacks them;
  *   <li>another {@code GapicSpannerRpc} signature: the client's streaming query method is renamed
  *       in every class of the client, as in a client whose method changed;
  *   <li>an application's own {@code SpannerRpcFactory}: real, no rewriting.
  * </ul>
  *
- * <p>spanner-tuning's classes are not rewritten: they are what was compiled against the client
- * this build uses. The server is the test server, in this class loader, over TCP.
+ * <p>spanner-tuning's classes are not rewritten: they are what was compiled against the client this
+ * build uses. The server is the test server, in this class loader, over TCP.
  */
 class MissingHookTest {
 
@@ -54,9 +54,9 @@ class MissingHookTest {
 
   /**
    * google-cloud-spanner 6.113 and 6.119 cannot build their options without grpc-gcp, extension off
-   * or not: an application cannot run these lines without it. What is checked is that spanner-tuning
-   * detects the absence, warns once, reports it, and changes nothing: the client fails exactly as
-   * the stock client does.
+   * or not: an application cannot run these lines without it. What is checked is that
+   * spanner-tuning detects the absence, warns once, reports it, and changes nothing: the client
+   * fails exactly as the stock client does.
    */
   @Test
   void grpcGcpAbsent() throws Exception {
@@ -131,7 +131,8 @@ class MissingHookTest {
     outcome.assertTrafficWorks();
     String reason = "the application set its own SpannerRpcFactory";
     outcome.assertOneWarning(reason);
-    assertThat(outcome.features().get("stream-end-guard")).isEqualTo("unsupported (" + reason + ")");
+    assertThat(outcome.features().get("stream-end-guard"))
+        .isEqualTo("unsupported (" + reason + ")");
   }
 
   /** What the application saw and what spanner-tuning logged. */
@@ -215,7 +216,8 @@ class MissingHookTest {
       this.remapper = remapper;
     }
 
-    private static URL[] classpath(Predicate<String> classpathEntries) throws MalformedURLException {
+    private static URL[] classpath(Predicate<String> classpathEntries)
+        throws MalformedURLException {
       String path =
           System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
       List<URL> urls = new ArrayList<>();
@@ -259,7 +261,8 @@ class MissingHookTest {
     }
 
     private static boolean rewritten(String name) {
-      return name.startsWith("com.google.cloud.spanner.") || name.startsWith("com.google.cloud.grpc.");
+      return name.startsWith("com.google.cloud.spanner.")
+          || name.startsWith("com.google.cloud.grpc.");
     }
   }
 }

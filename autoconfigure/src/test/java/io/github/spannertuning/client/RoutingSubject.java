@@ -19,8 +19,8 @@ import java.util.Locale;
 import java.util.function.Function;
 
 /**
- * A client with its own production-like mock server ({@link MockSpannerServer#start()}: 2 to 5
- * ms per data-plane call, scheduled without holding a thread, {@code last} on the final message,
+ * A client with its own production-like mock server ({@link MockSpannerServer#start()}: 2 to 5 ms
+ * per data-plane call, scheduled without holding a thread, {@code last} on the final message,
  * trailers 1 ms later): stock, or tuned with {@link SpannerTuning#defaults()}, whose state is
  * asserted against the one the build expects before anything else.
  */
@@ -87,12 +87,11 @@ final class RoutingSubject implements AutoCloseable {
           .putStatementResult(
               StatementResult.exception(
                   Statement.of(INVALID_UPDATE),
-                  Status.INVALID_ARGUMENT
-                      .withDescription("no column nope")
-                      .asRuntimeException()));
+                  Status.INVALID_ARGUMENT.withDescription("no column nope").asRuntimeException()));
       server
           .mock()
-          .putStatementResult(StatementResult.read(TABLE, READ_KEYS, READ_COLUMNS, ResultSets.pointRow()));
+          .putStatementResult(
+              StatementResult.read(TABLE, READ_KEYS, READ_COLUMNS, ResultSets.pointRow()));
       SpannerOptions.Builder builder = server.clientOptions(CHANNELS);
       SpannerTuningState state = tuned ? SpannerTuning.defaults().applyTo(builder) : null;
       Spanner spanner = builder.build().getService();
@@ -147,5 +146,4 @@ final class RoutingSubject implements AutoCloseable {
     }
     assertThat(rows).as("rows").isEqualTo(1);
   }
-
 }

@@ -23,9 +23,9 @@ import java.util.concurrent.atomic.LongAdder;
 import org.junit.jupiter.api.Test;
 
 /**
- * A server restarted under load, gracefully (GOAWAY) and abruptly, with 16 threads of point
- * selects and transactions on a tuned client: no query hangs, the pool serves again, and the
- * per-channel meters neither grow nor go stale.
+ * A server restarted under load, gracefully (GOAWAY) and abruptly, with 16 threads of point selects
+ * and transactions on a tuned client: no query hangs, the pool serves again, and the per-channel
+ * meters neither grow nor go stale.
  */
 class ServerRestartIT extends TunedClientTests {
 
@@ -55,13 +55,17 @@ class ServerRestartIT extends TunedClientTests {
                   sent.increment();
                   try {
                     if (ThreadLocalRandom.current().nextInt(10) == 0) {
-                      this.client.readWriteTransaction().run((tx) -> tx.executeUpdate(Statement.of(UPDATE)));
+                      this.client
+                          .readWriteTransaction()
+                          .run((tx) -> tx.executeUpdate(Statement.of(UPDATE)));
                     } else {
                       pointSelect();
                     }
                     succeeded.increment();
                   } catch (SpannerException ex) {
-                    failed.computeIfAbsent(ex.getErrorCode().name(), (k) -> new LongAdder()).increment();
+                    failed
+                        .computeIfAbsent(ex.getErrorCode().name(), (k) -> new LongAdder())
+                        .increment();
                   } catch (Throwable ex) {
                     unexpected.add(ex);
                   }
@@ -98,7 +102,7 @@ class ServerRestartIT extends TunedClientTests {
     long failedTotal = failed.values().stream().mapToLong(LongAdder::sum).sum();
     String figures =
         String.format(
-                "[faults %s] 16 threads, graceful restart (GOAWAY) then abrupt restart: sent=%d"
+            "[faults %s] 16 threads, graceful restart (GOAWAY) then abrupt restart: sent=%d"
                 + " succeeded=%d failed=%d %s unexpected=%d | succeeded before/after GOAWAY/after"
                 + " drop=%d/%d/%d | channels before=%d after=%d, meters before=%d after=%d,"
                 + " calls per channel after 200 more queries=%s",
@@ -118,17 +122,25 @@ class ServerRestartIT extends TunedClientTests {
             delta(callsBefore, callsAfter));
 
     assertThat(unexpected).as("failures that are not SpannerExceptions: " + figures).isEmpty();
-    assertThat(succeeded.sum() + failedTotal).as("succeeded + failed: " + figures).isEqualTo(sent.sum());
-    assertThat(phases[2] - phases[1]).as("queries served after both restarts: " + figures).isPositive();
+    assertThat(succeeded.sum() + failedTotal)
+        .as("succeeded + failed: " + figures)
+        .isEqualTo(sent.sum());
+    assertThat(phases[2] - phases[1])
+        .as("queries served after both restarts: " + figures)
+        .isPositive();
     awaitNoActiveStreams();
     assertThat(this.state.channelLoad().channels())
-        .as("channels counted: a reconnected channel is the same channel, not a new one: " + figures)
+        .as(
+            "channels counted: a reconnected channel is the same channel, not a new one: "
+                + figures)
         .hasSize(channelsBefore)
         .hasSizeLessThanOrEqualTo(CHANNELS);
     assertThat(registry.find("spanner.tuning.channel.active.streams").gauges())
         .as("per-channel meter sets after the restarts: one per channel counted: " + figures)
         .hasSize(this.state.channelLoad().channels().size());
-    assertThat(registry.getMeters().size()).as("meters after the restarts: " + figures).isEqualTo(metersBefore);
+    assertThat(registry.getMeters().size())
+        .as("meters after the restarts: " + figures)
+        .isEqualTo(metersBefore);
     assertThat(
             registry.find("spanner.tuning.channel.active.streams").gauges().stream()
                 .mapToDouble((gauge) -> gauge.value())
@@ -159,4 +171,3 @@ class ServerRestartIT extends TunedClientTests {
     return delta;
   }
 }
-

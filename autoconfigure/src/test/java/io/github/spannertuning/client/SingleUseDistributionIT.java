@@ -46,15 +46,15 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Where single-use reads and transactions land, stock client beside tuned client, each against its
- * own mock server over real loopback TCP (one TCP connection per client channel, so connections
- * are channels), with every data-plane call taking 2 to 5 ms of server time.
+ * own mock server over real loopback TCP (one TCP connection per client channel, so connections are
+ * channels), with every data-plane call taking 2 to 5 ms of server time.
  *
- * <p>What each client line must show is pinned by the build, not read from the code under test:
- * the system property {@value RoutingSubject#EXPECTED_PROPERTY} is set by each client line's
- * build profile ({@code on} or {@code native}). Every test asserts that state on the tuned client
- * first. Where it is {@code on}, each test asserts a bound that the stock client misses (its figures are printed
- * beside); where it is {@code native}, the tests assert that tuning leaves the client's routing
- * alone and print both.
+ * <p>What each client line must show is pinned by the build, not read from the code under test: the
+ * system property {@value RoutingSubject#EXPECTED_PROPERTY} is set by each client line's build
+ * profile ({@code on} or {@code native}). Every test asserts that state on the tuned client first.
+ * Where it is {@code on}, each test asserts a bound that the stock client misses (its figures are
+ * printed beside); where it is {@code native}, the tests assert that tuning leaves the client's
+ * routing alone and print both.
  *
  * <p>Repeated workloads report how many runs met the bound ("10 of 10"), not a median.
  *
@@ -99,7 +99,8 @@ class SingleUseDistributionIT {
     if (routes()) {
       assertThat(routed).as("single-use reads routed").isEqualTo(200L * BURST_RUNS);
       assertThat(collapsed(tuned))
-          .as("tuned cold bursts with more than %d calls on one connection, of %d: busiest/mean %s"
+          .as(
+              "tuned cold bursts with more than %d calls on one connection, of %d: busiest/mean %s"
                   + " (stock: %d of %d)",
               STREAM_LIMIT, BURST_RUNS, ratios(tuned), collapsed(stock), BURST_RUNS)
           .isZero();
@@ -130,7 +131,8 @@ class SingleUseDistributionIT {
     assertRouted(tuned);
     if (routes()) {
       assertThat(tuned.value().connectionsUsed())
-          .as("tuned sequential: connections used (per connection %s; stock %s)",
+          .as(
+              "tuned sequential: connections used (per connection %s; stock %s)",
               tuned.value().perConnection(), stock.perConnection())
           .isEqualTo(CHANNELS);
     }
@@ -186,7 +188,8 @@ class SingleUseDistributionIT {
           .isGreaterThanOrEqualTo(8);
     }
     assertThat(tuned.stream().filter((affinity) -> affinity.split().isEmpty()).count())
-        .as("tuned runs in which no transaction's calls hit two connections, of %d",
+        .as(
+            "tuned runs in which no transaction's calls hit two connections, of %d",
             TRANSACTION_RUNS)
         .isEqualTo(TRANSACTION_RUNS);
   }
@@ -200,24 +203,36 @@ class SingleUseDistributionIT {
                 16,
                 (index) -> {
                   switch (index % 4) {
-                    case 0 -> readWrite(subject, "dml-" + index, (tx) -> {
-                      tx.executeUpdate(Statement.of(UPDATE));
-                      query(tx);
-                      tx.executeUpdate(Statement.of(UPDATE));
-                    });
-                    case 1 -> readWrite(subject, "query-" + index, (tx) -> {
-                      query(tx);
-                      tx.executeUpdate(Statement.of(UPDATE));
-                    });
-                    case 2 -> readWrite(subject, "begin-" + index, (tx) -> {
-                      try {
-                        tx.executeUpdate(Statement.of(INVALID_UPDATE));
-                      } catch (SpannerException expectedFailure) {
-                        // The explicit begin comes with the retry this failure causes.
-                      }
-                      tx.executeUpdate(Statement.of(UPDATE));
-                      query(tx);
-                    });
+                    case 0 ->
+                        readWrite(
+                            subject,
+                            "dml-" + index,
+                            (tx) -> {
+                              tx.executeUpdate(Statement.of(UPDATE));
+                              query(tx);
+                              tx.executeUpdate(Statement.of(UPDATE));
+                            });
+                    case 1 ->
+                        readWrite(
+                            subject,
+                            "query-" + index,
+                            (tx) -> {
+                              query(tx);
+                              tx.executeUpdate(Statement.of(UPDATE));
+                            });
+                    case 2 ->
+                        readWrite(
+                            subject,
+                            "begin-" + index,
+                            (tx) -> {
+                              try {
+                                tx.executeUpdate(Statement.of(INVALID_UPDATE));
+                              } catch (SpannerException expectedFailure) {
+                                // The explicit begin comes with the retry this failure causes.
+                              }
+                              tx.executeUpdate(Statement.of(UPDATE));
+                              query(tx);
+                            });
                     default -> readOnly(subject, index);
                   }
                 }));
@@ -293,8 +308,9 @@ class SingleUseDistributionIT {
 
   private static long collapsed(List<Spread> runs) {
     return runs.stream()
-        .filter((spread) -> !spread.perConnection().isEmpty()
-            && spread.perConnection().get(0) > STREAM_LIMIT)
+        .filter(
+            (spread) ->
+                !spread.perConnection().isEmpty() && spread.perConnection().get(0) > STREAM_LIMIT)
         .count();
   }
 

@@ -23,15 +23,14 @@ import com.google.spanner.v1.ExecuteSqlRequest;
 import com.google.spanner.v1.ReadRequest;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServer.Call;
-import io.grpc.Status;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
  * Which requests single-use distribution routes, and a pool it cannot set up, against the
- * production-like test server. The load checks over many fresh clients are in
- * {@link SingleUseDistributionIT}.
+ * production-like test server. The load checks over many fresh clients are in {@link
+ * SingleUseDistributionIT}.
  */
 class SingleUseDistributionTest {
 
@@ -109,7 +108,7 @@ class SingleUseDistributionTest {
           requests.stream().filter(SingleUseDistributionTest::isSingleUse).count();
       String figures =
           String.format(
-                  "[routing %s] selector detection: single-use requests=%d (server saw %d) other"
+              "[routing %s] selector detection: single-use requests=%d (server saw %d) other"
                   + " ExecuteSql/Read requests=%d routed=%d (after single-use only: %d)",
               VERSION,
               singleUse,
@@ -122,7 +121,9 @@ class SingleUseDistributionTest {
           .as("single-use requests the server saw: " + figures)
           .isEqualTo(singleUse);
       assertThat(requests.size() - singleUseOnServer)
-          .as("requests in read/write and multi-use read-only transactions the server saw: " + figures)
+          .as(
+              "requests in read/write and multi-use read-only transactions the server saw: "
+                  + figures)
           .isEqualTo(3L * 3 + 3L * 3);
       if (routes()) {
         assertThat(routedAfterSingleUse)
@@ -139,8 +140,8 @@ class SingleUseDistributionTest {
 
   /**
    * grpc-gcp's dynamic pool creates channels as it is built and scales them itself, so keys cannot
-   * be bound one per channel: the feature must say so, and the client must route as stock. On
-   * 6.119 the client's own least-busy pick stays in charge (native); on 6.113 it is unsupported.
+   * be bound one per channel: the feature must say so, and the client must route as stock. On 6.119
+   * the client's own least-busy pick stays in charge (native); on 6.113 it is unsupported.
    */
   @Test
   void poolThatCannotBeSetUpLeavesRoutingToTheClient() throws Exception {

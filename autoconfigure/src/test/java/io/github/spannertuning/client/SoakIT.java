@@ -46,11 +46,11 @@ import org.junit.jupiter.api.Test;
  * ({@code last} on the final message, trailers 1 ms later, 2-5 ms per call): single-use point
  * selects read to the end, point selects closed after their row (the guard's case), queries of 500
  * rows closed after 10 (unfinished streams, whose cancel must go through) and read/write
- * transactions. It runs for {@code -Dspanner.tuning.soak.duration} (ISO-8601, default {@code PT60S};
- * {@code PT30M} for the long run) and samples, a dozen times: queries sent, succeeded and failed;
- * grpc-gcp's affinity maps (read by reflection, read-only); every structure spanner-tuning keeps per
- * client; the heap after a GC; the meters; and the threads of gRPC, Netty and gax that are blocked
- * or waiting inside spanner-tuning's code.
+ * transactions. It runs for {@code -Dspanner.tuning.soak.duration} (ISO-8601, default {@code
+ * PT60S}; {@code PT30M} for the long run) and samples, a dozen times: queries sent, succeeded and
+ * failed; grpc-gcp's affinity maps (read by reflection, read-only); every structure spanner-tuning
+ * keeps per client; the heap after a GC; the meters; and the threads of gRPC, Netty and gax that
+ * are blocked or waiting inside spanner-tuning's code.
  */
 class SoakIT {
 
@@ -90,7 +90,10 @@ class SoakIT {
     Duration interval = duration.dividedBy(SAMPLES);
     try (MockSpannerServer server = MockSpannerServer.start()) {
       server.mock().putStatementResult(StatementResult.update(Statement.of(UPDATE), 1L));
-      server.mock().putStatementResult(StatementResult.query(Statement.of(LONG_QUERY), ResultSets.numbers(500)));
+      server
+          .mock()
+          .putStatementResult(
+              StatementResult.query(Statement.of(LONG_QUERY), ResultSets.numbers(500)));
       SpannerOptions.Builder builder = server.clientOptions(CHANNELS);
       SpannerTuningState state = SpannerTuning.defaults().applyTo(builder);
       SimpleMeterRegistry registry = new SimpleMeterRegistry();
@@ -165,14 +168,19 @@ class SoakIT {
         Sample first = samples.get(0);
         for (Sample sample : steady) {
           assertThat(sample.affinityKeys())
-              .as("grpc-gcp affinity keys at %.0f s, against %d at the first sample, after %d operations",
+              .as(
+                  "grpc-gcp affinity keys at %.0f s, against %d at the first sample, after %d operations",
                   sample.seconds(), first.affinityKeys(), sample.sent())
               .isLessThanOrEqualTo(Math.max(2 * first.affinityKeys(), 64));
           assertThat(sample.loadChannels())
               .as("ChannelLoad: channels counted")
               .isLessThanOrEqualTo(CHANNELS);
-          assertThat(sample.loadKeys()).as("ChannelLoad: channel keys").isLessThanOrEqualTo(CHANNELS);
-          assertThat(sample.loadListeners()).as("ChannelLoad: listeners").isEqualTo(first.loadListeners());
+          assertThat(sample.loadKeys())
+              .as("ChannelLoad: channel keys")
+              .isLessThanOrEqualTo(CHANNELS);
+          assertThat(sample.loadListeners())
+              .as("ChannelLoad: listeners")
+              .isEqualTo(first.loadListeners());
           assertThat(sample.closeListeners())
               .as("close listeners")
               .isEqualTo(first.closeListeners());
@@ -183,7 +191,9 @@ class SoakIT {
               .as("the client's own meters")
               .isEqualTo(first.meters() - 2 * first.loadChannels());
           assertThat(sample.heapMb())
-              .as("heap after GC at %.0f s against %d MB at the first sample", sample.seconds(), first.heapMb())
+              .as(
+                  "heap after GC at %.0f s against %d MB at the first sample",
+                  sample.seconds(), first.heapMb())
               .isLessThanOrEqualTo(first.heapMb() + 64);
         }
         assertThat(this.stuckInCallbacks)
@@ -204,25 +214,32 @@ class SoakIT {
         case 11, 12, 13, 14, 15 -> closePointSelectAfterRow(client);
         case 16 -> closeBigQueryEarly(client);
         default ->
-            client.readWriteTransaction().run((tx) -> {
-              try (ResultSet rs = tx.executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
-                while (rs.next()) {
-                  rs.getLong(0);
-                }
-              }
-              return tx.executeUpdate(Statement.of(UPDATE));
-            });
+            client
+                .readWriteTransaction()
+                .run(
+                    (tx) -> {
+                      try (ResultSet rs =
+                          tx.executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
+                        while (rs.next()) {
+                          rs.getLong(0);
+                        }
+                      }
+                      return tx.executeUpdate(Statement.of(UPDATE));
+                    });
       }
       this.succeeded.increment();
     } catch (SpannerException ex) {
       this.failed.computeIfAbsent(ex.getErrorCode().name(), (k) -> new LongAdder()).increment();
     } catch (RuntimeException ex) {
-      this.failed.computeIfAbsent(ex.getClass().getSimpleName(), (k) -> new LongAdder()).increment();
+      this.failed
+          .computeIfAbsent(ex.getClass().getSimpleName(), (k) -> new LongAdder())
+          .increment();
     }
   }
 
   private static void readPointSelect(DatabaseClient client) {
-    try (ResultSet rs = client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
+    try (ResultSet rs =
+        client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
       int rows = 0;
       while (rs.next()) {
         rows++;
@@ -234,7 +251,8 @@ class SoakIT {
   }
 
   private static void closePointSelectAfterRow(DatabaseClient client) {
-    try (ResultSet rs = client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
+    try (ResultSet rs =
+        client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
       if (!rs.next()) {
         throw new IllegalStateException("point select returned no row");
       }

@@ -41,23 +41,24 @@ final class StreamEndGuardFixtures {
     server
         .mock()
         .putStatementResult(StatementResult.query(Statement.of(THREE_ROWS), ResultSets.numbers(3)));
+    server.mock().putStatementResult(StatementResult.query(Statement.of(WIDE_QUERY), wideRows()));
     server
         .mock()
-        .putStatementResult(StatementResult.query(Statement.of(WIDE_QUERY), wideRows()));
-    server
-        .mock()
-        .putStatementResult(StatementResult.query(Statement.of(COUNT_QUERY), ResultSets.int64Row("", 3)));
+        .putStatementResult(
+            StatementResult.query(Statement.of(COUNT_QUERY), ResultSets.int64Row("", 3)));
     // existsById reads the key column of one key. The mock looks a read up as a statement built
     // from it: from table and columns (6.119), or with the key too (6.113).
     server
         .mock()
         .putStatementResult(
-            StatementResult.read("Singers", KeySet.all(), List.of("SingerId"), ResultSets.int64Row("SingerId", 1)));
+            StatementResult.read(
+                "Singers", KeySet.all(), List.of("SingerId"), ResultSets.int64Row("SingerId", 1)));
     server
         .mock()
         .putStatementResult(
             StatementResult.query(
-                Statement.of("SELECT SingerId FROM Singers WHERE ID=1"), ResultSets.int64Row("SingerId", 1)));
+                Statement.of("SELECT SingerId FROM Singers WHERE ID=1"),
+                ResultSets.int64Row("SingerId", 1)));
     return server;
   }
 
@@ -113,10 +114,15 @@ final class StreamEndGuardFixtures {
     for (ThreadInfo info : ManagementFactory.getThreadMXBean().dumpAllThreads(false, false)) {
       boolean inQueue =
           Arrays.stream(info.getStackTrace())
-              .anyMatch((frame) -> frame.getClassName().startsWith("com.google.cloud.spanner.GrpcStreamIterator"));
-      if (inQueue && (info.getThreadState() == Thread.State.WAITING
-          || info.getThreadState() == Thread.State.TIMED_WAITING
-          || info.getThreadState() == Thread.State.BLOCKED)) {
+              .anyMatch(
+                  (frame) ->
+                      frame
+                          .getClassName()
+                          .startsWith("com.google.cloud.spanner.GrpcStreamIterator"));
+      if (inQueue
+          && (info.getThreadState() == Thread.State.WAITING
+              || info.getThreadState() == Thread.State.TIMED_WAITING
+              || info.getThreadState() == Thread.State.BLOCKED)) {
         blocked.add(info.getThreadName());
       }
     }

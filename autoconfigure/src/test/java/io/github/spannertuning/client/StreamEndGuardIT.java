@@ -1,17 +1,16 @@
 package io.github.spannertuning.client;
 
-import static io.github.spannertuning.client.StreamEndGuardFixtures.newServer;
-import static io.github.spannertuning.client.StreamEndGuardFixtures.readOneRow;
-import static io.github.spannertuning.client.StreamEndGuardFixtures.readAll;
 import static io.github.spannertuning.client.StreamEndGuardFixtures.activeStreams;
 import static io.github.spannertuning.client.StreamEndGuardFixtures.blockedGrpcThreads;
+import static io.github.spannertuning.client.StreamEndGuardFixtures.newServer;
+import static io.github.spannertuning.client.StreamEndGuardFixtures.readAll;
+import static io.github.spannertuning.client.StreamEndGuardFixtures.readOneRow;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.google.cloud.spanner.DatabaseClient;
 import com.google.cloud.spanner.Key;
 import com.google.cloud.spanner.ResultSet;
-import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerException;
 import com.google.cloud.spanner.Statement;
 import com.google.cloud.spring.data.spanner.core.SpannerTemplate;
@@ -36,10 +35,10 @@ import jdk.jfr.Recording;
 import org.junit.jupiter.api.Test;
 
 /**
- * The stream-end guard against a real client, gRPC, Netty and TCP, on {@link MockSpannerServer}
- * as it behaves by default: like Spanner, it marks a stream's final message {@code last} and sends
- * the trailers 1 ms later, and each query takes 2 to 5 ms. RST_STREAM and GOAWAY frames are counted
- * on the wire by the server's frame-counting proxy; cancels reaching gRPC by an interceptor below
+ * The stream-end guard against a real client, gRPC, Netty and TCP, on {@link MockSpannerServer} as
+ * it behaves by default: like Spanner, it marks a stream's final message {@code last} and sends the
+ * trailers 1 ms later, and each query takes 2 to 5 ms. RST_STREAM and GOAWAY frames are counted on
+ * the wire by the server's frame-counting proxy; cancels reaching gRPC by an interceptor below
  * grpc-gcp; throwables created by JFR ({@code jdk.ExceptionStatistics}). Guard-off figures are
  * printed beside guard-on ones (grep the output for {@code [guard}).
  */
@@ -108,9 +107,11 @@ class StreamEndGuardIT {
       // each of these closes is of a stream the server has finished.
       assertThat(a.rows()).as(what + "rows, guard off").isEqualTo(QUERIES);
       assertThat(b.rows()).as(what + "rows, guard on").isEqualTo(QUERIES);
-      assertThat(a.lastReceived()).as(what + "streams whose last reached the client, off")
+      assertThat(a.lastReceived())
+          .as(what + "streams whose last reached the client, off")
           .isEqualTo(QUERIES);
-      assertThat(b.lastReceived()).as(what + "streams whose last reached the client, on")
+      assertThat(b.lastReceived())
+          .as(what + "streams whose last reached the client, on")
           .isEqualTo(QUERIES);
       assertThat(b.rstFrames()).as(what + "RST_STREAM frames on the wire, guard on").isZero();
       assertThat(b.cancels()).as(what + "cancels reaching gRPC, guard on").isZero();
@@ -140,7 +141,7 @@ class StreamEndGuardIT {
     String version = ClientVersions.detected().spanner();
     String figures =
         String.format(
-                Locale.ROOT,
+            Locale.ROOT,
             "[guard %s] reset-limited server (10 RST_STREAM / 10 s per connection), 16 threads, 3 s"
                 + " of (a), trailers 20 ms late: guard off: %d queries, %d failed %s, GOAWAYs %s,"
                 + " RST_STREAM frames %d (of open streams %d) | guard on: %d queries, %d failed %s,"
@@ -165,8 +166,7 @@ class StreamEndGuardIT {
         .as(
             "GOAWAYs sent to the stock client (its resets of streams still open on the server: %d;"
                 + " the limit counts only those): %s",
-            stock.serverCancels(),
-            figures)
+            stock.serverCancels(), figures)
         .isNotEmpty();
     assertThat(tuned.goAways()).as("GOAWAYs sent to the guarded client: " + figures).isEmpty();
     assertThat(tuned.failed()).as("failed queries, guard on: " + figures).isZero();
@@ -196,7 +196,9 @@ class StreamEndGuardIT {
         readOneRow(client.database(), MockSpannerServer.POINT_SELECT);
       }
       long closesTook = System.nanoTime() - closedAt;
-      assertThat(closesTook).as("time to open and close the streams").isLessThan(drainTimeout.toNanos());
+      assertThat(closesTook)
+          .as("time to open and close the streams")
+          .isLessThan(drainTimeout.toNanos());
       assertThat(client.counter().lastReceived()).isEqualTo(streams);
       assertThat(client.counter().cancels()).as("cancels at close").isZero();
       assertThat(activeStreams(state)).as("streams draining").isEqualTo(streams);
@@ -238,7 +240,7 @@ class StreamEndGuardIT {
     }
     String figures =
         String.format(
-                Locale.ROOT,
+            Locale.ROOT,
             "[guard %s] no last, trailers at once, %d point selects: calls closed before the close"
                 + " began/query off=%.2f on=%.2f | cancels of those/query off=%.2f on=%.2f | cancels"
                 + " reaching gRPC/query off=%.2f on=%.2f | throwables/query off=%.2f on=%.2f",
@@ -256,7 +258,8 @@ class StreamEndGuardIT {
     assertThat(off.cancels()).as("cancels, guard off: " + figures).isEqualTo(QUERIES);
     // Below grpc-gcp, on the thread that starts the stream, every stream's call carries the key.
     assertThat(off.guardedStarts()).isZero();
-    assertThat(on.guardedStarts()).as("calls created in their guarded stream's context: " + figures)
+    assertThat(on.guardedStarts())
+        .as("calls created in their guarded stream's context: " + figures)
         .isEqualTo(QUERIES);
     assertThat(on.cancelsOfEnded())
         .as("cancels of calls whose onClose was seen before the close began, guard on: " + figures)
@@ -275,7 +278,8 @@ class StreamEndGuardIT {
     }
     Map<Shape, Loop> loops = new EnumMap<>(Shape.class);
     for (Shape shape : Shape.values()) {
-      loops.put(shape, loop(server, client, QUERIES, () -> run(shape, client.database(), template)));
+      loops.put(
+          shape, loop(server, client, QUERIES, () -> run(shape, client.database(), template)));
     }
     return loops;
   }
@@ -295,9 +299,9 @@ class StreamEndGuardIT {
   }
 
   /**
-   * Runs queries in a JFR window, then waits until every call has closed on the client (after
-   * which the client writes no frame for them) and no RST_STREAM frame is still on its way through
-   * the proxy. Waiting longer can only count more frames, never fewer.
+   * Runs queries in a JFR window, then waits until every call has closed on the client (after which
+   * the client writes no frame for them) and no RST_STREAM frame is still on its way through the
+   * proxy. Waiting longer can only count more frames, never fewer.
    */
   private Loop loop(MockSpannerServer server, GuardedTestClient client, int queries, Query query)
       throws Exception {
@@ -362,7 +366,10 @@ class StreamEndGuardIT {
         QUERIES,
         () -> {
           try (ResultSet rs =
-              client.database().singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
+              client
+                  .database()
+                  .singleUse()
+                  .executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
             boolean found = rs.next();
             client.counter().closing();
             return found;
@@ -470,5 +477,4 @@ class StreamEndGuardIT {
       int rstFrames,
       int serverCancels,
       long drainTimeouts) {}
-
 }

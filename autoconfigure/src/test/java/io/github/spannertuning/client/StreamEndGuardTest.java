@@ -3,11 +3,11 @@ package io.github.spannertuning.client;
 import static io.github.spannertuning.client.StreamEndGuardFixtures.FAILING_QUERY;
 import static io.github.spannertuning.client.StreamEndGuardFixtures.THREE_ROWS;
 import static io.github.spannertuning.client.StreamEndGuardFixtures.WIDE_QUERY;
-import static io.github.spannertuning.client.StreamEndGuardFixtures.newServer;
-import static io.github.spannertuning.client.StreamEndGuardFixtures.rows;
-import static io.github.spannertuning.client.StreamEndGuardFixtures.readOneRow;
-import static io.github.spannertuning.client.StreamEndGuardFixtures.readAll;
 import static io.github.spannertuning.client.StreamEndGuardFixtures.activeStreams;
+import static io.github.spannertuning.client.StreamEndGuardFixtures.newServer;
+import static io.github.spannertuning.client.StreamEndGuardFixtures.readAll;
+import static io.github.spannertuning.client.StreamEndGuardFixtures.readOneRow;
+import static io.github.spannertuning.client.StreamEndGuardFixtures.rows;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -37,8 +37,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The stream-end guard against a real client, gRPC, Netty and TCP, on {@link MockSpannerServer}:
- * cancels that must still reach the server, errors, deadlines, resumed streams and results with
- * the guard on and off. The measuring checks are in {@link StreamEndGuardIT}.
+ * cancels that must still reach the server, errors, deadlines, resumed streams and results with the
+ * guard on and off. The measuring checks are in {@link StreamEndGuardIT}.
  */
 class StreamEndGuardTest {
 
@@ -98,8 +98,7 @@ class StreamEndGuardTest {
             Context.CancellableContext context =
                 Context.current().withDeadlineAfter(200, TimeUnit.MILLISECONDS, deadlines);
             try {
-              assertThatThrownBy(
-                      () -> context.call(() -> readAll(client.database(), THREE_ROWS)))
+              assertThatThrownBy(() -> context.call(() -> readAll(client.database(), THREE_ROWS)))
                   .isInstanceOf(SpannerException.class)
                   .satisfies(
                       (ex) ->
@@ -150,7 +149,7 @@ class StreamEndGuardTest {
           assertThat(attempts).as("guard " + guard + ": the stream was resumed").hasSize(2);
           figures.add(
               String.format(
-                      Locale.ROOT,
+                  Locale.ROOT,
                   "[guard %s] resume after UNAVAILABLE at row 500, guard %s: %d rows, %d distinct;"
                       + " resumed with a resume token: %s",
                   ClientVersions.detected().spanner(),
@@ -172,7 +171,8 @@ class StreamEndGuardTest {
         .endsWith(9_999L);
     if (ClientVersions.detected().spanner().startsWith("6.119")) {
       // On 6.113 with its own test-jar mock the resumed stream repeats the 500 rows before the
-      // error, with the guard on and off alike (see the description), although it resumes with a token.
+      // error, with the guard on and off alike (see the description), although it resumes with a
+      // token.
       assertThat(ids.get(true)).as("each row once: " + figures).hasSize(10_000);
     }
   }

@@ -17,8 +17,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 
 /**
- * A tuned client (every feature on, {@value #CHANNELS} channels) of a production-like
- * {@link MockSpannerServer} of its own, new for each test.
+ * A tuned client (every feature on, {@value #CHANNELS} channels) of a production-like {@link
+ * MockSpannerServer} of its own, new for each test.
  */
 abstract class TunedClientTests {
 

@@ -31,9 +31,7 @@ final class Workers {
     void run(int index) throws Exception;
   }
 
-  /**
-   * {@code threads} threads, released together, each running the task {@code perThread} times.
-   */
+  /** {@code threads} threads, released together, each running the task {@code perThread} times. */
   static void concurrently(int threads, int perThread, Task task) {
     ExecutorService pool = Executors.newFixedThreadPool(threads);
     try {

@@ -41,8 +41,7 @@ import org.junit.jupiter.api.Test;
 /** Channel meters of a real client against Google's mock Spanner server on loopback. */
 class SpannerChannelMetricsTest {
 
-  private static final String EXPECTED_PROPERTY =
-      "spanner-tuning.expected.single-use-distribution";
+  private static final String EXPECTED_PROPERTY = "spanner-tuning.expected.single-use-distribution";
 
   private static final int QUERIES = 500;
 
@@ -72,7 +71,12 @@ class SpannerChannelMetricsTest {
                 Locale.ROOT,
                 "%d queries: per-channel calls %s (server saw %d), routed %.0f, guard skipped %.0f,"
                     + " cancels sent %d",
-                QUERIES, perChannel, server.calls().size(), routed, skipped, streamCancels.get());
+                QUERIES,
+                perChannel,
+                server.calls().size(),
+                routed,
+                skipped,
+                streamCancels.get());
 
         assertThat(busyChannels).as("channels with calls: " + figures).isGreaterThanOrEqualTo(6);
         assertThat(sum).as("calls counted: " + figures).isEqualTo(server.calls().size());
@@ -141,7 +145,8 @@ class SpannerChannelMetricsTest {
         awaitIdle(registry);
         List<Double> perChannel = channelCalls(registry);
         assertThat(perChannel)
-            .as("per-channel calls of the gax pool (server saw %d calls on %d connections)",
+            .as(
+                "per-channel calls of the gax pool (server saw %d calls on %d connections)",
                 server.calls().size(), server.connections().size())
             .hasSize(server.connections().size())
             .hasSize(4);

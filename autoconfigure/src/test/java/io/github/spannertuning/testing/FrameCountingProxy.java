@@ -19,8 +19,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * A loopback TCP proxy between the client and the test server that reads the HTTP/2 frame headers
  * going each way, so tests count what really crosses the wire: the RST_STREAM frames the client
  * sends (a cancel that reached Netty) and the GOAWAY frames the server sends. Bytes are forwarded
- * unchanged; each client connection gets its own upstream connection, so the server still sees
- * one TCP connection per client channel.
+ * unchanged; each client connection gets its own upstream connection, so the server still sees one
+ * TCP connection per client channel.
  */
 final class FrameCountingProxy implements AutoCloseable {
 
@@ -78,8 +78,8 @@ final class FrameCountingProxy implements AutoCloseable {
   }
 
   /**
-   * RST_STREAM frames the client sent on one connection, named as the server sees it (the
-   * address {@code Grpc.TRANSPORT_ATTR_REMOTE_ADDR} gives).
+   * RST_STREAM frames the client sent on one connection, named as the server sees it (the address
+   * {@code Grpc.TRANSPORT_ATTR_REMOTE_ADDR} gives).
    */
   int rstStreams(SocketAddress connection) {
     AtomicInteger count = this.rstStreamsByConnection.get(connection);
@@ -125,7 +125,8 @@ final class FrameCountingProxy implements AutoCloseable {
         this.sockets.add(upstream);
         SocketAddress asServerSeesIt = upstream.getLocalSocketAddress();
         AtomicInteger connectionResets =
-            this.rstStreamsByConnection.computeIfAbsent(asServerSeesIt, (key) -> new AtomicInteger());
+            this.rstStreamsByConnection.computeIfAbsent(
+                asServerSeesIt, (key) -> new AtomicInteger());
         FrameReader fromClient =
             new FrameReader(
                 CLIENT_PREFACE_LENGTH,
@@ -209,9 +210,9 @@ final class FrameCountingProxy implements AutoCloseable {
   }
 
   /**
-   * Follows the frame boundaries of one direction of an HTTP/2 connection: a 9-byte header
-   * (24-bit length, type, flags, stream id), then the payload, whose first bytes are kept for
-   * the frame types that carry an error code and debug data there.
+   * Follows the frame boundaries of one direction of an HTTP/2 connection: a 9-byte header (24-bit
+   * length, type, flags, stream id), then the payload, whose first bytes are kept for the frame
+   * types that carry an error code and debug data there.
    */
   private static final class FrameReader {
 

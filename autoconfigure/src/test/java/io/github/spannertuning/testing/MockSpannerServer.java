@@ -8,27 +8,25 @@ import com.google.cloud.spanner.Statement;
 import com.google.protobuf.AbstractMessage;
 import com.google.protobuf.ByteString;
 import com.google.spanner.v1.ExecuteSqlRequest;
-import com.google.spanner.v1.ReadRequest;
 import com.google.spanner.v1.PartialResultSet;
+import com.google.spanner.v1.ReadRequest;
 import io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
-import io.grpc.MethodDescriptor;
-import io.grpc.Status;
-import java.time.Duration;
-import java.util.Set;
-import java.util.concurrent.ThreadLocalRandom;
 import io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener;
 import io.grpc.Grpc;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
 import io.grpc.Server;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
+import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -36,18 +34,20 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Google's {@link MockSpannerServiceImpl} served over real loopback TCP by Netty, made to behave
- * like a Cloud Spanner frontend where that matters to spanner-tuning, with the bookkeeping the tests
- * need.
+ * like a Cloud Spanner frontend where that matters to spanner-tuning, with the bookkeeping the
+ * tests need.
  *
  * <p>{@link #start()} gives the production-like server every test should use unless it studies
  * another case:
@@ -56,8 +56,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>the final {@code PartialResultSet} of a streaming query or read carries {@code last =
  *       true}, and the trailers follow {@link Builder#trailersDelay 1 ms} later, as real Spanner
  *       does (the mock itself never sets {@code last} and sends trailers at once);
- *   <li>each data-plane call (queries, reads, DML, begin, commit) takes a service time drawn from
- *       2 to 5 ms, a point select's pace; session calls are answered at once;
+ *   <li>each data-plane call (queries, reads, DML, begin, commit) takes a service time drawn from 2
+ *       to 5 ms, a point select's pace; session calls are answered at once;
  *   <li>at most 100 concurrent streams per connection, as Spanner's frontends allow.
  * </ul>
  *
@@ -66,8 +66,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * maxRstFramesPerWindow}: past it the server sends GOAWAY ENHANCE_YOUR_CALM) and puts a {@link
  * FrameCountingProxy} in front of itself that counts the RST_STREAM and GOAWAY frames on the wire.
  *
- * <p>Recorded: every call with the TCP connection it arrived on (one connection per client
- * channel) and the cancels the server saw.
+ * <p>Recorded: every call with the TCP connection it arrived on (one connection per client channel)
+ * and the cancels the server saw.
  *
  * <p>What is simulated: the Spanner backend (the mock answers registered statements), its service
  * time, and, when asked, a slow connection. What is real: the client, its channel pool, gRPC, Netty
@@ -151,7 +151,8 @@ public final class MockSpannerServer implements AutoCloseable {
     static ServiceTime floorPlusExponential(Duration floor, Duration mean) {
       long low = floor.toNanos();
       double meanNanos = mean.toNanos();
-      return () -> low + (long) (-Math.log(1.0 - ThreadLocalRandom.current().nextDouble()) * meanNanos);
+      return () ->
+          low + (long) (-Math.log(1.0 - ThreadLocalRandom.current().nextDouble()) * meanNanos);
     }
   }
 
@@ -217,7 +218,8 @@ public final class MockSpannerServer implements AutoCloseable {
   private Server newServer(int port) throws IOException {
     NettyServerBuilder server =
         NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
-            .addService(ServerInterceptors.intercept(this.mock, new ResumeFromToken(), new Recorder()))
+            .addService(
+                ServerInterceptors.intercept(this.mock, new ResumeFromToken(), new Recorder()))
             // Spanner's frontends accept the client's flow-control (BDP) pings; grpc-java's
             // default policy would answer them with GOAWAY too_many_pings between calls.
             .permitKeepAliveWithoutCalls(true)
@@ -232,9 +234,9 @@ public final class MockSpannerServer implements AutoCloseable {
   }
 
   /**
-   * Stops the server and starts it again on the same port with the same backend state, as a
-   * restart behind a stable address would. Graceful: the server sends GOAWAY and lets calls in
-   * flight finish; otherwise every connection is dropped at once.
+   * Stops the server and starts it again on the same port with the same backend state, as a restart
+   * behind a stable address would. Graceful: the server sends GOAWAY and lets calls in flight
+   * finish; otherwise every connection is dropped at once.
    */
   public void restart(boolean graceful) throws IOException, InterruptedException {
     int port = this.server.getPort();
@@ -288,7 +290,9 @@ public final class MockSpannerServer implements AutoCloseable {
     return this.awaitingTrailers.get();
   }
 
-  /** The most streams {@link #awaitingTrailers() awaiting their trailers} at once since the reset. */
+  /**
+   * The most streams {@link #awaitingTrailers() awaiting their trailers} at once since the reset.
+   */
   public int maxAwaitingTrailers() {
     return this.maxAwaitingTrailers.get();
   }
@@ -321,7 +325,9 @@ public final class MockSpannerServer implements AutoCloseable {
     return requireProxy().goAways().values().stream().mapToInt(Integer::intValue).sum();
   }
 
-  /** GOAWAY frames the server sent, by error code and debug data ({@code 11/too_many_rststreams}). */
+  /**
+   * GOAWAY frames the server sent, by error code and debug data ({@code 11/too_many_rststreams}).
+   */
   public Map<String, Integer> goAwaysByReason() {
     return requireProxy().goAways();
   }
@@ -336,7 +342,8 @@ public final class MockSpannerServer implements AutoCloseable {
 
   private FrameCountingProxy requireProxy() {
     if (this.proxy == null) {
-      throw new IllegalStateException("frames are counted only by a server built with countFrames()");
+      throw new IllegalStateException(
+          "frames are counted only by a server built with countFrames()");
     }
     return this.proxy;
   }
@@ -472,8 +479,8 @@ public final class MockSpannerServer implements AutoCloseable {
 
   /**
    * Ends a stream the way Spanner does: the final message carries {@code last = true} and the
-   * trailers follow after a delay. It holds back one message so that it can mark the final one
-   * when the stream closes; the trailers are sent from the scheduler, holding no thread meanwhile.
+   * trailers follow after a delay. It holds back one message so that it can mark the final one when
+   * the stream closes; the trailers are sent from the scheduler, holding no thread meanwhile.
    */
   private final class StreamEnding<ReqT, RespT> extends SimpleForwardingServerCall<ReqT, RespT> {
 
@@ -618,8 +625,8 @@ public final class MockSpannerServer implements AutoCloseable {
     private Builder() {}
 
     /**
-     * The bare mock: answers at once, no {@code last}, trailers with the last message. Real
-     * Spanner never behaves like this; use it only to show what that hides.
+     * The bare mock: answers at once, no {@code last}, trailers with the last message. Real Spanner
+     * never behaves like this; use it only to show what that hides.
      */
     public Builder instant() {
       return serviceTime(ServiceTime.none()).markLast(false).trailersDelay(Duration.ZERO);
@@ -649,8 +656,8 @@ public final class MockSpannerServer implements AutoCloseable {
     }
 
     /**
-     * At most {@code maxResets} RST_STREAM frames per connection in each window of {@code
-     * seconds}; past that the server sends GOAWAY ENHANCE_YOUR_CALM and ends the connection.
+     * At most {@code maxResets} RST_STREAM frames per connection in each window of {@code seconds};
+     * past that the server sends GOAWAY ENHANCE_YOUR_CALM and ends the connection.
      */
     public Builder resetLimit(int maxResets, int seconds) {
       this.maxResets = maxResets;
@@ -695,7 +702,8 @@ public final class MockSpannerServer implements AutoCloseable {
                 if (token.isEmpty() || Long.parseLong(token) <= resumeAfter[0]) {
                   if (part.hasMetadata()) {
                     super.sendMessage(
-                        (RespT) PartialResultSet.newBuilder().setMetadata(part.getMetadata()).build());
+                        (RespT)
+                            PartialResultSet.newBuilder().setMetadata(part.getMetadata()).build());
                   }
                   return;
                 }

@@ -120,8 +120,7 @@ class MockSpannerServerTest {
     }
   }
 
-  private static void awaitTrue(BooleanSupplier condition)
-      throws InterruptedException {
+  private static void awaitTrue(BooleanSupplier condition) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     while (!condition.getAsBoolean()) {
       assertThat(System.nanoTime()).as("condition within 10 s").isLessThan(deadline);
@@ -142,7 +141,8 @@ class MockSpannerServerTest {
 
   private static Stream query(ManagedChannel channel, String session, String sql) {
     Stream stream =
-        new Stream(channel.newCall(SpannerGrpc.getExecuteStreamingSqlMethod(), CallOptions.DEFAULT));
+        new Stream(
+            channel.newCall(SpannerGrpc.getExecuteStreamingSqlMethod(), CallOptions.DEFAULT));
     stream.call.start(stream, new Metadata());
     stream.call.sendMessage(ExecuteSqlRequest.newBuilder().setSession(session).setSql(sql).build());
     stream.call.halfClose();

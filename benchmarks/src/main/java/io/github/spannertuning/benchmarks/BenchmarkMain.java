@@ -22,11 +22,11 @@ import java.util.logging.Logger;
 import org.HdrHistogram.Histogram;
 
 /**
- * The load benchmark for the client line on the classpath: starts the simulated frontend in its
- * own JVM, measures the floor, then runs every workload with every variant interleaved in rounds
- * (round 1: A B C..., round 2: ...C B A, so drift hits all variants alike), each window with a
- * fresh, warmed client. Writes {@code results-<google-cloud-spanner version>.json} to the output
- * folder, then the report over every results file there ({@link Report}).
+ * The load benchmark for the client line on the classpath: starts the simulated frontend in its own
+ * JVM, measures the floor, then runs every workload with every variant interleaved in rounds (round
+ * 1: A B C..., round 2: ...C B A, so drift hits all variants alike), each window with a fresh,
+ * warmed client. Writes {@code results-<google-cloud-spanner version>.json} to the output folder,
+ * then the report over every results file there ({@link Report}).
  */
 public final class BenchmarkMain {
 
@@ -73,7 +73,11 @@ public final class BenchmarkMain {
     this.floorQueries = flags.integer("floor-queries", 300, 1, 1_000_000);
     this.seed = (long) flags.number("seed", 1);
     List<Workload> all = allWorkloads(flags);
-    this.workloads = choose(all, flags.string("workloads", "steady,bursty,spiky,degraded,stalled,recovered,fresh-client"));
+    this.workloads =
+        choose(
+            all,
+            flags.string(
+                "workloads", "steady,bursty,spiky,degraded,stalled,recovered,fresh-client"));
     this.cpuLimited = new CpuLimitedRun(flags, all, this);
   }
 
@@ -109,7 +113,8 @@ public final class BenchmarkMain {
     double length = flags.positive("burst-length-s", 1);
     List<Variant> variants =
         Arrays.stream(
-                flags.string("variants", "stock,tuned,distribution-only,guard-only,round-robin")
+                flags
+                    .string("variants", "stock,tuned,distribution-only,guard-only,round-robin")
                     .split(","))
             .map(String::trim)
             .map(Variant::of)
@@ -118,7 +123,8 @@ public final class BenchmarkMain {
     double spikyMultiplier = flags.positive("spiky-multiplier", 3);
     int spikyThreads = flags.integer("spiky-threads", 100, 1, 10_000);
     long degradeMillis = (long) flags.positive("degrade-ms", 20);
-    // The reference's spiky shape; degraded, stalled and recovered are it with one connection at fault.
+    // The reference's spiky shape; degraded, stalled and recovered are it with one connection at
+    // fault.
     Workload spiky =
         new Workload(
             "spiky",
@@ -163,7 +169,9 @@ public final class BenchmarkMain {
                 .named("stalled", "spiky point select, the busiest connection stops answering")
                 .rebased(spikyRate, spikyThreads, stockAndTuned(variants))
                 .withFault(
-                    Workload.Fault.STALLED, 0, flags.integer("stall-deadline-ms", 1000, 1, 600_000)),
+                    Workload.Fault.STALLED,
+                    0,
+                    flags.integer("stall-deadline-ms", 1000, 1, 600_000)),
             spiky
                 .named(
                     "recovered",
@@ -238,11 +246,16 @@ public final class BenchmarkMain {
   /** The workloads named in a comma-separated list ("" for none), in the order of {@code all}. */
   static List<Workload> choose(List<Workload> all, String names) {
     List<String> chosen =
-        Arrays.stream(names.split(",")).map(String::trim).filter((name) -> !name.isEmpty()).toList();
+        Arrays.stream(names.split(","))
+            .map(String::trim)
+            .filter((name) -> !name.isEmpty())
+            .toList();
     for (String name : chosen) {
       if (all.stream().noneMatch((workload) -> workload.name().equals(name))) {
         throw new IllegalArgumentException(
-            "Unknown workload '" + name + "'; use one of "
+            "Unknown workload '"
+                + name
+                + "'; use one of "
                 + String.join(", ", all.stream().map(Workload::name).toList()));
       }
     }
@@ -263,7 +276,9 @@ public final class BenchmarkMain {
             "cores", Runtime.getRuntime().availableProcessors(),
             "java", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"),
             "os", System.getProperty("os.name") + " " + System.getProperty("os.arch")));
-    log("client line: google-cloud-spanner %s, grpc-gcp %s", versions.spanner(), versions.grpcGcp());
+    log(
+        "client line: google-cloud-spanner %s, grpc-gcp %s",
+        versions.spanner(), versions.grpcGcp());
     try (Frontend frontend = Frontend.start(frontendFlags);
         ProcessMeters meters = new ProcessMeters()) {
       results.put("frontend", frontend.knobs());
@@ -344,7 +359,8 @@ public final class BenchmarkMain {
     List<double[]> bursts = new ArrayList<>();
     for (double t = 0; t < phase.windowSeconds(); t += this.bucketSeconds / 10) {
       boolean in = workload.inBurst(t);
-      if (in && (bursts.isEmpty() || bursts.get(bursts.size() - 1)[1] < t - this.bucketSeconds / 5)) {
+      if (in
+          && (bursts.isEmpty() || bursts.get(bursts.size() - 1)[1] < t - this.bucketSeconds / 5)) {
         bursts.add(new double[] {t, t});
       } else if (in) {
         bursts.get(bursts.size() - 1)[1] = t;
@@ -440,7 +456,8 @@ public final class BenchmarkMain {
       for (int i = 0; i < after.length; i++) {
         delta[i] = after[i] - ((i < before.length) ? before[i] : 0);
       }
-      tally.add(window, cost, stats, stats.path("processCpuNanos").asLong() - serverCpuStart, delta);
+      tally.add(
+          window, cost, stats, stats.path("processCpuNanos").asLong() - serverCpuStart, delta);
       log(
           "%-8s round %d %-17s ops %6d errors %4d p50 %7.2f ms p99 %8.2f ms cpu %5.0f ms/1000q%s",
           workload.name(),
@@ -452,7 +469,10 @@ public final class BenchmarkMain {
           VariantTally.ms(window.latency().getValueAtPercentile(99)),
           cost.cpuNanos() / 1e6 / Math.max(1, window.ops() + window.errors()) * 1000,
           (workload.fault() != Workload.Fault.NONE
-                  ? " " + workload.fault().name().toLowerCase(java.util.Locale.ROOT) + " " + degraded
+                  ? " "
+                      + workload.fault().name().toLowerCase(java.util.Locale.ROOT)
+                      + " "
+                      + degraded
                   : "")
               + (window.unsent() > 0 ? " fell behind, unsent " + window.unsent() : ""));
     } finally {

@@ -26,12 +26,18 @@ final class CpuLimit {
   /** The client's cores and the frontend's, or why the machine cannot give them. */
   record Split(String clientCores, String frontendCores, String skipped) {}
 
-  /** The first {@code clientCpus} cores this process may use for the client, the rest for the frontend. */
+  /**
+   * The first {@code clientCpus} cores this process may use for the client, the rest for the
+   * frontend.
+   */
   static Split split(int clientCpus) {
     String taskset = taskset();
     if (taskset == null) {
-      return new Split(null, null, "taskset (util-linux) is not on the PATH, so the client JVM cannot"
-          + " be pinned; install util-linux or pass --client-cpus 0");
+      return new Split(
+          null,
+          null,
+          "taskset (util-linux) is not on the PATH, so the client JVM cannot"
+              + " be pinned; install util-linux or pass --client-cpus 0");
     }
     String allowed = allowed("self");
     if (allowed == null) {
@@ -39,11 +45,21 @@ final class CpuLimit {
     }
     List<Integer> cores = parse(allowed);
     if (cores.size() <= clientCpus) {
-      return new Split(null, null, "this process may use " + cores.size() + " core(s) (" + allowed
-          + "), so " + clientCpus + " for the client leaves none for the frontend");
+      return new Split(
+          null,
+          null,
+          "this process may use "
+              + cores.size()
+              + " core(s) ("
+              + allowed
+              + "), so "
+              + clientCpus
+              + " for the client leaves none for the frontend");
     }
     return new Split(
-        format(cores.subList(0, clientCpus)), format(cores.subList(clientCpus, cores.size())), null);
+        format(cores.subList(0, clientCpus)),
+        format(cores.subList(clientCpus, cores.size())),
+        null);
   }
 
   /** The command prefix that runs a program on the given cores only. */
@@ -76,8 +92,8 @@ final class CpuLimit {
   }
 
   /**
-   * How many of the process's threads last ran on each core (field 39, {@code processor}, of
-   * {@code /proc/<pid>/task/<tid>/stat}).
+   * How many of the process's threads last ran on each core (field 39, {@code processor}, of {@code
+   * /proc/<pid>/task/<tid>/stat}).
    */
   static Map<Integer, Integer> lastCores(String pid) {
     Map<Integer, Integer> counts = new TreeMap<>();
@@ -118,7 +134,8 @@ final class CpuLimit {
 
   /**
    * Where the client JVM (this one) and the frontend JVM ran, sampled at the end of every window:
-   * each process's allowed cores, and per core how many thread samples found a thread last run there.
+   * each process's allowed cores, and per core how many thread samples found a thread last run
+   * there.
    */
   static final class Watch {
 
@@ -158,8 +175,10 @@ final class CpuLimit {
               "threadSamplesByLastCore", this.clientSamples),
           "frontend",
           Map.of(
-              "cpusAllowed", String.join(" / ", this.frontendAllowed),
-              "threadSamplesByLastCore", this.frontendSamples));
+              "cpusAllowed",
+              String.join(" / ", this.frontendAllowed),
+              "threadSamplesByLastCore",
+              this.frontendSamples));
     }
   }
 }

@@ -12,19 +12,18 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The CPU-limited part of a run ({@code --client-cpus N}, 0 to skip it): the client JVM on N
- * cores with {@code -XX:ActiveProcessorCount=N}, as a JVM in a container with an N-vCPU limit
- * sizes itself, and the frontend JVM on the other cores. The load generator cannot move itself
- * onto fewer cores with the JVM sized to match, so it starts a child JVM under {@code taskset}
- * for this part, which starts its own frontend under {@code taskset} and writes its results back.
+ * The CPU-limited part of a run ({@code --client-cpus N}, 0 to skip it): the client JVM on N cores
+ * with {@code -XX:ActiveProcessorCount=N}, as a JVM in a container with an N-vCPU limit sizes
+ * itself, and the frontend JVM on the other cores. The load generator cannot move itself onto fewer
+ * cores with the JVM sized to match, so it starts a child JVM under {@code taskset} for this part,
+ * which starts its own frontend under {@code taskset} and writes its results back.
  *
  * <p>In that child: a capacity sweep (steady open-loop point selects at rising rates, each variant
  * until it falls behind: P99 over the SLO or a backlog of more than {@code --backlog-s} of
- * arrivals; its capacity is the highest rate before that and before its first failed query, and
- * its capacity by P99 the highest rate before it fell behind), then the steady load at a share of
- * stock's capacity by P99 ({@code --capacity-share}), then each of {@code --limited-workloads}
- * with its base rate set to a share of that ({@code --limited-base-share}) and its own burst
- * multiplier.
+ * arrivals; its capacity is the highest rate before that and before its first failed query, and its
+ * capacity by P99 the highest rate before it fell behind), then the steady load at a share of
+ * stock's capacity by P99 ({@code --capacity-share}), then each of {@code --limited-workloads} with
+ * its base rate set to a share of that ({@code --limited-base-share}) and its own burst multiplier.
  */
 final class CpuLimitedRun {
 
@@ -85,15 +84,22 @@ final class CpuLimitedRun {
     int warmup = flags.integer("limited-warmup-queries", 2000, 0, 1_000_000);
     this.phase =
         new BenchmarkMain.Phase(
-            flags.integer("limited-rounds", 3, 1, 1000), flags.positive("limited-window-s", 15), warmup);
+            flags.integer("limited-rounds", 3, 1, 1000),
+            flags.positive("limited-window-s", 15),
+            warmup);
     this.sweepPhase =
         new BenchmarkMain.Phase(
-            flags.integer("capacity-rounds", 2, 1, 1000), flags.positive("capacity-window-s", 5), warmup);
+            flags.integer("capacity-rounds", 2, 1, 1000),
+            flags.positive("capacity-window-s", 5),
+            warmup);
     this.jvmWarmupQueries = flags.integer("jvm-warmup-queries", 20_000, 0, 10_000_000);
     this.sloMs = flags.positive("slo-ms", 20);
     this.rates =
         Arrays.stream(
-                flags.string("capacity-rates", "100,200,400,800,1200,1600,2000,2400,2800,3200,3600,4000,4800,5600")
+                flags
+                    .string(
+                        "capacity-rates",
+                        "100,200,400,800,1200,1600,2000,2400,2800,3200,3600,4000,4800,5600")
                     .split(","))
             .map(String::trim)
             .mapToDouble(Double::parseDouble)
@@ -105,7 +111,8 @@ final class CpuLimitedRun {
     this.baseShare = flags.positive("limited-base-share", 1.0 / 3);
     this.childFrontendCores = flags.optional("child-frontend-cores");
     this.childOut = flags.optional("child-out");
-    if (this.workloadNames.contains(CAPACITY) && all.stream().noneMatch((w) -> w.name().equals("steady"))) {
+    if (this.workloadNames.contains(CAPACITY)
+        && all.stream().noneMatch((w) -> w.name().equals("steady"))) {
       throw new IllegalStateException("The capacity sweep needs the steady workload's shape");
     }
   }
@@ -143,16 +150,18 @@ final class CpuLimitedRun {
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
     command.add(BenchmarkMain.class.getName());
-    this.flags.given().forEach(
-        (name, value) -> {
-          command.add("--" + name);
-          command.add(value);
-        });
+    this.flags
+        .given()
+        .forEach(
+            (name, value) -> {
+              command.add("--" + name);
+              command.add(value);
+            });
     command.addAll(
         List.of("--child-frontend-cores", split.frontendCores(), "--child-out", part.toString()));
     BenchmarkMain.log(
-        "CPU-limited client: client JVM on core(s) %s, frontend on %s", split.clientCores(),
-        split.frontendCores());
+        "CPU-limited client: client JVM on core(s) %s, frontend on %s",
+        split.clientCores(), split.frontendCores());
     Process child = new ProcessBuilder(command).inheritIO().start();
     child.waitFor();
     if (child.exitValue() != 0 || !Files.exists(part)) {
@@ -179,10 +188,12 @@ final class CpuLimitedRun {
       this.main.watch(watch);
       BenchmarkMain.log(
           "CPU-limited client: this JVM sees %d processor(s), may run on %s; frontend may run on %s",
-          Runtime.getRuntime().availableProcessors(), CpuLimit.allowed("self"),
+          Runtime.getRuntime().availableProcessors(),
+          CpuLimit.allowed("self"),
           CpuLimit.allowed(Long.toString(frontend.pid())));
       for (Variant variant : this.variants) {
-        try (BenchClient client = BenchClient.open(variant, frontend.port(), this.main.channels())) {
+        try (BenchClient client =
+            BenchClient.open(variant, frontend.port(), this.main.channels())) {
           this.main.warmUp(client, 16, this.jvmWarmupQueries);
         }
       }
@@ -197,8 +208,11 @@ final class CpuLimitedRun {
         double rate = (stockCapacity > 0) ? stockCapacity * this.baseShare : workload.baseRate();
         workloads.add(
             this.main.runWorkload(
-                frontend, meters, workload.rebased(rate, workload.threads(), this.variants),
-                this.phase, Integer.MAX_VALUE));
+                frontend,
+                meters,
+                workload.rebased(rate, workload.threads(), this.variants),
+                this.phase,
+                Integer.MAX_VALUE));
       }
       results.put("workloads", workloads);
       results.put("baseShareOfStockCapacity", (stockCapacity > 0) ? this.baseShare : null);
@@ -213,7 +227,8 @@ final class CpuLimitedRun {
   private List<Workload> referenceWorkloads() {
     return BenchmarkMain.choose(
         this.all,
-        String.join(",", this.workloadNames.stream().filter((name) -> !name.equals(CAPACITY)).toList()));
+        String.join(
+            ",", this.workloadNames.stream().filter((name) -> !name.equals(CAPACITY)).toList()));
   }
 
   /**
@@ -226,8 +241,11 @@ final class CpuLimitedRun {
     Workload steady = BenchmarkMain.choose(this.all, "steady").get(0);
     BenchmarkMain.log("capacity: settling at %.0f/s, not recorded", this.rates[0]);
     this.main.runWorkload(
-        frontend, meters, steady.rebased(this.rates[0], this.sweepThreads, this.variants),
-        new BenchmarkMain.Phase(1, this.sweepPhase.windowSeconds(), this.sweepPhase.warmupQueries()),
+        frontend,
+        meters,
+        steady.rebased(this.rates[0], this.sweepThreads, this.variants),
+        new BenchmarkMain.Phase(
+            1, this.sweepPhase.windowSeconds(), this.sweepPhase.warmupQueries()),
         (int) Math.max(this.sweepThreads, this.rates[0] * this.backlogSeconds));
     List<Variant> active = new ArrayList<>(this.variants);
     Map<String, Object> capacityRate = new LinkedHashMap<>();
@@ -244,8 +262,11 @@ final class CpuLimitedRun {
       int queueLimit = (int) Math.max(this.sweepThreads, rate * this.backlogSeconds);
       Map<String, Object> point =
           this.main.runWorkload(
-              frontend, meters, steady.rebased(rate, this.sweepThreads, List.copyOf(active)),
-              this.sweepPhase, queueLimit);
+              frontend,
+              meters,
+              steady.rebased(rate, this.sweepThreads, List.copyOf(active)),
+              this.sweepPhase,
+              queueLimit);
       point.put("rate", rate);
       for (Object entry : (List<?>) point.get("variants")) {
         @SuppressWarnings("unchecked")
@@ -285,9 +306,12 @@ final class CpuLimitedRun {
     if (stock > 0) {
       Map<String, Object> atShare =
           this.main.runWorkload(
-              frontend, meters,
-              steady.rebased(Math.round(stock * this.capacityShare), this.sweepThreads, this.variants),
-              this.phase, Integer.MAX_VALUE);
+              frontend,
+              meters,
+              steady.rebased(
+                  Math.round(stock * this.capacityShare), this.sweepThreads, this.variants),
+              this.phase,
+              Integer.MAX_VALUE);
       atShare.put("shareOfStockCapacity", this.capacityShare);
       capacity.put("atShare", atShare);
     }

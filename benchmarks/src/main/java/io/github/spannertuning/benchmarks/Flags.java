@@ -76,7 +76,8 @@ final class Flags {
   boolean bool(String name, boolean defaultValue) {
     String value = string(name, Boolean.toString(defaultValue));
     if (!value.equals("true") && !value.equals("false")) {
-      throw new IllegalArgumentException("--" + name + " must be true or false, was '" + value + "'");
+      throw new IllegalArgumentException(
+          "--" + name + " must be true or false, was '" + value + "'");
     }
     return Boolean.parseBoolean(value);
   }

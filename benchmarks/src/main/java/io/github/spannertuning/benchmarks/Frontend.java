@@ -63,7 +63,8 @@ final class Frontend implements AutoCloseable {
           command.add("--" + name);
           command.add(value);
         });
-    ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT);
+    ProcessBuilder builder =
+        new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT);
     return new Frontend(builder.start());
   }
 
@@ -145,11 +146,15 @@ final class Frontend implements AutoCloseable {
 
   private void readReplies() {
     try (BufferedReader in =
-        new BufferedReader(new InputStreamReader(this.process.getInputStream(), StandardCharsets.UTF_8))) {
+        new BufferedReader(
+            new InputStreamReader(this.process.getInputStream(), StandardCharsets.UTF_8))) {
       String line;
       while ((line = in.readLine()) != null) {
-        if (line.startsWith("KNOBS ") || line.startsWith("READY ") || line.startsWith("OK")
-            || line.startsWith("STATS ") || line.startsWith("ERROR")) {
+        if (line.startsWith("KNOBS ")
+            || line.startsWith("READY ")
+            || line.startsWith("OK")
+            || line.startsWith("STATS ")
+            || line.startsWith("ERROR")) {
           this.replies.add(line);
         } else {
           System.err.println("[frontend] " + line);

@@ -62,7 +62,8 @@ record FrontendKnobs(
   }
 
   ServiceTime serviceTime() {
-    return ServiceTime.floorPlusExponential(millis(this.serviceFloorMs), millis(this.serviceRandomMs));
+    return ServiceTime.floorPlusExponential(
+        millis(this.serviceFloorMs), millis(this.serviceRandomMs));
   }
 
   static Duration millis(double millis) {
@@ -78,13 +79,16 @@ record FrontendKnobs(
     map.put("trailersDelayMs", this.trailersDelayMs);
     map.put(
         "maxConcurrentStreamsPerConnection",
-        (this.maxConcurrentStreams > 0) ? Integer.toString(this.maxConcurrentStreams) : "unlimited");
+        (this.maxConcurrentStreams > 0)
+            ? Integer.toString(this.maxConcurrentStreams)
+            : "unlimited");
     map.put(
         "maxRstFramesPerWindow",
         (this.maxRstFrames > 0)
             ? this.maxRstFrames + " per " + this.rstWindowSeconds + " s per connection"
             : "off");
-    map.put("framesCounted", this.countFrames ? "RST_STREAM and GOAWAY, by a loopback proxy" : "no");
+    map.put(
+        "framesCounted", this.countFrames ? "RST_STREAM and GOAWAY, by a loopback proxy" : "no");
     return map;
   }
 }

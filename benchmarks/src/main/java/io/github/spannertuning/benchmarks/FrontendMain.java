@@ -37,9 +37,9 @@ import java.util.Set;
  *   <li>{@code reset}: counters restart, connections stay; answers with the server's process CPU
  *       time so far, in ns;
  *   <li>{@code stats}: {@code STATS <json>}: point selects per connection opened since the mark,
- *       cancels the server saw, RST_STREAM frames the client sent and GOAWAY frames the server
- *       sent (counted on the wire), and when calls arrived on the faulty connection and on all of
- *       them, since the last mark or reset;
+ *       cancels the server saw, RST_STREAM frames the client sent and GOAWAY frames the server sent
+ *       (counted on the wire), and when calls arrived on the faulty connection and on all of them,
+ *       since the last mark or reset;
  *   <li>{@code quit}.
  * </ul>
  */
@@ -87,7 +87,8 @@ public final class FrontendMain {
       FrontendMain frontend = new FrontendMain(server, knobs);
       out.println("KNOBS " + json.writeValueAsString(knobs.asMap()));
       out.println("READY " + server.port());
-      BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+      BufferedReader in =
+          new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
       String line;
       while ((line = in.readLine()) != null && !line.equals("quit")) {
         out.println(frontend.handle(line.trim().split("\\s+")));
@@ -204,9 +205,9 @@ public final class FrontendMain {
   }
 
   /**
-   * Calls that arrived since the last reset, on every connection and on the faulty one: per
-   * bucket of {@link #ARRIVAL_BUCKET_MS}, and after the fault's first {@link #FAULT_GRACE_MS}. Times
-   * are ms since the reset.
+   * Calls that arrived since the last reset, on every connection and on the faulty one: per bucket
+   * of {@link #ARRIVAL_BUCKET_MS}, and after the fault's first {@link #FAULT_GRACE_MS}. Times are
+   * ms since the reset.
    */
   private Map<String, Object> faultArrivals() {
     long bucketNanos = ARRIVAL_BUCKET_MS * 1_000_000L;
@@ -240,7 +241,9 @@ public final class FrontendMain {
     arrivals.put("afterGraceOnFaulty", lateOnFaulty);
     arrivals.put(
         "restoredAtMs",
-        (this.restoredNanos > this.resetNanos) ? (this.restoredNanos - this.resetNanos) / 1e6 : null);
+        (this.restoredNanos > this.resetNanos)
+            ? (this.restoredNanos - this.resetNanos) / 1e6
+            : null);
     return arrivals;
   }
 }

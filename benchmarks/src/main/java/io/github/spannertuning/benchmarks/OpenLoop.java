@@ -10,12 +10,12 @@ import java.util.concurrent.locks.LockSupport;
 import org.HdrHistogram.Histogram;
 
 /**
- * Runs one measurement window open loop: arrivals follow a Poisson schedule at the workload's
- * rate, each is handed to a fixed pool of client threads (queued when all are busy), and latency
- * is taken from the scheduled arrival, so time spent waiting for a thread or behind a slow call
- * counts. The schedule is fixed by the seed, the same for every variant. The pool's threads are
- * started before the window and stop only on {@link #close()}, so that the window's cost can be
- * read from them first.
+ * Runs one measurement window open loop: arrivals follow a Poisson schedule at the workload's rate,
+ * each is handed to a fixed pool of client threads (queued when all are busy), and latency is taken
+ * from the scheduled arrival, so time spent waiting for a thread or behind a slow call counts. The
+ * schedule is fixed by the seed, the same for every variant. The pool's threads are started before
+ * the window and stop only on {@link #close()}, so that the window's cost can be read from them
+ * first.
  */
 final class OpenLoop implements AutoCloseable {
 
@@ -24,7 +24,8 @@ final class OpenLoop implements AutoCloseable {
 
   /**
    * The histograms' range, fixed: an auto-resizing histogram grows by catching an
-   * ArrayIndexOutOfBoundsException, which the window's throwables count would take for the client's.
+   * ArrayIndexOutOfBoundsException, which the window's throwables count would take for the
+   * client's.
    */
   private static final long MAX_MICROS = TimeUnit.MINUTES.toMicros(10);
 
@@ -114,7 +115,8 @@ final class OpenLoop implements AutoCloseable {
           () -> {
             try {
               client.pointSelect();
-              long micros = Math.min(MAX_MICROS, Math.max(1, (System.nanoTime() - scheduled) / 1000));
+              long micros =
+                  Math.min(MAX_MICROS, Math.max(1, (System.nanoTime() - scheduled) / 1000));
               ops.incrementAndGet();
               int bucket = (int) Math.min(series.length - 1, (scheduled - origin) / bucketNanos);
               synchronized (latency) {

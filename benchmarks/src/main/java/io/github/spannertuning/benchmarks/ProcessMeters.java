@@ -12,8 +12,9 @@ import jdk.jfr.consumer.RecordingStream;
 /**
  * What the client JVM spends over a measurement window: process CPU time (all threads, from the
  * OS), bytes allocated ({@code com.sun.management.ThreadMXBean} per-thread counters, summed over
- * the threads alive at the window's end), and throwables created (JFR {@code jdk.ExceptionStatistics}, a JVM-wide counter
- * sampled every 20 ms). The frontend runs in another JVM, so none of this is the server's.
+ * the threads alive at the window's end), and throwables created (JFR {@code
+ * jdk.ExceptionStatistics}, a JVM-wide counter sampled every 20 ms). The frontend runs in another
+ * JVM, so none of this is the server's.
  *
  * <p>A JFR stream delivers its events in batches about once a second, so the newest sample
  * delivered can be a second old: the counter is read from the samples taken just before the
@@ -21,7 +22,9 @@ import jdk.jfr.consumer.RecordingStream;
  */
 final class ProcessMeters implements AutoCloseable {
 
-  /** Lets the throwables of what came just before the window (a warm-up's pool) be created first. */
+  /**
+   * Lets the throwables of what came just before the window (a warm-up's pool) be created first.
+   */
   private static final long SETTLE_MILLIS = 50;
 
   /** Samples older than this are dropped; a window and its drain are far shorter. */
@@ -72,9 +75,9 @@ final class ProcessMeters implements AutoCloseable {
   }
 
   /**
-   * At a window's end: what the window cost. Allocation is summed per thread over the threads
-   * alive at the end (a thread started in the window counts from zero), so the caller keeps its
-   * load threads alive until this returns; a thread that ended inside the window is not counted.
+   * At a window's end: what the window cost. Allocation is summed per thread over the threads alive
+   * at the end (a thread started in the window counts from zero), so the caller keeps its load
+   * threads alive until this returns; a thread that ended inside the window is not counted.
    */
   Reading end(Snapshot start) throws InterruptedException {
     long cpu = this.os.getProcessCpuTime();
@@ -83,8 +86,7 @@ final class ProcessMeters implements AutoCloseable {
     for (Map.Entry<Long, Long> thread : allocatedByThread().entrySet()) {
       allocated += thread.getValue() - start.allocatedByThread().getOrDefault(thread.getKey(), 0L);
     }
-    return new Reading(
-        cpu - start.cpuNanos(), allocated, throwablesBetween(start.time(), end));
+    return new Reading(cpu - start.cpuNanos(), allocated, throwablesBetween(start.time(), end));
   }
 
   /** From the last sample at or before {@code from} to the first at or after {@code to}. */
@@ -107,7 +109,8 @@ final class ProcessMeters implements AutoCloseable {
         }
       }
       if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("JFR delivered no jdk.ExceptionStatistics event after " + to);
+        throw new IllegalStateException(
+            "JFR delivered no jdk.ExceptionStatistics event after " + to);
       }
       Thread.sleep(20);
     }

@@ -19,10 +19,10 @@ import java.util.function.Function;
 import java.util.stream.Stream;
 
 /**
- * Turns every {@code results-*.json} in a folder into {@code benchmarks.md} (tables shaped like
- * the reference results: stock, tuned, delta, then the other variants), {@code benchmarks.json}
- * (all client lines in one file) and {@code benchmarks.html} (inline SVG: latency percentiles over
- * the window with the bursts shaded, and each variant's per-channel load).
+ * Turns every {@code results-*.json} in a folder into {@code benchmarks.md} (tables shaped like the
+ * reference results: stock, tuned, delta, then the other variants), {@code benchmarks.json} (all
+ * client lines in one file) and {@code benchmarks.html} (inline SVG: latency percentiles over the
+ * window with the bursts shaded, and each variant's per-channel load).
  */
 public final class Report {
 
@@ -64,7 +64,10 @@ public final class Report {
 
   private static List<Path> files(Path folder, String pattern) throws IOException {
     try (Stream<Path> files = Files.list(folder)) {
-      return files.filter((path) -> path.getFileName().toString().matches(pattern)).sorted().toList();
+      return files
+          .filter((path) -> path.getFileName().toString().matches(pattern))
+          .sorted()
+          .toList();
     }
   }
 
@@ -82,69 +85,190 @@ public final class Report {
       return "";
     }
     StringBuilder md = new StringBuilder("\n## Targets\n\n| target |");
-    lines.forEach((line) -> md.append(' ').append(line.path("client").path("spanner").asText()).append(" |"));
+    lines.forEach(
+        (line) -> md.append(' ').append(line.path("client").path("spanner").asText()).append(" |"));
     md.append("\n|---|").append("---|".repeat(lines.size())).append('\n');
-    target(md, lines, "tuned throwables / query at most 0.2 (stock beside it), per workload",
-        (line) -> perWorkload(line, (w) -> fmt(path(w, "tuned", "throwablesPerQuery"), 2)
-            + " (stock " + fmt(path(w, "stock", "throwablesPerQuery"), 2) + ")"));
-    target(md, lines, "RST_STREAM sent / query, tuned (stock)",
-        (line) -> perWorkload(line, (w) -> fmt(path(w, "tuned", "rstStreamsPerQuery"), 2)
-            + " (" + fmt(path(w, "stock", "rstStreamsPerQuery"), 2) + ")"));
-    target(md, lines, "GOAWAYs received: 0 for tuned (stock)",
-        (line) -> perWorkload(line, (w) -> path(w, "tuned", "goAways").asText("n/a")
-            + " (" + path(w, "stock", "goAways").asText("n/a") + ")"));
-    target(md, lines, "goal: bytes / query at least 15% fewer (tuned / stock)",
-        (line) -> perWorkload(line, (w) -> ratio(path(w, "stock", "bytesPerQuery"),
-            path(w, "tuned", "bytesPerQuery"))));
-    target(md, lines, "client CPU / query: tuned no more than stock; goal 10% less (tuned / stock)",
-        (line) -> perWorkload(line, (w) -> ratio(path(w, "stock", "cpuMsPer1000"),
-            path(w, "tuned", "cpuMsPer1000"))));
-    target(md, lines, "healthy workloads: P50 and P99 within 5% of stock or better (tuned / stock)",
-        (line) -> String.join("; ", HEALTHY.stream().map((name) -> name + " "
-            + ratio(path(workload(line, name), "stock", "p50Ms"), path(workload(line, name), "tuned", "p50Ms"))
-            + ", " + ratio(path(workload(line, name), "stock", "p99Ms"), path(workload(line, name), "tuned", "p99Ms")))
-            .toList()));
-    target(md, lines, "goal: spiky P99 ratio 0.3 (tuned / stock)",
-        (line) -> ratio(path(workload(line, "spiky"), "stock", "p99Ms"),
-            path(workload(line, "spiky"), "tuned", "p99Ms")));
-    target(md, lines, "goal: bursty P90 ratio 0.25 (tuned / stock)",
-        (line) -> ratio(path(workload(line, "bursty"), "stock", "p90Ms"),
-            path(workload(line, "bursty"), "tuned", "p90Ms")));
-    target(md, lines, "degraded: P99 at most 0.5x, goal 0.35x (tuned / stock)",
-        (line) -> ratio(path(workload(line, "degraded"), "stock", "p99Ms"),
-            path(workload(line, "degraded"), "tuned", "p99Ms")));
-    target(md, lines, "degraded: P90 not above stock's (tuned / stock)",
-        (line) -> ratio(path(workload(line, "degraded"), "stock", "p90Ms"),
-            path(workload(line, "degraded"), "tuned", "p90Ms")));
-    target(md, lines, "degraded: slowed connection's share of its even share, tuned (stock), per round",
-        (line) -> roundsOf(workload(line, "degraded"), "tuned", "degradedShareOfEven") + " ("
-            + roundsOf(workload(line, "degraded"), "stock", "degradedShareOfEven") + ")");
-    target(md, lines, "stalled: reads sent to the stalled connection after its first 200 ms: 0,"
+    target(
+        md,
+        lines,
+        "tuned throwables / query at most 0.2 (stock beside it), per workload",
+        (line) ->
+            perWorkload(
+                line,
+                (w) ->
+                    fmt(path(w, "tuned", "throwablesPerQuery"), 2)
+                        + " (stock "
+                        + fmt(path(w, "stock", "throwablesPerQuery"), 2)
+                        + ")"));
+    target(
+        md,
+        lines,
+        "RST_STREAM sent / query, tuned (stock)",
+        (line) ->
+            perWorkload(
+                line,
+                (w) ->
+                    fmt(path(w, "tuned", "rstStreamsPerQuery"), 2)
+                        + " ("
+                        + fmt(path(w, "stock", "rstStreamsPerQuery"), 2)
+                        + ")"));
+    target(
+        md,
+        lines,
+        "GOAWAYs received: 0 for tuned (stock)",
+        (line) ->
+            perWorkload(
+                line,
+                (w) ->
+                    path(w, "tuned", "goAways").asText("n/a")
+                        + " ("
+                        + path(w, "stock", "goAways").asText("n/a")
+                        + ")"));
+    target(
+        md,
+        lines,
+        "goal: bytes / query at least 15% fewer (tuned / stock)",
+        (line) ->
+            perWorkload(
+                line,
+                (w) ->
+                    ratio(path(w, "stock", "bytesPerQuery"), path(w, "tuned", "bytesPerQuery"))));
+    target(
+        md,
+        lines,
+        "client CPU / query: tuned no more than stock; goal 10% less (tuned / stock)",
+        (line) ->
+            perWorkload(
+                line,
+                (w) -> ratio(path(w, "stock", "cpuMsPer1000"), path(w, "tuned", "cpuMsPer1000"))));
+    target(
+        md,
+        lines,
+        "healthy workloads: P50 and P99 within 5% of stock or better (tuned / stock)",
+        (line) ->
+            String.join(
+                "; ",
+                HEALTHY.stream()
+                    .map(
+                        (name) ->
+                            name
+                                + " "
+                                + ratio(
+                                    path(workload(line, name), "stock", "p50Ms"),
+                                    path(workload(line, name), "tuned", "p50Ms"))
+                                + ", "
+                                + ratio(
+                                    path(workload(line, name), "stock", "p99Ms"),
+                                    path(workload(line, name), "tuned", "p99Ms")))
+                    .toList()));
+    target(
+        md,
+        lines,
+        "goal: spiky P99 ratio 0.3 (tuned / stock)",
+        (line) ->
+            ratio(
+                path(workload(line, "spiky"), "stock", "p99Ms"),
+                path(workload(line, "spiky"), "tuned", "p99Ms")));
+    target(
+        md,
+        lines,
+        "goal: bursty P90 ratio 0.25 (tuned / stock)",
+        (line) ->
+            ratio(
+                path(workload(line, "bursty"), "stock", "p90Ms"),
+                path(workload(line, "bursty"), "tuned", "p90Ms")));
+    target(
+        md,
+        lines,
+        "degraded: P99 at most 0.5x, goal 0.35x (tuned / stock)",
+        (line) ->
+            ratio(
+                path(workload(line, "degraded"), "stock", "p99Ms"),
+                path(workload(line, "degraded"), "tuned", "p99Ms")));
+    target(
+        md,
+        lines,
+        "degraded: P90 not above stock's (tuned / stock)",
+        (line) ->
+            ratio(
+                path(workload(line, "degraded"), "stock", "p90Ms"),
+                path(workload(line, "degraded"), "tuned", "p90Ms")));
+    target(
+        md,
+        lines,
+        "degraded: slowed connection's share of its even share, tuned (stock), per round",
+        (line) ->
+            roundsOf(workload(line, "degraded"), "tuned", "degradedShareOfEven")
+                + " ("
+                + roundsOf(workload(line, "degraded"), "stock", "degradedShareOfEven")
+                + ")");
+    target(
+        md,
+        lines,
+        "stalled: reads sent to the stalled connection after its first 200 ms: 0,"
             + " tuned (stock), per round",
-        (line) -> roundsOf(workload(line, "stalled"), "tuned", "faultyArrivalsAfterGrace") + " ("
-            + roundsOf(workload(line, "stalled"), "stock", "faultyArrivalsAfterGrace") + ")");
-    target(md, lines, "stalled: failed reads, tuned (stock)",
-        (line) -> path(workload(line, "stalled"), "tuned", "errors").asText("n/a") + " ("
-            + path(workload(line, "stalled"), "stock", "errors").asText("n/a") + ")");
-    target(md, lines, "recovered: s until the connection carries half its even share again,"
+        (line) ->
+            roundsOf(workload(line, "stalled"), "tuned", "faultyArrivalsAfterGrace")
+                + " ("
+                + roundsOf(workload(line, "stalled"), "stock", "faultyArrivalsAfterGrace")
+                + ")");
+    target(
+        md,
+        lines,
+        "stalled: failed reads, tuned (stock)",
+        (line) ->
+            path(workload(line, "stalled"), "tuned", "errors").asText("n/a")
+                + " ("
+                + path(workload(line, "stalled"), "stock", "errors").asText("n/a")
+                + ")");
+    target(
+        md,
+        lines,
+        "recovered: s until the connection carries half its even share again,"
             + " tuned (stock), per round",
-        (line) -> roundsOf(workload(line, "recovered"), "tuned", "recoverySeconds") + " ("
-            + roundsOf(workload(line, "recovered"), "stock", "recoverySeconds") + ")");
-    target(md, lines, "fresh client: at least 0.8 of ideal throughput, tuned (stock)",
-        (line) -> fmt(shareOfIdeal(workload(line, "fresh-client"), "tuned"), 2) + " ("
-            + fmt(shareOfIdeal(workload(line, "fresh-client"), "stock"), 2) + ")");
-    target(md, lines, "fresh client: P99 at most 2x the server time, no failed query, tuned (stock)",
-        (line) -> fmt(overServerTime(workload(line, "fresh-client"), "tuned"), 2) + "x, "
-            + path(workload(line, "fresh-client"), "tuned", "errors").asText("n/a") + " failed ("
-            + fmt(overServerTime(workload(line, "fresh-client"), "stock"), 2) + "x, "
-            + path(workload(line, "fresh-client"), "stock", "errors").asText("n/a") + " failed)");
-    target(md, lines, "imbalance that remains: spiky P99, tuned / round robin (busiest/mean tuned, round robin)",
-        (line) -> ratio(path(workload(line, "spiky"), "round robin", "p99Ms"),
-                path(workload(line, "spiky"), "tuned", "p99Ms"))
-            + " (" + fmt(path(workload(line, "spiky"), "tuned", "serverBusiestOverMean"), 2) + ", "
-            + fmt(path(workload(line, "spiky"), "round robin", "serverBusiestOverMean"), 2) + ")");
-    md.append("\nTargets on transactional overhead (under 300 ns and 100 B per call) are in the JMH"
-        + " table below.\n");
+        (line) ->
+            roundsOf(workload(line, "recovered"), "tuned", "recoverySeconds")
+                + " ("
+                + roundsOf(workload(line, "recovered"), "stock", "recoverySeconds")
+                + ")");
+    target(
+        md,
+        lines,
+        "fresh client: at least 0.8 of ideal throughput, tuned (stock)",
+        (line) ->
+            fmt(shareOfIdeal(workload(line, "fresh-client"), "tuned"), 2)
+                + " ("
+                + fmt(shareOfIdeal(workload(line, "fresh-client"), "stock"), 2)
+                + ")");
+    target(
+        md,
+        lines,
+        "fresh client: P99 at most 2x the server time, no failed query, tuned (stock)",
+        (line) ->
+            fmt(overServerTime(workload(line, "fresh-client"), "tuned"), 2)
+                + "x, "
+                + path(workload(line, "fresh-client"), "tuned", "errors").asText("n/a")
+                + " failed ("
+                + fmt(overServerTime(workload(line, "fresh-client"), "stock"), 2)
+                + "x, "
+                + path(workload(line, "fresh-client"), "stock", "errors").asText("n/a")
+                + " failed)");
+    target(
+        md,
+        lines,
+        "imbalance that remains: spiky P99, tuned / round robin (busiest/mean tuned, round robin)",
+        (line) ->
+            ratio(
+                    path(workload(line, "spiky"), "round robin", "p99Ms"),
+                    path(workload(line, "spiky"), "tuned", "p99Ms"))
+                + " ("
+                + fmt(path(workload(line, "spiky"), "tuned", "serverBusiestOverMean"), 2)
+                + ", "
+                + fmt(path(workload(line, "spiky"), "round robin", "serverBusiestOverMean"), 2)
+                + ")");
+    md.append(
+        "\nTargets on transactional overhead (under 300 ns and 100 B per call) are in the JMH"
+            + " table below.\n");
     return md.toString();
   }
 
@@ -154,7 +278,9 @@ public final class Report {
   /** Throughput over what the threads would reach if only the server's time counted. */
   static double shareOfIdeal(JsonNode workload, String variant) {
     double ideal = (workload == null) ? 0 : workload.path("idealQueriesPerSecond").asDouble();
-    return (ideal == 0) ? Double.NaN : path(workload, variant, "opsPerSecond").asDouble(Double.NaN) / ideal;
+    return (ideal == 0)
+        ? Double.NaN
+        : path(workload, variant, "opsPerSecond").asDouble(Double.NaN) / ideal;
   }
 
   /** P99 over the frontend's mean time per query. */
@@ -164,8 +290,8 @@ public final class Report {
     return (mean == 0) ? Double.NaN : path(workload, variant, "p99Ms").asDouble(Double.NaN) / mean;
   }
 
-  private static void target(StringBuilder md, List<JsonNode> lines, String name,
-      Function<JsonNode, String> cell) {
+  private static void target(
+      StringBuilder md, List<JsonNode> lines, String name, Function<JsonNode, String> cell) {
     md.append("| ").append(name);
     lines.forEach((line) -> md.append(" | ").append(cell.apply(line)));
     md.append(" |\n");
@@ -190,8 +316,7 @@ public final class Report {
 
   private static JsonNode path(JsonNode workload, String variant, String key) {
     JsonNode found = (workload == null) ? null : variant(workload, variant);
-    return (found == null) ? MissingNode.getInstance()
-        : found.path(key);
+    return (found == null) ? MissingNode.getInstance() : found.path(key);
   }
 
   private static String roundsOf(JsonNode workload, String variant, String key) {
@@ -206,14 +331,16 @@ public final class Report {
     }
     StringBuilder md = new StringBuilder();
     md.append("\n## What the starter adds per query (JMH, `-prof gc`)\n\n")
-        .append("Stream path (StarterOverheadBenchmark): request classification, routing and the"
-            + " guard's wrapper for one query (start, the row marked `last`, the end, the close:"
-            + " `at-last` closes before the trailers, as a point select does; `after-end` after"
-            + " them), against the same sequence on the bare call. Channel (ChannelLoadBenchmark):"
-            + " the load-counting interceptor around one gRPC call. Added per query is the sum."
-            + " What the guard saves is in the load tables above.\n\n")
-        .append("| client line | request | close | stream: stock -> tuned (ns) | stream: added B/op"
-            + " | channel: bare -> counted (ns) | channel: added B/op | added per query |\n")
+        .append(
+            "Stream path (StarterOverheadBenchmark): request classification, routing and the"
+                + " guard's wrapper for one query (start, the row marked `last`, the end, the close:"
+                + " `at-last` closes before the trailers, as a point select does; `after-end` after"
+                + " them), against the same sequence on the bare call. Channel (ChannelLoadBenchmark):"
+                + " the load-counting interceptor around one gRPC call. Added per query is the sum."
+                + " What the guard saves is in the load tables above.\n\n")
+        .append(
+            "| client line | request | close | stream: stock -> tuned (ns) | stream: added B/op"
+                + " | channel: bare -> counted (ns) | channel: added B/op | added per query |\n")
         .append("|---|---|---|---|---|---|---|---|\n");
     for (JsonNode run : runs) {
       double[] channelStock = jmhScore(run, "channelStock", null, null);
@@ -222,21 +349,36 @@ public final class Report {
         for (String close : new String[] {"at-last", "after-end"}) {
           double[] streamStock = jmhScore(run, "streamStock", request, close);
           double[] streamTuned = jmhScore(run, "streamTuned", request, close);
-          if (streamStock == null || streamTuned == null || channelStock == null
+          if (streamStock == null
+              || streamTuned == null
+              || channelStock == null
               || channelCounted == null) {
             continue;
           }
           double ns = (streamTuned[0] - streamStock[0]) + (channelCounted[0] - channelStock[0]);
           double bytes = (streamTuned[1] - streamStock[1]) + (channelCounted[1] - channelStock[1]);
-          md.append("| ").append(run.path("client").asText()).append(" | ").append(request)
-              .append(" | ").append(close)
-              .append(" | ").append(fmt(streamStock[0], 1)).append(" -> ")
+          md.append("| ")
+              .append(run.path("client").asText())
+              .append(" | ")
+              .append(request)
+              .append(" | ")
+              .append(close)
+              .append(" | ")
+              .append(fmt(streamStock[0], 1))
+              .append(" -> ")
               .append(fmt(streamTuned[0], 1))
-              .append(" | ").append(fmt(streamTuned[1] - streamStock[1], 0))
-              .append(" | ").append(fmt(channelStock[0], 1)).append(" -> ")
+              .append(" | ")
+              .append(fmt(streamTuned[1] - streamStock[1], 0))
+              .append(" | ")
+              .append(fmt(channelStock[0], 1))
+              .append(" -> ")
               .append(fmt(channelCounted[0], 1))
-              .append(" | ").append(fmt(channelCounted[1] - channelStock[1], 0))
-              .append(" | ").append(fmt(ns, 0)).append(" ns, ").append(fmt(bytes, 0))
+              .append(" | ")
+              .append(fmt(channelCounted[1] - channelStock[1], 0))
+              .append(" | ")
+              .append(fmt(ns, 0))
+              .append(" ns, ")
+              .append(fmt(bytes, 0))
               .append(" B |\n");
         }
       }
@@ -252,8 +394,10 @@ public final class Report {
           && (request == null || params.path("request").asText().equals(request))
           && (close == null || params.path("close").asText().equals(close))) {
         JsonNode secondary = result.path("secondaryMetrics");
-        JsonNode alloc = secondary.has("gc.alloc.rate.norm")
-            ? secondary.path("gc.alloc.rate.norm") : secondary.path("\u00b7gc.alloc.rate.norm");
+        JsonNode alloc =
+            secondary.has("gc.alloc.rate.norm")
+                ? secondary.path("gc.alloc.rate.norm")
+                : secondary.path("\u00b7gc.alloc.rate.norm");
         return new double[] {
           result.path("primaryMetric").path("score").asDouble(),
           alloc.path("score").asDouble(Double.NaN)
@@ -283,44 +427,76 @@ public final class Report {
       return md.append("No results.\n").toString();
     }
     for (JsonNode results : lines) {
-      md.append("- ").append(line(results)).append(": started ")
-          .append(results.path("started").asText()).append(", ")
-          .append(fmt(results.path("durationSeconds").asDouble(), 0)).append(" s, ")
-          .append(results.path("machine").path("cores").asText()).append(" cores, ")
-          .append(results.path("machine").path("java").asText()).append("\n");
+      md.append("- ")
+          .append(line(results))
+          .append(": started ")
+          .append(results.path("started").asText())
+          .append(", ")
+          .append(fmt(results.path("durationSeconds").asDouble(), 0))
+          .append(" s, ")
+          .append(results.path("machine").path("cores").asText())
+          .append(" cores, ")
+          .append(results.path("machine").path("java").asText())
+          .append("\n");
     }
     JsonNode first = lines.get(0);
-    md.append("\nCommand: `").append(first.path("flags").path("command").asText())
+    md.append("\nCommand: `")
+        .append(first.path("flags").path("command").asText())
         .append("`\n\nAll flags, as used: `");
-    first.path("flags").fields().forEachRemaining(
-        (entry) -> {
-          if (!entry.getKey().equals("command") && !entry.getKey().equals("out")) {
-            md.append("--").append(entry.getKey()).append(' ').append(entry.getValue().asText())
-                .append(' ');
-          }
-        });
+    first
+        .path("flags")
+        .fields()
+        .forEachRemaining(
+            (entry) -> {
+              if (!entry.getKey().equals("command") && !entry.getKey().equals("out")) {
+                md.append("--")
+                    .append(entry.getKey())
+                    .append(' ')
+                    .append(entry.getValue().asText())
+                    .append(' ');
+              }
+            });
     md.append("`\n\nFrontend model: ");
-    first.path("frontend").fields().forEachRemaining(
-        (entry) -> md.append(entry.getKey()).append(" = ").append(entry.getValue().asText())
-            .append("; "));
-    md.append("\n\n## Scale\n\n| workload | reference | here | scale | bursts | client threads | windows |\n|---|---|---|---|---|---|---|\n");
+    first
+        .path("frontend")
+        .fields()
+        .forEachRemaining(
+            (entry) ->
+                md.append(entry.getKey())
+                    .append(" = ")
+                    .append(entry.getValue().asText())
+                    .append("; "));
+    md.append(
+        "\n\n## Scale\n\n| workload | reference | here | scale | bursts | client threads | windows |\n|---|---|---|---|---|---|---|\n");
     for (JsonNode workload : first.path("workloads")) {
       if (workload.path("closedLoop").asBoolean()) {
         continue;
       }
-      md.append("| ").append(workload.path("name").asText())
-          .append(" | ").append(fmt(workload.path("referenceRate").asDouble(), 0)).append("/s")
-          .append(" | ").append(fmt(workload.path("baseRate").asDouble(), 0)).append("/s")
-          .append(" | ").append(fmt(workload.path("scale").asDouble(), 3))
-          .append(" | ").append(bursts(workload))
-          .append(" | ").append(workload.path("threads").asText())
+      md.append("| ")
+          .append(workload.path("name").asText())
+          .append(" | ")
+          .append(fmt(workload.path("referenceRate").asDouble(), 0))
+          .append("/s")
+          .append(" | ")
+          .append(fmt(workload.path("baseRate").asDouble(), 0))
+          .append("/s")
+          .append(" | ")
+          .append(fmt(workload.path("scale").asDouble(), 3))
+          .append(" | ")
+          .append(bursts(workload))
+          .append(" | ")
+          .append(workload.path("threads").asText())
           .append(faultNote(workload))
-          .append(" | ").append(workload.path("rounds").asText()).append(" x ")
-          .append(fmt(workload.path("windowS").asDouble(), 0)).append(" s per variant |\n");
+          .append(" | ")
+          .append(workload.path("rounds").asText())
+          .append(" x ")
+          .append(fmt(workload.path("windowS").asDouble(), 0))
+          .append(" s per variant |\n");
     }
     md.append(CpuLimitedReport.headline(lines));
     md.append("\n## Headline: tuned / stock\n\n")
-        .append("| client line | workload | P50 | P90 | P99 | CPU / query | bytes / query | throwables / query | RST_STREAM sent / query | GOAWAY received | busiest / mean (server) |\n")
+        .append(
+            "| client line | workload | P50 | P90 | P99 | CPU / query | bytes / query | throwables / query | RST_STREAM sent / query | GOAWAY received | busiest / mean (server) |\n")
         .append("|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (JsonNode results : lines) {
       for (JsonNode workload : results.path("workloads")) {
@@ -329,69 +505,108 @@ public final class Report {
         if (stock == null || tuned == null) {
           continue;
         }
-        md.append("| ").append(results.path("client").path("spanner").asText())
-            .append(" | ").append(workload.path("name").asText());
+        md.append("| ")
+            .append(results.path("client").path("spanner").asText())
+            .append(" | ")
+            .append(workload.path("name").asText());
         for (String key : new String[] {"p50Ms", "p90Ms", "p99Ms"}) {
           md.append(" | ").append(pair(stock.path(key), tuned.path(key), 2));
         }
-        md.append(" | ").append(pair(stock.path("cpuMsPer1000"), tuned.path("cpuMsPer1000"), 0))
+        md.append(" | ")
+            .append(pair(stock.path("cpuMsPer1000"), tuned.path("cpuMsPer1000"), 0))
             .append(" ms/1000");
         md.append(" | ").append(pair(stock.path("bytesPerQuery"), tuned.path("bytesPerQuery"), 0));
-        md.append(" | ").append(fmt(stock.path("throwablesPerQuery"), 2)).append(" -> ")
+        md.append(" | ")
+            .append(fmt(stock.path("throwablesPerQuery"), 2))
+            .append(" -> ")
             .append(fmt(tuned.path("throwablesPerQuery"), 2))
-            .append(" | ").append(fmt(stock.path("rstStreamsPerQuery"), 2)).append(" -> ")
+            .append(" | ")
+            .append(fmt(stock.path("rstStreamsPerQuery"), 2))
+            .append(" -> ")
             .append(fmt(tuned.path("rstStreamsPerQuery"), 2))
-            .append(" | ").append(stock.path("goAways").asText("n/a")).append(" -> ")
+            .append(" | ")
+            .append(stock.path("goAways").asText("n/a"))
+            .append(" -> ")
             .append(tuned.path("goAways").asText("n/a"))
-            .append(" | ").append(fmt(stock.path("serverBusiestOverMean"), 2)).append(" -> ")
-            .append(fmt(tuned.path("serverBusiestOverMean"), 2)).append(" |\n");
+            .append(" | ")
+            .append(fmt(stock.path("serverBusiestOverMean"), 2))
+            .append(" -> ")
+            .append(fmt(tuned.path("serverBusiestOverMean"), 2))
+            .append(" |\n");
       }
     }
     for (JsonNode results : lines) {
-      md.append("\n## ").append(line(results)).append("\n\n### Floor (one query at a time, idle)\n\n")
+      md.append("\n## ")
+          .append(line(results))
+          .append("\n\n### Floor (one query at a time, idle)\n\n")
           .append("| | mean | P50 | P99 | max |\n|---|---|---|---|---|\n");
-      results.path("floor").fields().forEachRemaining(
-          (entry) -> md.append("| ").append(entry.getKey())
-              .append(" | ").append(fmt(entry.getValue().path("meanMs"), 2))
-              .append(" | ").append(fmt(entry.getValue().path("p50Ms"), 2))
-              .append(" | ").append(fmt(entry.getValue().path("p99Ms"), 2))
-              .append(" | ").append(fmt(entry.getValue().path("maxMs"), 2)).append(" |\n"));
+      results
+          .path("floor")
+          .fields()
+          .forEachRemaining(
+              (entry) ->
+                  md.append("| ")
+                      .append(entry.getKey())
+                      .append(" | ")
+                      .append(fmt(entry.getValue().path("meanMs"), 2))
+                      .append(" | ")
+                      .append(fmt(entry.getValue().path("p50Ms"), 2))
+                      .append(" | ")
+                      .append(fmt(entry.getValue().path("p99Ms"), 2))
+                      .append(" | ")
+                      .append(fmt(entry.getValue().path("maxMs"), 2))
+                      .append(" |\n"));
       for (JsonNode workload : results.path("workloads")) {
         if (workload.path("closedLoop").asBoolean()) {
-          md.append("\n### ").append(workload.path("description").asText()).append(" (")
-              .append(workload.path("threads").asText()).append(" threads, ")
-              .append(workload.path("rounds").asText()).append(" x ")
-              .append(fmt(workload.path("windowS").asDouble(), 0)).append(" s per variant)\n\n");
+          md.append("\n### ")
+              .append(workload.path("description").asText())
+              .append(" (")
+              .append(workload.path("threads").asText())
+              .append(" threads, ")
+              .append(workload.path("rounds").asText())
+              .append(" x ")
+              .append(fmt(workload.path("windowS").asDouble(), 0))
+              .append(" s per variant)\n\n");
         } else {
-          md.append("\n### ").append(workload.path("description").asText()).append(" (")
-              .append(fmt(workload.path("baseRate").asDouble(), 0)).append("/s, ")
-              .append(bursts(workload)).append(", ")
-              .append(workload.path("threads").asText()).append(" threads)\n\n");
+          md.append("\n### ")
+              .append(workload.path("description").asText())
+              .append(" (")
+              .append(fmt(workload.path("baseRate").asDouble(), 0))
+              .append("/s, ")
+              .append(bursts(workload))
+              .append(", ")
+              .append(workload.path("threads").asText())
+              .append(" threads)\n\n");
         }
         table(md, workload);
       }
       CpuLimitedReport.section(md, results);
     }
-    md.append("\nMs are milliseconds; \"delta\" is tuned against stock. Throwables: JFR"
-        + " jdk.ExceptionStatistics over the client JVM, including the stack traces that Netty's"
-        + " leak detector (on by default) samples from buffer allocations, which every variant pays. Bytes: per-thread allocation counters"
-        + " (com.sun.management.ThreadMXBean) summed over the threads alive at the window's end. CPU: the client process's"
-        + " CPU time. RST_STREAM and GOAWAY: frames counted on the wire by a loopback proxy in front of the"
-        + " server; cancels seen by server: streams still open on the server when the reset came. Busiest / mean: the"
-        + " busiest connection's point selects over an even share of the pool, counted by the"
-        + " server per TCP connection; client-counted: by the starter's channel counter. Where a ratio falls short, the saturation"
-        + " rows say which side ran out: client and frontend CPU busy (process CPU time over the"
-        + " window's wall time and the cores the process may use; unless the client is CPU-limited, the two JVMs share the machine's cores), and arrivals"
-        + " queued for want of a free client thread.\n");
+    md.append(
+        "\nMs are milliseconds; \"delta\" is tuned against stock. Throwables: JFR"
+            + " jdk.ExceptionStatistics over the client JVM, including the stack traces that Netty's"
+            + " leak detector (on by default) samples from buffer allocations, which every variant pays. Bytes: per-thread allocation counters"
+            + " (com.sun.management.ThreadMXBean) summed over the threads alive at the window's end. CPU: the client process's"
+            + " CPU time. RST_STREAM and GOAWAY: frames counted on the wire by a loopback proxy in front of the"
+            + " server; cancels seen by server: streams still open on the server when the reset came. Busiest / mean: the"
+            + " busiest connection's point selects over an even share of the pool, counted by the"
+            + " server per TCP connection; client-counted: by the starter's channel counter. Where a ratio falls short, the saturation"
+            + " rows say which side ran out: client and frontend CPU busy (process CPU time over the"
+            + " window's wall time and the cores the process may use; unless the client is CPU-limited, the two JVMs share the machine's cores), and arrivals"
+            + " queued for want of a free client thread.\n");
     return md.toString();
   }
 
   /** What the workload does to one connection, for the scale table. */
   private static String faultNote(JsonNode workload) {
     String slowed = "one connection +" + workload.path("degradeMs").asText() + " ms";
-    String deadline = workload.has("deadlineMs")
-        ? ", each query's deadline " + workload.path("deadlineMs").asText() + " ms" : "";
-    return switch (workload.path("fault").asText(workload.path("degradeMs").asLong() > 0 ? "slowed" : "none")) {
+    String deadline =
+        workload.has("deadlineMs")
+            ? ", each query's deadline " + workload.path("deadlineMs").asText() + " ms"
+            : "";
+    return switch (workload
+        .path("fault")
+        .asText(workload.path("degradeMs").asLong() > 0 ? "slowed" : "none")) {
       case "slowed" -> ", " + slowed;
       case "recovered" -> ", " + slowed + " for the first half of each window" + deadline;
       case "stalled" -> ", the busiest connection stops answering" + deadline;
@@ -423,76 +638,211 @@ public final class Report {
     row(md, "operations", columns, delta, (v) -> v.path("ops").asText(), null);
     row(md, "errors", columns, delta, (v) -> v.path("errors").asText(), null);
     if (workload.path("closedLoop").asBoolean()) {
-      row(md, "throughput (queries/s)", columns, delta, (v) -> fmt(v.path("opsPerSecond"), 0),
+      row(
+          md,
+          "throughput (queries/s)",
+          columns,
+          delta,
+          (v) -> fmt(v.path("opsPerSecond"), 0),
           (pair) -> ratio(pair[0].path("opsPerSecond"), pair[1].path("opsPerSecond")));
-      row(md, "closes at last cancelled instead of drained", columns, delta,
-          (v) -> v.path("cancelledAtLimit").asText(), null);
+      row(
+          md,
+          "closes at last cancelled instead of drained",
+          columns,
+          delta,
+          (v) -> v.path("cancelledAtLimit").asText(),
+          null);
     }
-    for (String[] metric : new String[][] {
-        {"mean", "meanMs"}, {"P50", "p50Ms"}, {"P90", "p90Ms"}, {"P95", "p95Ms"},
-        {"P99", "p99Ms"}, {"P99.9", "p999Ms"}, {"max", "maxMs"}}) {
-      row(md, metric[0] + " (ms)", columns, delta, (v) -> fmt(v.path(metric[1]), 2),
+    for (String[] metric :
+        new String[][] {
+          {"mean", "meanMs"},
+          {"P50", "p50Ms"},
+          {"P90", "p90Ms"},
+          {"P95", "p95Ms"},
+          {"P99", "p99Ms"},
+          {"P99.9", "p999Ms"},
+          {"max", "maxMs"}
+        }) {
+      row(
+          md,
+          metric[0] + " (ms)",
+          columns,
+          delta,
+          (v) -> fmt(v.path(metric[1]), 2),
           (pair) -> ratio(pair[0].path(metric[1]), pair[1].path(metric[1])));
     }
     List<String> bucketNames = new ArrayList<>();
     columns.get(0).path("bucketsMs").fieldNames().forEachRemaining(bucketNames::add);
     for (String bucket : bucketNames) {
-      row(md, bucket + " ms", columns, delta, (v) -> bucketCell(v, bucket),
+      row(
+          md,
+          bucket + " ms",
+          columns,
+          delta,
+          (v) -> bucketCell(v, bucket),
           (pair) -> pointsDelta(share(pair[0], bucket), share(pair[1], bucket)));
     }
-    row(md, "at or above 50 ms", columns, delta, (v) -> pct(share(v, "50-100") + share(v, ">100")),
-        (pair) -> pointsDelta(share(pair[0], "50-100") + share(pair[0], ">100"),
-            share(pair[1], "50-100") + share(pair[1], ">100")));
-    row(md, "client CPU ms / 1000 queries", columns, delta, (v) -> fmt(v.path("cpuMsPer1000"), 0),
+    row(
+        md,
+        "at or above 50 ms",
+        columns,
+        delta,
+        (v) -> pct(share(v, "50-100") + share(v, ">100")),
+        (pair) ->
+            pointsDelta(
+                share(pair[0], "50-100") + share(pair[0], ">100"),
+                share(pair[1], "50-100") + share(pair[1], ">100")));
+    row(
+        md,
+        "client CPU ms / 1000 queries",
+        columns,
+        delta,
+        (v) -> fmt(v.path("cpuMsPer1000"), 0),
         (pair) -> ratio(pair[0].path("cpuMsPer1000"), pair[1].path("cpuMsPer1000")));
-    row(md, "client CPU busy (share of the cores it may use)", columns, delta,
-        (v) -> pct(v.path("clientCpuBusy").asDouble()), null);
-    row(md, "frontend CPU ms / 1000 queries", columns, delta,
-        (v) -> fmt(v.path("serverCpuMsPer1000"), 0), null);
-    row(md, "frontend CPU busy (share of the cores it may use)", columns, delta,
-        (v) -> pct(v.path("serverCpuBusy").asDouble()), null);
-    row(md, "most arrivals waiting for a client thread", columns, delta,
-        (v) -> v.path("maxQueuedArrivals").asText(), null);
-    row(md, "bytes allocated / query", columns, delta, (v) -> fmt(v.path("bytesPerQuery"), 0),
+    row(
+        md,
+        "client CPU busy (share of the cores it may use)",
+        columns,
+        delta,
+        (v) -> pct(v.path("clientCpuBusy").asDouble()),
+        null);
+    row(
+        md,
+        "frontend CPU ms / 1000 queries",
+        columns,
+        delta,
+        (v) -> fmt(v.path("serverCpuMsPer1000"), 0),
+        null);
+    row(
+        md,
+        "frontend CPU busy (share of the cores it may use)",
+        columns,
+        delta,
+        (v) -> pct(v.path("serverCpuBusy").asDouble()),
+        null);
+    row(
+        md,
+        "most arrivals waiting for a client thread",
+        columns,
+        delta,
+        (v) -> v.path("maxQueuedArrivals").asText(),
+        null);
+    row(
+        md,
+        "bytes allocated / query",
+        columns,
+        delta,
+        (v) -> fmt(v.path("bytesPerQuery"), 0),
         (pair) -> ratio(pair[0].path("bytesPerQuery"), pair[1].path("bytesPerQuery")));
-    row(md, "throwables / query", columns, delta, (v) -> fmt(v.path("throwablesPerQuery"), 2),
+    row(
+        md,
+        "throwables / query",
+        columns,
+        delta,
+        (v) -> fmt(v.path("throwablesPerQuery"), 2),
         null);
-    row(md, "RST_STREAM sent / query (wire)", columns, delta,
-        (v) -> fmt(v.path("rstStreamsPerQuery"), 2), null);
-    row(md, "cancels seen by server / query", columns, delta,
-        (v) -> fmt(v.path("serverCancelsPerQuery"), 2), null);
-    row(md, "GOAWAY received (for resets)", columns, delta,
-        (v) -> v.path("goAways").asText("n/a") + " (" + v.path("goAwaysForResets").asText("n/a") + ")",
+    row(
+        md,
+        "RST_STREAM sent / query (wire)",
+        columns,
+        delta,
+        (v) -> fmt(v.path("rstStreamsPerQuery"), 2),
         null);
-    row(md, "busiest / mean, server", columns, delta, (v) -> fmt(v.path("serverBusiestOverMean"), 2),
+    row(
+        md,
+        "cancels seen by server / query",
+        columns,
+        delta,
+        (v) -> fmt(v.path("serverCancelsPerQuery"), 2),
         null);
-    row(md, "busiest / mean, client-counted", columns, delta,
-        (v) -> fmt(v.path("clientBusiestOverMean"), 2), null);
+    row(
+        md,
+        "GOAWAY received (for resets)",
+        columns,
+        delta,
+        (v) ->
+            v.path("goAways").asText("n/a") + " (" + v.path("goAwaysForResets").asText("n/a") + ")",
+        null);
+    row(
+        md,
+        "busiest / mean, server",
+        columns,
+        delta,
+        (v) -> fmt(v.path("serverBusiestOverMean"), 2),
+        null);
+    row(
+        md,
+        "busiest / mean, client-counted",
+        columns,
+        delta,
+        (v) -> fmt(v.path("clientBusiestOverMean"), 2),
+        null);
     row(md, "P99 per round (ms)", columns, delta, (v) -> perRound(v, "p99Ms", 1), null);
-    row(md, "busiest / mean per round", columns, delta, (v) -> perRound(v, "busiestOverMean", 2),
+    row(
+        md,
+        "busiest / mean per round",
+        columns,
+        delta,
+        (v) -> perRound(v, "busiestOverMean", 2),
         null);
     switch (workload.path("fault").asText()) {
-      case "slowed" -> row(md, "slowed connection, share of its even share, per round", columns,
-          delta, (v) -> perRound(v, "degradedShareOfEven", 2), null);
+      case "slowed" ->
+          row(
+              md,
+              "slowed connection, share of its even share, per round",
+              columns,
+              delta,
+              (v) -> perRound(v, "degradedShareOfEven", 2),
+              null);
       case "stalled" -> {
-        row(md, "reads sent to the stalled connection after its first 200 ms, per round", columns,
-            delta, (v) -> perRound(v, "faultyArrivalsAfterGrace", 0), null);
-        row(md, "stalled connection after its first 200 ms, share of its even share, per round",
-            columns, delta, (v) -> perRound(v, "faultyShareOfEvenAfterGrace", 2), null);
+        row(
+            md,
+            "reads sent to the stalled connection after its first 200 ms, per round",
+            columns,
+            delta,
+            (v) -> perRound(v, "faultyArrivalsAfterGrace", 0),
+            null);
+        row(
+            md,
+            "stalled connection after its first 200 ms, share of its even share, per round",
+            columns,
+            delta,
+            (v) -> perRound(v, "faultyShareOfEvenAfterGrace", 2),
+            null);
       }
       case "recovered" -> {
-        row(md, "slowed connection while slowed, share of its even share, per round", columns,
-            delta, (v) -> perRound(v, "faultyShareOfEvenBeforeRestore", 2), null);
-        row(md, "s from recovery until it carried half its even share in 0.5 s, per round",
-            columns, delta, (v) -> perRound(v, "recoverySeconds", 2), null);
+        row(
+            md,
+            "slowed connection while slowed, share of its even share, per round",
+            columns,
+            delta,
+            (v) -> perRound(v, "faultyShareOfEvenBeforeRestore", 2),
+            null);
+        row(
+            md,
+            "s from recovery until it carried half its even share in 0.5 s, per round",
+            columns,
+            delta,
+            (v) -> perRound(v, "recoverySeconds", 2),
+            null);
       }
-      default -> { }
+      default -> {}
     }
     if (workload.has("idealQueriesPerSecond")) {
-      row(md, "share of ideal throughput (threads / mean server time)", columns, delta,
-          (v) -> fmt(shareOfIdeal(workload, v.path("variant").asText()), 2), null);
-      row(md, "P99 / mean server time", columns, delta,
-          (v) -> fmt(overServerTime(workload, v.path("variant").asText()), 2), null);
+      row(
+          md,
+          "share of ideal throughput (threads / mean server time)",
+          columns,
+          delta,
+          (v) -> fmt(shareOfIdeal(workload, v.path("variant").asText()), 2),
+          null);
+      row(
+          md,
+          "P99 / mean server time",
+          columns,
+          delta,
+          (v) -> fmt(overServerTime(workload, v.path("variant").asText()), 2),
+          null);
     }
     List<String> errors = new ArrayList<>();
     for (JsonNode v : columns) {
@@ -505,14 +855,22 @@ public final class Report {
     }
   }
 
-  private static void row(StringBuilder md, String name, List<JsonNode> columns, boolean delta,
-      Function<JsonNode, String> cell, Function<JsonNode[], String> deltaCell) {
+  private static void row(
+      StringBuilder md,
+      String name,
+      List<JsonNode> columns,
+      boolean delta,
+      Function<JsonNode, String> cell,
+      Function<JsonNode[], String> deltaCell) {
     md.append("| ").append(name);
     for (int i = 0; i < columns.size(); i++) {
       md.append(" | ").append(cell.apply(columns.get(i)));
       if (delta && i == 1) {
-        md.append(" | ").append(
-            (deltaCell == null) ? "" : deltaCell.apply(new JsonNode[] {columns.get(0), columns.get(1)}));
+        md.append(" | ")
+            .append(
+                (deltaCell == null)
+                    ? ""
+                    : deltaCell.apply(new JsonNode[] {columns.get(0), columns.get(1)}));
       }
     }
     md.append(" |\n");
@@ -525,7 +883,10 @@ public final class Report {
   }
 
   private static String bucketCell(JsonNode variant, String bucket) {
-    return variant.path("bucketsMs").path(bucket).asLong() + " (" + pct(share(variant, bucket)) + ")";
+    return variant.path("bucketsMs").path(bucket).asLong()
+        + " ("
+        + pct(share(variant, bucket))
+        + ")";
   }
 
   private static double share(JsonNode variant, String bucket) {
@@ -547,8 +908,12 @@ public final class Report {
     if (multiplier <= 1 || workload.path("burstLengthS").asDouble() <= 0) {
       return "none";
     }
-    return fmt(multiplier, 1) + "x for " + fmt(workload.path("burstLengthS").asDouble(), 1)
-        + " s every " + fmt(workload.path("burstPeriodS").asDouble(), 1) + " s";
+    return fmt(multiplier, 1)
+        + "x for "
+        + fmt(workload.path("burstLengthS").asDouble(), 1)
+        + " s every "
+        + fmt(workload.path("burstPeriodS").asDouble(), 1)
+        + " s";
   }
 
   static String pair(JsonNode stock, JsonNode tuned, int digits) {
@@ -585,14 +950,17 @@ public final class Report {
 
   static String html(List<JsonNode> lines) {
     StringBuilder html = new StringBuilder();
-    html.append("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>spanner-tuning load"
-        + " benchmark</title><style>body{font-family:sans-serif;margin:20px}svg{background:#fff;"
-        + "border:1px solid #ddd;margin:4px}h2{margin-top:28px}.legend span{margin-right:14px}"
-        + "</style></head><body>\n<h1>spanner-tuning load benchmark</h1>\n");
-    html.append("<p>Latency percentiles per ").append("window bucket, all rounds merged (solid P99,"
-        + " dashed P50, log scale); bursts shaded. Per-channel load: each variant's share of point"
-        + " selects per connection, busiest first, as the server counted them; the line is the"
-        + " even share.</p>\n");
+    html.append(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>spanner-tuning load"
+            + " benchmark</title><style>body{font-family:sans-serif;margin:20px}svg{background:#fff;"
+            + "border:1px solid #ddd;margin:4px}h2{margin-top:28px}.legend span{margin-right:14px}"
+            + "</style></head><body>\n<h1>spanner-tuning load benchmark</h1>\n");
+    html.append("<p>Latency percentiles per ")
+        .append(
+            "window bucket, all rounds merged (solid P99,"
+                + " dashed P50, log scale); bursts shaded. Per-channel load: each variant's share of point"
+                + " selects per connection, busiest first, as the server counted them; the line is the"
+                + " even share.</p>\n");
     for (JsonNode results : lines) {
       html.append("<h2>").append(line(results)).append("</h2>\n");
       for (JsonNode workload : results.path("workloads")) {
@@ -600,10 +968,15 @@ public final class Report {
         html.append("<div class=\"legend\">");
         int index = 0;
         for (JsonNode variant : workload.path("variants")) {
-          html.append("<span style=\"color:").append(COLORS[index++ % COLORS.length])
-              .append("\">&#9632; ").append(variant.path("variant").asText()).append("</span>");
+          html.append("<span style=\"color:")
+              .append(COLORS[index++ % COLORS.length])
+              .append("\">&#9632; ")
+              .append(variant.path("variant").asText())
+              .append("</span>");
         }
-        html.append("</div>\n").append(latencyChart(workload)).append(loadChart(workload))
+        html.append("</div>\n")
+            .append(latencyChart(workload))
+            .append(loadChart(workload))
             .append("\n");
       }
       CpuLimitedReport.html(html, results);
@@ -631,46 +1004,74 @@ public final class Report {
     Function<Double, Double> y =
         (ms) -> 10 + (top - Math.log10(Math.max(1, ms))) / (top - bottomLog) * plotHeight;
     StringBuilder svg = new StringBuilder();
-    svg.append("<svg width=\"").append(width).append("\" height=\"").append(height)
+    svg.append("<svg width=\"")
+        .append(width)
+        .append("\" height=\"")
+        .append(height)
         .append("\" xmlns=\"http://www.w3.org/2000/svg\" font-size=\"10\">");
     for (JsonNode burst : workload.path("bursts")) {
       double from = x.apply(burst.get(0).asDouble());
       double to = x.apply(burst.get(1).asDouble());
-      svg.append(String.format(Locale.ROOT,
-          "<rect x=\"%.1f\" y=\"10\" width=\"%.1f\" height=\"%.1f\" fill=\"#f6d8d8\"/>",
-          from, Math.max(1, to - from), plotHeight));
+      svg.append(
+          String.format(
+              Locale.ROOT,
+              "<rect x=\"%.1f\" y=\"10\" width=\"%.1f\" height=\"%.1f\" fill=\"#f6d8d8\"/>",
+              from,
+              Math.max(1, to - from),
+              plotHeight));
     }
     for (double ms : new double[] {1, 10, 100, 1000, 10000}) {
       if (Math.log10(ms) > top) {
         break;
       }
       double yy = y.apply(ms);
-      svg.append(String.format(Locale.ROOT,
-          "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>"
-              + "<text x=\"4\" y=\"%.1f\">%s ms</text>",
-          left, width - 10, yy, yy, yy + 3, fmt(ms, 0)));
+      svg.append(
+          String.format(
+              Locale.ROOT,
+              "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>"
+                  + "<text x=\"4\" y=\"%.1f\">%s ms</text>",
+              left,
+              width - 10,
+              yy,
+              yy,
+              yy + 3,
+              fmt(ms, 0)));
     }
     for (int t = 0; t <= window; t += Math.max(1, (int) (window / 10))) {
-      svg.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\">%d s</text>",
-          x.apply((double) t) - 6, height - 12, t));
+      svg.append(
+          String.format(
+              Locale.ROOT,
+              "<text x=\"%.1f\" y=\"%d\">%d s</text>",
+              x.apply((double) t) - 6,
+              height - 12,
+              t));
     }
     int index = 0;
     for (JsonNode variant : workload.path("variants")) {
       String color = COLORS[index++ % COLORS.length];
       for (String key : new String[] {"p99Ms", "p50Ms"}) {
         StringBuilder points = new StringBuilder();
-        double bucket = variant.path("series").size() > 1
-            ? variant.path("series").get(1).path("t").asDouble() : window;
+        double bucket =
+            variant.path("series").size() > 1
+                ? variant.path("series").get(1).path("t").asDouble()
+                : window;
         for (JsonNode point : variant.path("series")) {
           if (point.path(key).isNumber()) {
-            points.append(String.format(Locale.ROOT, "%.1f,%.1f ",
-                x.apply(point.path("t").asDouble() + bucket / 2), y.apply(point.path(key).asDouble())));
+            points.append(
+                String.format(
+                    Locale.ROOT,
+                    "%.1f,%.1f ",
+                    x.apply(point.path("t").asDouble() + bucket / 2),
+                    y.apply(point.path(key).asDouble())));
           }
         }
-        svg.append("<polyline fill=\"none\" stroke=\"").append(color)
+        svg.append("<polyline fill=\"none\" stroke=\"")
+            .append(color)
             .append("\" stroke-width=\"1.5\"")
             .append(key.equals("p50Ms") ? " stroke-dasharray=\"4,3\"" : "")
-            .append(" points=\"").append(points).append("\"/>");
+            .append(" points=\"")
+            .append(points)
+            .append("\"/>");
       }
     }
     return svg.append("</svg>").toString();
@@ -691,13 +1092,22 @@ public final class Report {
     }
     double plotHeight = height - 50;
     StringBuilder svg = new StringBuilder();
-    svg.append("<svg width=\"").append(width).append("\" height=\"").append(height)
+    svg.append("<svg width=\"")
+        .append(width)
+        .append("\" height=\"")
+        .append(height)
         .append("\" xmlns=\"http://www.w3.org/2000/svg\" font-size=\"10\">");
     double even = 1.0 / Math.max(1, channels);
     double evenY = 10 + plotHeight - even / maxShare * plotHeight;
-    svg.append(String.format(Locale.ROOT,
-        "<line x1=\"30\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#999\" stroke-dasharray=\"3,3\"/>"
-            + "<text x=\"2\" y=\"%.1f\">even</text>", width - 5, evenY, evenY, evenY + 3));
+    svg.append(
+        String.format(
+            Locale.ROOT,
+            "<line x1=\"30\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#999\" stroke-dasharray=\"3,3\"/>"
+                + "<text x=\"2\" y=\"%.1f\">even</text>",
+            width - 5,
+            evenY,
+            evenY,
+            evenY + 3));
     for (int v = 0; v < variants.size(); v++) {
       JsonNode variant = variants.get(v);
       String color = COLORS[v % COLORS.length];
@@ -705,14 +1115,24 @@ public final class Report {
       int i = 0;
       for (JsonNode share : variant.path("serverSharesSorted")) {
         double h = share.asDouble() / maxShare * plotHeight;
-        svg.append(String.format(Locale.ROOT,
-            "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"%.1f\" fill=\"%s\"/>",
-            x0 + i * 12, 10 + plotHeight - h, h, color));
+        svg.append(
+            String.format(
+                Locale.ROOT,
+                "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"%.1f\" fill=\"%s\"/>",
+                x0 + i * 12,
+                10 + plotHeight - h,
+                h,
+                color));
         i++;
       }
-      svg.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%.1f\">%s (%s)</text>",
-          x0, height - 22.0, variant.path("variant").asText(),
-          fmt(variant.path("serverBusiestOverMean"), 2)));
+      svg.append(
+          String.format(
+              Locale.ROOT,
+              "<text x=\"%.1f\" y=\"%.1f\">%s (%s)</text>",
+              x0,
+              height - 22.0,
+              variant.path("variant").asText(),
+              fmt(variant.path("serverBusiestOverMean"), 2)));
     }
     return svg.append("</svg>").toString();
   }

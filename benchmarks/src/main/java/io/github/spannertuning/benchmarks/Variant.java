@@ -26,9 +26,9 @@ enum Variant {
   GUARD_ONLY("guard only"),
 
   /**
-   * Perfect spreading, for the "imbalance that remains" question: gax's channel pool (grpc-gcp
-   * off) with each point select sent to the next channel in turn, plus the guard. Benchmark-only:
-   * the call's channel affinity is set through the client's call-context configurator.
+   * Perfect spreading, for the "imbalance that remains" question: gax's channel pool (grpc-gcp off)
+   * with each point select sent to the next channel in turn, plus the guard. Benchmark-only: the
+   * call's channel affinity is set through the client's call-context configurator.
    */
   ROUND_ROBIN("round robin");
 
@@ -49,7 +49,9 @@ enum Variant {
       }
     }
     throw new IllegalArgumentException(
-        "Unknown variant '" + label + "'; use stock, tuned, distribution-only, guard-only or"
+        "Unknown variant '"
+            + label
+            + "'; use stock, tuned, distribution-only, guard-only or"
             + " round-robin");
   }
 

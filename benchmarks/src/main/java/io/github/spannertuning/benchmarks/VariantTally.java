@@ -120,7 +120,8 @@ final class VariantTally {
     round.put("p90Ms", ms(window.latency().getValueAtPercentile(90)));
     round.put("p99Ms", ms(window.latency().getValueAtPercentile(99)));
     round.put("cpuMsPer1000", perThousandMs(cost.cpuNanos(), window.ops() + window.errors()));
-    round.put("frontendCpuMsPer1000", perThousandMs(serverCpuNanos, window.ops() + window.errors()));
+    round.put(
+        "frontendCpuMsPer1000", perThousandMs(serverCpuNanos, window.ops() + window.errors()));
     round.put("busiestOverMean", busiestOverMean(perConnection));
     round.put("rstStreams", serverStats.path("rstStreams").asLong(-1));
     round.put("goAways", serverStats.path("goAways").asLong(-1));
@@ -128,7 +129,8 @@ final class VariantTally {
     if (degraded != null) {
       long slow = serverStats.path("queriesPerConnection").path(degraded).asLong();
       long total = Arrays.stream(perConnection).sum();
-      round.put("degradedShareOfEven", (total == 0) ? null : slow / ((double) total / this.channels));
+      round.put(
+          "degradedShareOfEven", (total == 0) ? null : slow / ((double) total / this.channels));
     }
     JsonNode faultArrivals = serverStats.path("faultArrivals");
     if (!faultArrivals.isMissingNode()) {
@@ -139,10 +141,10 @@ final class VariantTally {
 
   /**
    * A faulty connection's calls, counted where they arrived: its share of an even share after the
-   * fault's grace period (a stalled connection's calls never reach the service, so the per-connection
-   * query counts miss them), and for a connection that recovered, its share before the recovery and
-   * how long after it the connection carried half of its even share again in a {@link
-   * #RECOVERY_WINDOW_MS} window.
+   * fault's grace period (a stalled connection's calls never reach the service, so the
+   * per-connection query counts miss them), and for a connection that recovered, its share before
+   * the recovery and how long after it the connection carried half of its even share again in a
+   * {@link #RECOVERY_WINDOW_MS} window.
    */
   private void faultFigures(Map<String, Object> round, JsonNode arrivals) {
     long late = arrivals.path("afterGrace").asLong();
@@ -244,11 +246,16 @@ final class VariantTally {
     json.put("serverCpuMsPer1000", perThousandMs(this.serverCpuNanos, queries));
     json.put(
         "serverCpuBusy",
-        (this.wallNanos == 0) ? null : (double) this.serverCpuNanos / this.wallNanos / this.serverCores);
+        (this.wallNanos == 0)
+            ? null
+            : (double) this.serverCpuNanos / this.wallNanos / this.serverCores);
     json.put("maxQueuedArrivals", this.maxQueued);
-    json.put("bytesPerQuery", (queries == 0) ? null : (double) this.cost.allocatedBytes() / queries);
-    json.put("throwablesPerQuery", (queries == 0) ? null : (double) this.cost.throwables() / queries);
-    json.put("serverCancelsPerQuery", (queries == 0) ? null : (double) this.serverCancels / queries);
+    json.put(
+        "bytesPerQuery", (queries == 0) ? null : (double) this.cost.allocatedBytes() / queries);
+    json.put(
+        "throwablesPerQuery", (queries == 0) ? null : (double) this.cost.throwables() / queries);
+    json.put(
+        "serverCancelsPerQuery", (queries == 0) ? null : (double) this.serverCancels / queries);
     json.put(
         "rstStreamsPerQuery",
         (queries == 0 || this.rstStreams < 0) ? null : (double) this.rstStreams / queries);
@@ -269,8 +276,10 @@ final class VariantTally {
       Map<String, Object> point = new LinkedHashMap<>();
       point.put("t", i * bucketSeconds);
       point.put("count", bucket.getTotalCount());
-      point.put("p50Ms", (bucket.getTotalCount() == 0) ? null : ms(bucket.getValueAtPercentile(50)));
-      point.put("p99Ms", (bucket.getTotalCount() == 0) ? null : ms(bucket.getValueAtPercentile(99)));
+      point.put(
+          "p50Ms", (bucket.getTotalCount() == 0) ? null : ms(bucket.getValueAtPercentile(50)));
+      point.put(
+          "p99Ms", (bucket.getTotalCount() == 0) ? null : ms(bucket.getValueAtPercentile(99)));
       points.add(point);
     }
     json.put("series", points);

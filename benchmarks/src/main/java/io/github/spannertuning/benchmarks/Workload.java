@@ -44,13 +44,13 @@ record Workload(
     /** The connection answers {@code degradeMillis} later for the whole window. */
     SLOWED,
     /**
-     * The connection answers {@code degradeMillis} later for the first half of the window, then
-     * as fast as the others.
+     * The connection answers {@code degradeMillis} later for the first half of the window, then as
+     * fast as the others.
      */
     RECOVERED,
     /**
-     * The pool's busiest connection stops answering: its calls are held unanswered until the
-     * client gives up on them.
+     * The pool's busiest connection stops answering: its calls are held unanswered until the client
+     * gives up on them.
      */
     STALLED
   }
@@ -96,40 +96,98 @@ record Workload(
       double trailersDelayMs,
       List<Variant> variants) {
     return new Workload(
-        name, description, 0, 0, 1, 1, 0, threads, 0, variants, true, channels, trailersDelayMs,
-        Fault.NONE, 0, null, true);
+        name,
+        description,
+        0,
+        0,
+        1,
+        1,
+        0,
+        threads,
+        0,
+        variants,
+        true,
+        channels,
+        trailersDelayMs,
+        Fault.NONE,
+        0,
+        null,
+        true);
   }
 
   /** This workload with a fault on one connection, and each query's deadline. */
   Workload withFault(Fault fault, long degradeMillis, long deadlineMs) {
     return new Workload(
-        this.name, this.description, this.referenceRate, this.baseRate, this.burstMultiplier,
-        this.burstPeriodSeconds, this.burstLengthSeconds, this.threads, degradeMillis,
-        this.variants, this.closedLoop, this.channels, this.trailersDelayMs, fault, deadlineMs,
-        this.serviceMs, this.warmUp);
+        this.name,
+        this.description,
+        this.referenceRate,
+        this.baseRate,
+        this.burstMultiplier,
+        this.burstPeriodSeconds,
+        this.burstLengthSeconds,
+        this.threads,
+        degradeMillis,
+        this.variants,
+        this.closedLoop,
+        this.channels,
+        this.trailersDelayMs,
+        fault,
+        deadlineMs,
+        this.serviceMs,
+        this.warmUp);
   }
 
   /** The same shape under another name. */
   Workload named(String name, String description) {
     return new Workload(
-        name, description, this.referenceRate, this.baseRate, this.burstMultiplier,
-        this.burstPeriodSeconds, this.burstLengthSeconds, this.threads, this.degradeMillis,
-        this.variants, this.closedLoop, this.channels, this.trailersDelayMs, this.fault,
-        this.deadlineMs, this.serviceMs, this.warmUp);
+        name,
+        description,
+        this.referenceRate,
+        this.baseRate,
+        this.burstMultiplier,
+        this.burstPeriodSeconds,
+        this.burstLengthSeconds,
+        this.threads,
+        this.degradeMillis,
+        this.variants,
+        this.closedLoop,
+        this.channels,
+        this.trailersDelayMs,
+        this.fault,
+        this.deadlineMs,
+        this.serviceMs,
+        this.warmUp);
   }
 
   /** This workload on a fresh client, with the frontend taking this long per query. */
   Workload freshClient(double floorMs, double randomMs) {
     return new Workload(
-        this.name, this.description, this.referenceRate, this.baseRate, this.burstMultiplier,
-        this.burstPeriodSeconds, this.burstLengthSeconds, this.threads, this.degradeMillis,
-        this.variants, this.closedLoop, this.channels, this.trailersDelayMs, this.fault,
-        this.deadlineMs, new double[] {floorMs, randomMs}, false);
+        this.name,
+        this.description,
+        this.referenceRate,
+        this.baseRate,
+        this.burstMultiplier,
+        this.burstPeriodSeconds,
+        this.burstLengthSeconds,
+        this.threads,
+        this.degradeMillis,
+        this.variants,
+        this.closedLoop,
+        this.channels,
+        this.trailersDelayMs,
+        this.fault,
+        this.deadlineMs,
+        new double[] {floorMs, randomMs},
+        false);
   }
 
-  /** Queries per second if every thread always had a query in the frontend and nothing else waited. */
+  /**
+   * Queries per second if every thread always had a query in the frontend and nothing else waited.
+   */
   double idealThroughput() {
-    return (this.serviceMs == null) ? 0 : this.threads / ((this.serviceMs[0] + this.serviceMs[1]) / 1000);
+    return (this.serviceMs == null)
+        ? 0
+        : this.threads / ((this.serviceMs[0] + this.serviceMs[1]) / 1000);
   }
 
   /** Arrivals per second at this many seconds into a window. */

@@ -27,13 +27,12 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * What the load-counting interceptor adds to every gRPC call, tuned or not, and what routing adds
  * to a single-use read (ns/op, and B/op with {@code -prof gc}). A call is created, started, handed
- * one response message and closed: through {@link ChannelLoad}'s real {@link
- * CountingInterceptor}, which counts it and times it for the channel's latency estimate ({@code
- * channelCounted}), against the same call without it ({@code channelStock}); and picked by {@link
- * ChannelPicker} among 8 counted channels before that ({@code channelRouted}). The channels below
- * are stand-ins that only keep the listener, so the benchmark can answer the call; the pool in
- * front of them sends a call to the channel its context's affinity key names, by a map lookup, as
- * grpc-gcp does.
+ * one response message and closed: through {@link ChannelLoad}'s real {@link CountingInterceptor},
+ * which counts it and times it for the channel's latency estimate ({@code channelCounted}), against
+ * the same call without it ({@code channelStock}); and picked by {@link ChannelPicker} among 8
+ * counted channels before that ({@code channelRouted}). The channels below are stand-ins that only
+ * keep the listener, so the benchmark can answer the call; the pool in front of them sends a call
+ * to the channel its context's affinity key names, by a map lookup, as grpc-gcp does.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)

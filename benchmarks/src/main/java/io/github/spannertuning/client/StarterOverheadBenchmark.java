@@ -1,12 +1,12 @@
 package io.github.spannertuning.client;
 
+import com.google.api.gax.rpc.ApiCallContext;
 import com.google.cloud.NoCredentials;
 import com.google.cloud.spanner.SpannerException;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.spi.v1.SpannerRpc.Option;
 import com.google.cloud.spanner.spi.v1.SpannerRpc.ResultStreamConsumer;
 import com.google.cloud.spanner.spi.v1.SpannerRpc.StreamingCall;
-import com.google.api.gax.rpc.ApiCallContext;
 import com.google.protobuf.ByteString;
 import com.google.spanner.v1.PartialResultSet;
 import com.google.spanner.v1.TransactionOptions;
@@ -41,8 +41,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * classification, routing, the guard's wrapper) for one query: start, the row marked {@code last},
  * the end and the close, in either order. {@code streamStock} is the same sequence straight on the
  * call the client would get. The call is a no-op stand-in for gax's, started by a proxy of the
- * rpc's private starter interface, on both sides alike. Single-use and transactional (a
- * transaction id) requests. {@link ChannelLoadBenchmark} measures the load counting.
+ * rpc's private starter interface, on both sides alike. Single-use and transactional (a transaction
+ * id) requests. {@link ChannelLoadBenchmark} measures the load counting.
  *
  * <p>What the starter saves (the stock client's cancel path with its exceptions) is not here: the
  * stand-in call's cancel costs nothing. That is in the load benchmark's throwables, bytes and CPU.
@@ -63,7 +63,10 @@ public class StarterOverheadBenchmark {
   private static final MethodHandle START = startMethod();
 
   private static final PartialResultSet LAST_ROW =
-      PartialResultSet.newBuilder().setLast(true).setResumeToken(ByteString.copyFromUtf8("r")).build();
+      PartialResultSet.newBuilder()
+          .setLast(true)
+          .setResumeToken(ByteString.copyFromUtf8("r"))
+          .build();
 
   /** Single-use read-only, as the client sends a point select. */
   private static final TransactionSelector SINGLE_USE =
@@ -111,7 +114,9 @@ public class StarterOverheadBenchmark {
     this.rpc = (TunedSpannerRpc) new TunedSpannerRpcFactory(state).create(builder.build());
     this.starter =
         Proxy.newProxyInstance(
-            STARTER.getClassLoader(), new Class<?>[] {STARTER}, (proxy, method, args) -> NoopCall.INSTANCE);
+            STARTER.getClassLoader(),
+            new Class<?>[] {STARTER},
+            (proxy, method, args) -> NoopCall.INSTANCE);
     // The client passes a channel hint with every query.
     this.options = new EnumMap<>(Option.class);
     this.options.put(Option.CHANNEL_HINT, 3L);
@@ -126,7 +131,10 @@ public class StarterOverheadBenchmark {
 
   @Benchmark
   public Object streamStock() throws Throwable {
-    StreamingCall call = (StreamingCall) START.invokeExact(this.starter, (ResultStreamConsumer) this.consumer, (Map<?, ?>) this.options);
+    StreamingCall call =
+        (StreamingCall)
+            START.invokeExact(
+                this.starter, (ResultStreamConsumer) this.consumer, (Map<?, ?>) this.options);
     return pointSelect(this.consumer, call, this.closeAtLast);
   }
 
@@ -206,7 +214,8 @@ public class StarterOverheadBenchmark {
               MethodType.methodType(
                   StreamingCall.class, Object.class, ResultStreamConsumer.class, Map.class));
     } catch (ReflectiveOperationException ex) {
-      throw new IllegalStateException("GuardedStream.Starter.start changed: update this benchmark", ex);
+      throw new IllegalStateException(
+          "GuardedStream.Starter.start changed: update this benchmark", ex);
     }
   }
 
@@ -244,5 +253,4 @@ public class StarterOverheadBenchmark {
     @Override
     public void cancel(String message) {}
   }
-
 }

@@ -12,9 +12,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Runs the whole load benchmark at a tiny scale (every workload, every variant, the frontend in
- * its own JVM) and checks that it reports. Not a timing: the figures of so short a run mean
- * nothing, and are not asserted.
+ * Runs the whole load benchmark at a tiny scale (every workload, every variant, the frontend in its
+ * own JVM) and checks that it reports. Not a timing: the figures of so short a run mean nothing,
+ * and are not asserted.
  */
 class BenchmarkSmokeTest {
 
@@ -39,10 +39,12 @@ class BenchmarkSmokeTest {
     JsonNode line = report.path("lines").get(0);
     assertThat(line.path("floor").path("stock").path("queries").asLong()).isEqualTo(10);
     assertThat(line.path("floor").path("tuned").path("queries").asLong()).isEqualTo(10);
-    assertThat(line.path("workloads")).extracting((w) -> w.path("name").asText())
+    assertThat(line.path("workloads"))
+        .extracting((w) -> w.path("name").asText())
         .containsExactlyElementsOf(WORKLOADS);
     for (JsonNode workload : line.path("workloads")) {
-      assertThat(workload.path("variants")).extracting((v) -> v.path("variant").asText())
+      assertThat(workload.path("variants"))
+          .extracting((v) -> v.path("variant").asText())
           .as(workload.path("name").asText())
           .containsExactly("stock", "tuned", "distribution only", "guard only", "round robin");
       for (JsonNode variant : workload.path("variants")) {
@@ -55,20 +57,23 @@ class BenchmarkSmokeTest {
         assertThat(variant.path("throwablesPerQuery").isNumber()).as(what + " throwables").isTrue();
         assertThat(variant.path("serverSharesSorted")).as(what + " channel shares").hasSize(8);
         assertThat(variant.path("serverBusiestOverMean").asDouble())
-            .as(what + " busiest/mean").isGreaterThanOrEqualTo(1.0);
+            .as(what + " busiest/mean")
+            .isGreaterThanOrEqualTo(1.0);
       }
     }
     JsonNode degraded = line.path("workloads").get(3);
     assertThat(degraded.path("variants").get(0).path("rounds").get(0).has("degradedShareOfEven"))
-        .as("the degraded workload slowed a connection").isTrue();
+        .as("the degraded workload slowed a connection")
+        .isTrue();
 
     String markdown = Files.readString(out.resolve("benchmarks.md"));
     assertThat(markdown).contains("## Headline: tuned / stock", "### Floor");
     for (String workload : WORKLOADS) {
       assertThat(markdown).contains("| " + workload + " |");
     }
-    assertThat(markdown).contains(
-        "| metric | stock | tuned | delta | distribution only | guard only | round robin |");
+    assertThat(markdown)
+        .contains(
+            "| metric | stock | tuned | delta | distribution only | guard only | round robin |");
     String html = Files.readString(out.resolve("benchmarks.html"));
     assertThat(html).contains("<svg", "round robin", "spiky point select, one connection slowed");
   }
@@ -88,7 +93,8 @@ class BenchmarkSmokeTest {
 
     JsonNode line =
         new ObjectMapper().readTree(out.resolve("benchmarks.json").toFile()).path("lines").get(0);
-    assertThat(line.path("workloads")).extracting((w) -> w.path("name").asText())
+    assertThat(line.path("workloads"))
+        .extracting((w) -> w.path("name").asText())
         .containsExactly("slow-trailers-1ch", "slow-trailers-8ch");
     int[] channels = {1, 8};
     for (int i = 0; i < channels.length; i++) {
@@ -96,7 +102,8 @@ class BenchmarkSmokeTest {
       assertThat(workload.path("closedLoop").asBoolean()).isTrue();
       assertThat(workload.path("channels").asInt()).isEqualTo(channels[i]);
       assertThat(workload.path("trailersDelayMs").asDouble()).isEqualTo(1.0);
-      assertThat(workload.path("variants")).extracting((v) -> v.path("variant").asText())
+      assertThat(workload.path("variants"))
+          .extracting((v) -> v.path("variant").asText())
           .containsExactly("stock", "tuned");
       for (JsonNode variant : workload.path("variants")) {
         String what = workload.path("name").asText() + " / " + variant.path("variant").asText();
@@ -110,15 +117,17 @@ class BenchmarkSmokeTest {
           .isZero();
     }
     String markdown = Files.readString(out.resolve("benchmarks.md"));
-    assertThat(markdown).contains(
-        "### closed-loop point select, trailers 1 ms late, 1 channel (8 threads",
-        "### closed-loop point select, trailers 1 ms late, 8 channels (8 threads",
-        "| throughput (queries/s) |",
-        "| closes at last cancelled instead of drained |");
+    assertThat(markdown)
+        .contains(
+            "### closed-loop point select, trailers 1 ms late, 1 channel (8 threads",
+            "### closed-loop point select, trailers 1 ms late, 8 channels (8 threads",
+            "| throughput (queries/s) |",
+            "| closes at last cancelled instead of drained |");
   }
 
   @Test
-  void theFaultAndFreshClientWorkloadsReportWhereTheirCallsWent(@TempDir Path out) throws Exception {
+  void theFaultAndFreshClientWorkloadsReportWhereTheirCallsWent(@TempDir Path out)
+      throws Exception {
     BenchmarkMain.run(
         "--out", out.toString(),
         "--workloads", "stalled,recovered,fresh-client",
@@ -135,7 +144,8 @@ class BenchmarkSmokeTest {
 
     JsonNode line =
         new ObjectMapper().readTree(out.resolve("benchmarks.json").toFile()).path("lines").get(0);
-    assertThat(line.path("workloads")).extracting((w) -> w.path("name").asText())
+    assertThat(line.path("workloads"))
+        .extracting((w) -> w.path("name").asText())
         .containsExactly("stalled", "recovered", "fresh-client");
     JsonNode stalled = line.path("workloads").get(0);
     assertThat(stalled.path("fault").asText()).isEqualTo("stalled");
@@ -158,13 +168,15 @@ class BenchmarkSmokeTest {
     JsonNode fresh = line.path("workloads").get(2);
     assertThat(fresh.path("warmedUp").asBoolean()).as("a fresh client is not warmed up").isFalse();
     assertThat(fresh.path("idealQueriesPerSecond").asDouble()).isCloseTo(16 / 0.022, within(0.01));
-    assertThat(fresh.path("variants")).extracting((v) -> v.path("variant").asText())
+    assertThat(fresh.path("variants"))
+        .extracting((v) -> v.path("variant").asText())
         .containsExactly("stock", "tuned");
     String markdown = Files.readString(out.resolve("benchmarks.md"));
-    assertThat(markdown).contains(
-        "| reads sent to the stalled connection after its first 200 ms, per round |",
-        "| s from recovery until it carried half its even share in 0.5 s, per round |",
-        "| share of ideal throughput (threads / mean server time) |",
-        "| stalled: failed reads, tuned (stock) |");
+    assertThat(markdown)
+        .contains(
+            "| reads sent to the stalled connection after its first 200 ms, per round |",
+            "| s from recovery until it carried half its even share in 0.5 s, per round |",
+            "| share of ideal throughput (threads / mean server time) |",
+            "| stalled: failed reads, tuned (stock) |");
   }
 }

@@ -62,10 +62,12 @@ class CpuLimitedSmokeTest {
         .containsExactlyElementsOf(cores.subList(1, cores.size()));
     assertThat(fieldNames(frontend.path("threadSamplesByLastCore")))
         .isNotEmpty()
-        .allSatisfy((core) -> assertThat(cores.subList(1, cores.size())).contains(Integer.valueOf(core)));
+        .allSatisfy(
+            (core) -> assertThat(cores.subList(1, cores.size())).contains(Integer.valueOf(core)));
 
     JsonNode capacity = limited.path("capacity");
-    assertThat(capacity.path("points")).extracting((p) -> p.path("rate").asDouble())
+    assertThat(capacity.path("points"))
+        .extracting((p) -> p.path("rate").asDouble())
         .containsExactly(50.0, 100.0);
     assertThat(capacity.path("capacityRate").path("stock").asDouble()).isEqualTo(100.0);
     assertThat(capacity.path("capacityRate").path("tuned").asDouble()).isEqualTo(100.0);
@@ -77,16 +79,23 @@ class CpuLimitedSmokeTest {
     JsonNode spiky = limited.path("workloads").get(0);
     assertThat(spiky.path("name").asText()).isEqualTo("spiky");
     assertThat(spiky.path("baseRate").asDouble()).isCloseTo(100.0 / 3, Offset.offset(1e-9));
-    assertThat(spiky.path("variants")).extracting((v) -> v.path("variant").asText())
+    assertThat(spiky.path("variants"))
+        .extracting((v) -> v.path("variant").asText())
         .containsExactly("stock", "tuned");
     assertThat(spiky.path("variants").get(0).path("rounds")).hasSize(2);
 
     String markdown = Files.readString(out.resolve("benchmarks.md"));
-    assertThat(markdown).contains(
-        "## Headline: the client on 1 vCPU", "| 6.", "100/s -> at least 100/s",
-        "### Capacity sweep (client on 1 vCPU)", "### Steady at 75.0% of stock's capacity",
-        "| spiky | 1 vCPU | 33/s |", "What it does not model");
-    assertThat(Files.readString(out.resolve("benchmarks.html"))).contains("SLO 100000 ms", "<circle");
+    assertThat(markdown)
+        .contains(
+            "## Headline: the client on 1 vCPU",
+            "| 6.",
+            "100/s -> at least 100/s",
+            "### Capacity sweep (client on 1 vCPU)",
+            "### Steady at 75.0% of stock's capacity",
+            "| spiky | 1 vCPU | 33/s |",
+            "What it does not model");
+    assertThat(Files.readString(out.resolve("benchmarks.html")))
+        .contains("SLO 100000 ms", "<circle");
   }
 
   @Test
@@ -95,7 +104,9 @@ class CpuLimitedSmokeTest {
     assertThat(CpuLimitedRun.withinSlo(variant(0, 0, 20.1), 20)).isFalse();
     assertThat(CpuLimitedRun.withinSlo(variant(1, 0, 5), 20)).isFalse();
     assertThat(CpuLimitedRun.withinSlo(variant(0, 3, 5), 20)).isFalse();
-    assertThat(CpuLimitedRun.p99WithinSlo(variant(1, 0, 5), 20)).as("a failed query aside").isTrue();
+    assertThat(CpuLimitedRun.p99WithinSlo(variant(1, 0, 5), 20))
+        .as("a failed query aside")
+        .isTrue();
     assertThat(CpuLimitedRun.p99WithinSlo(variant(0, 3, 5), 20)).as("arrivals not sent").isFalse();
     assertThat(CpuLimitedRun.p99WithinSlo(variant(0, 0, 20.1), 20)).isFalse();
   }

@@ -7,8 +7,8 @@ import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.context.annotation.Bean;
 
 /**
- * A small web application that uses Spanner the way each supported line allows, with the starter
- * as its only tuning dependency. {@code compat.spanner.mode} says who builds the client:
+ * A small web application that uses Spanner the way each supported line allows, with the starter as
+ * its only tuning dependency. {@code compat.spanner.mode} says who builds the client:
  *
  * <ul>
  *   <li>{@code own-options} (default): the application's own {@code SpannerOptions} and {@code

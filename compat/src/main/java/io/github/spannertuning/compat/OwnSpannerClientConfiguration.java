@@ -11,7 +11,10 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
-/** The application's own Spanner client, in the modes {@code own-options} and {@code emulator-options}. */
+/**
+ * The application's own Spanner client, in the modes {@code own-options} and {@code
+ * emulator-options}.
+ */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnExpression("'${compat.spanner.mode:own-options}' != 'spring-cloud-gcp'")
 class OwnSpannerClientConfiguration {
@@ -22,7 +25,10 @@ class OwnSpannerClientConfiguration {
   }
 
   @Bean
-  @ConditionalOnProperty(name = "compat.spanner.mode", havingValue = "own-options", matchIfMissing = true)
+  @ConditionalOnProperty(
+      name = "compat.spanner.mode",
+      havingValue = "own-options",
+      matchIfMissing = true)
   SpannerOptions spannerOptions(
       @Value("${compat.spanner.host}") String host,
       @Value("${spring.cloud.gcp.project-id}") String project,

@@ -8,7 +8,9 @@ import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
-/** Spanner traffic on request, for the tests that drive the application from outside (java -jar). */
+/**
+ * Spanner traffic on request, for the tests that drive the application from outside (java -jar).
+ */
 @RestController
 class PointSelectController {
 
@@ -21,8 +23,8 @@ class PointSelectController {
   }
 
   /**
-   * Runs single-use point selects, each closed after its one row, and counts the rows; says
-   * whether the request ran on a virtual thread (Java 21+ with {@code
+   * Runs single-use point selects, each closed after its one row, and counts the rows; says whether
+   * the request ran on a virtual thread (Java 21+ with {@code
    * spring.threads.virtual.enabled=true}).
    */
   @PostMapping("/compat/point-selects")

@@ -1,9 +1,9 @@
 package io.github.spannertuning.compat;
 
 import com.google.gson.JsonElement;
-import io.github.spannertuning.testing.MockSpannerServer;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import io.github.spannertuning.testing.MockSpannerServer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -65,7 +65,9 @@ final class CompatLine {
     String value = System.getProperty(name);
     if (value == null || value.isBlank()) {
       throw new IllegalStateException(
-          "System property '" + name + "' is not set: run the compat tests through Maven (failsafe)");
+          "System property '"
+              + name
+              + "' is not set: run the compat tests through Maven (failsafe)");
     }
     return value;
   }
@@ -88,7 +90,9 @@ final class CompatLine {
   private static Response send(HttpRequest.Builder request) {
     try {
       HttpResponse<String> response =
-          HTTP.send(request.timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+          HTTP.send(
+              request.timeout(Duration.ofSeconds(30)).build(),
+              HttpResponse.BodyHandlers.ofString());
       return new Response(response.statusCode(), response.body());
     } catch (IOException ex) {
       throw new UncheckedIOException(ex);

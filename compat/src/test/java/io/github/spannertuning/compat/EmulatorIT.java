@@ -3,12 +3,12 @@ package io.github.spannertuning.compat;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import com.google.cloud.NoCredentials;
 import com.google.cloud.spanner.DatabaseClient;
 import com.google.cloud.spanner.InstanceConfigId;
 import com.google.cloud.spanner.InstanceId;
 import com.google.cloud.spanner.InstanceInfo;
 import com.google.cloud.spanner.ResultSet;
-import com.google.cloud.NoCredentials;
 import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
@@ -92,9 +92,12 @@ class EmulatorIT {
                   for (int id = 1; id <= rows; id++) {
                     count +=
                         tx.executeUpdate(
-                            Statement.newBuilder("INSERT INTO Singers (id, name) VALUES (@id, @name)")
-                                .bind("id").to(id)
-                                .bind("name").to("singer-" + id)
+                            Statement.newBuilder(
+                                    "INSERT INTO Singers (id, name) VALUES (@id, @name)")
+                                .bind("id")
+                                .to(id)
+                                .bind("name")
+                                .to("singer-" + id)
                                 .build());
                   }
                   return count;
@@ -105,13 +108,17 @@ class EmulatorIT {
           this.client
               .singleUse()
               .executeQuery(
-                  Statement.newBuilder("SELECT id, name FROM Singers WHERE id = @id").bind("id").to(id).build())) {
+                  Statement.newBuilder("SELECT id, name FROM Singers WHERE id = @id")
+                      .bind("id")
+                      .to(id)
+                      .build())) {
         assertThat(rs.next()).isTrue();
         assertThat(rs.getString("name")).isEqualTo("singer-" + id);
         assertThat(rs.next()).isFalse();
       }
     }
-    try (ResultSet rs = this.client.singleUse().executeQuery(Statement.of("SELECT COUNT(*) FROM Singers"))) {
+    try (ResultSet rs =
+        this.client.singleUse().executeQuery(Statement.of("SELECT COUNT(*) FROM Singers"))) {
       assertThat(rs.next()).isTrue();
       assertThat(rs.getLong(0)).isEqualTo(rows);
     }
@@ -120,13 +127,15 @@ class EmulatorIT {
     Endpoint.assertFeaturesAsExpected(client);
     Endpoint.assertVersionsAsExpected(client);
     assertThat(Endpoint.calls(client)).isGreaterThanOrEqualTo(rows + 2);
-    CompatLine.report("emulator", "20 rows written in one read/write transaction and read back single-use, features as expected");
+    CompatLine.report(
+        "emulator",
+        "20 rows written in one read/write transaction and read back single-use, features as expected");
   }
 
   /**
    * Starts the emulator and creates the application's instance and database with a plain admin
-   * client, before the application's client exists: a database client that meets a missing
-   * database remembers that.
+   * client, before the application's client exists: a database client that meets a missing database
+   * remembers that.
    */
   private static SpannerEmulator start() {
     if (SpannerEmulator.find().isEmpty()) {
@@ -152,7 +161,10 @@ class EmulatorIT {
                     .setNodeCount(1)
                     .build())
             .get(60, TimeUnit.SECONDS);
-        admin.getDatabaseAdminClient().createDatabase(INSTANCE, DATABASE, List.of(DDL)).get(60, TimeUnit.SECONDS);
+        admin
+            .getDatabaseAdminClient()
+            .createDatabase(INSTANCE, DATABASE, List.of(DDL))
+            .get(60, TimeUnit.SECONDS);
       }
       return emulator;
     } catch (Exception ex) {

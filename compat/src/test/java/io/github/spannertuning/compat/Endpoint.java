@@ -16,7 +16,9 @@ final class Endpoint {
 
   static JsonObject client(int port, String client) {
     CompatLine.Response response = CompatLine.get(port, "/actuator/spannertuning");
-    assertThat(response.status()).as("GET /actuator/spannertuning: %s", response.body()).isEqualTo(200);
+    assertThat(response.status())
+        .as("GET /actuator/spannertuning: %s", response.body())
+        .isEqualTo(200);
     JsonObject clients = response.json().getAsJsonObject("clients");
     assertThat(clients.has(client)).as("tuned clients: %s", clients.keySet()).isTrue();
     return clients.getAsJsonObject(client);

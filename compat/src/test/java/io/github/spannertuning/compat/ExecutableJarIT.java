@@ -26,7 +26,9 @@ class ExecutableJarIT {
   void endpointOfAnExecutableJarReportsTheLine() throws Exception {
     Path jar = Path.of(CompatLine.property("compat.executable-jar"));
     assertThat(jar).as("repackaged application (mvn package runs before the ITs)").exists();
-    Path log = Path.of(CompatLine.property("compat.report-dir")).resolve("executable-jar-" + CompatLine.LINE + ".log");
+    Path log =
+        Path.of(CompatLine.property("compat.report-dir"))
+            .resolve("executable-jar-" + CompatLine.LINE + ".log");
     Files.createDirectories(log.getParent());
     int port = freePort();
     try (MockSpannerServer server = CompatLine.server().start()) {

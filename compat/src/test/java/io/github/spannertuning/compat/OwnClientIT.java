@@ -53,7 +53,8 @@ class OwnClientIT {
   static final int CHANNELS = 8;
 
   /** The production-like server's pace, restored after a burst. */
-  static final ServiceTime PRODUCTION_PACE = ServiceTime.uniform(Duration.ofMillis(2), Duration.ofMillis(5));
+  static final ServiceTime PRODUCTION_PACE =
+      ServiceTime.uniform(Duration.ofMillis(2), Duration.ofMillis(5));
 
   static final MockSpannerServer SERVER = start();
 
@@ -88,7 +89,8 @@ class OwnClientIT {
 
   @Test
   void servesSpannerTraffic() {
-    try (ResultSet rs = this.client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
+    try (ResultSet rs =
+        this.client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
       assertThat(rs.next()).isTrue();
       assertThat(rs.getString("name")).isEqualTo("Alice");
       assertThat(rs.next()).isFalse();
@@ -108,15 +110,25 @@ class OwnClientIT {
     assertThat(text(client, "pool/kind")).isEqualTo("grpc-gcp");
     assertThat(client.getAsJsonObject("pool").get("size").getAsInt()).isEqualTo(CHANNELS);
     assertThat(Endpoint.calls(client)).isGreaterThanOrEqualTo(20);
-    CompatLine.report("line", "Spring Boot " + CompatLine.BOOT + ", spring-cloud-gcp " + CompatLine.SPRING_CLOUD_GCP
-        + ", google-cloud-spanner " + CompatLine.SPANNER + ", grpc-gcp " + CompatLine.GRPC_GCP);
+    CompatLine.report(
+        "line",
+        "Spring Boot "
+            + CompatLine.BOOT
+            + ", spring-cloud-gcp "
+            + CompatLine.SPRING_CLOUD_GCP
+            + ", google-cloud-spanner "
+            + CompatLine.SPANNER
+            + ", grpc-gcp "
+            + CompatLine.GRPC_GCP);
     for (String feature : Endpoint.FEATURES) {
       CompatLine.report("feature." + feature, Endpoint.describe(client, feature));
     }
     CompatLine.report("versions", client.get("versions"));
   }
 
-  /** grpc-gcp is what the client really uses; on old lines only because the starter switched it on. */
+  /**
+   * grpc-gcp is what the client really uses; on old lines only because the starter switched it on.
+   */
   @Test
   void grpcGcpIsOnInTheClient() {
     assertThat(this.spanner.getOptions().isGrpcGcpExtensionEnabled())
@@ -125,15 +137,19 @@ class OwnClientIT {
     boolean stockDefault =
         SpannerOptions.newBuilder().setProjectId("p").build().isGrpcGcpExtensionEnabled();
     assertThat(stockDefault)
-        .as("this client line's own default for grpc-gcp (expected: %s)", CompatLine.expected("grpc-gcp"))
+        .as(
+            "this client line's own default for grpc-gcp (expected: %s)",
+            CompatLine.expected("grpc-gcp"))
         .isEqualTo(CompatLine.expected("grpc-gcp").equals("native"));
-    CompatLine.report("measured.grpc-gcp", "client default " + stockDefault + ", tuned client true");
+    CompatLine.report(
+        "measured.grpc-gcp", "client default " + stockDefault + ", tuned client true");
   }
 
   /**
    * A warm burst of 64x25 single-use point selects with 20 ms of server time, counted per server
-   * connection: the starter routes every one of them, over every connection. Where the starter routes ({@code on}), the same client is measured with the feature
-   * switched off through the endpoint, for the figures side by side.
+   * connection: the starter routes every one of them, over every connection. Where the starter
+   * routes ({@code on}), the same client is measured with the feature switched off through the
+   * endpoint, for the figures side by side.
    */
   @Test
   void singleUseReadsSpreadOverTheConnections() throws Exception {
@@ -152,11 +168,14 @@ class OwnClientIT {
     }
     long routedBefore = Endpoint.counter(Endpoint.client(this.port, "spanner"), "singleUseRouted");
     Spread tuned = burst();
-    long routed = Endpoint.counter(Endpoint.client(this.port, "spanner"), "singleUseRouted") - routedBefore;
+    long routed =
+        Endpoint.counter(Endpoint.client(this.port, "spanner"), "singleUseRouted") - routedBefore;
     String figures =
         String.format(
             "burst 64x25, server 20 ms: busiest/mean %s%.2f %s, routed by the starter %d",
-            (stock != null) ? String.format("stock %.2f %s, tuned ", stock.ratio(), stock.perConnection()) : "",
+            (stock != null)
+                ? String.format("stock %.2f %s, tuned ", stock.ratio(), stock.perConnection())
+                : "",
             tuned.ratio(),
             tuned.perConnection(),
             routed);
@@ -233,9 +252,12 @@ class OwnClientIT {
   }
 
   private Cancels cancels(int queries) {
-    long skippedBefore = Endpoint.counter(Endpoint.client(this.port, "spanner"), "streamEndGuardSkipped");
+    long skippedBefore =
+        Endpoint.counter(Endpoint.client(this.port, "spanner"), "streamEndGuardSkipped");
     double settled = cancelsPerQuery(queries, true);
-    long skipped = Endpoint.counter(Endpoint.client(this.port, "spanner"), "streamEndGuardSkipped") - skippedBefore;
+    long skipped =
+        Endpoint.counter(Endpoint.client(this.port, "spanner"), "streamEndGuardSkipped")
+            - skippedBefore;
     int rstBefore = SERVER.rstStreams();
     double immediate = cancelsPerQuery(queries, false);
     awaitStreamEnd();
@@ -260,13 +282,23 @@ class OwnClientIT {
         names.stream()
             .filter((name) -> !this.meters.find(name).tag("client", "spanner").meters().isEmpty())
             .toList();
-    CompatLine.report("measured.meters", present.size() + " of 6 meters in " + this.meters.getClass().getSimpleName());
-    assertThat(present).as("spanner.tuning meters of client 'spanner' in Boot's registry").isEqualTo(names);
-    assertThat(channelCalls() - before).as("spanner.tuning.channel.calls grew by the queries").isGreaterThanOrEqualTo(queries);
+    CompatLine.report(
+        "measured.meters",
+        present.size() + " of 6 meters in " + this.meters.getClass().getSimpleName());
+    assertThat(present)
+        .as("spanner.tuning meters of client 'spanner' in Boot's registry")
+        .isEqualTo(names);
+    assertThat(channelCalls() - before)
+        .as("spanner.tuning.channel.calls grew by the queries")
+        .isGreaterThanOrEqualTo(queries);
   }
 
   private double channelCalls() {
-    return this.meters.find("spanner.tuning.channel.calls").tag("client", "spanner").functionCounters().stream()
+    return this.meters
+        .find("spanner.tuning.channel.calls")
+        .tag("client", "spanner")
+        .functionCounters()
+        .stream()
         .mapToDouble((counter) -> counter.count())
         .sum();
   }
@@ -274,7 +306,8 @@ class OwnClientIT {
   private double cancelsPerQuery(int queries, boolean settle) {
     long before = this.cancels.cancels();
     for (int i = 0; i < queries; i++) {
-      try (ResultSet rs = this.client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
+      try (ResultSet rs =
+          this.client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
         assertThat(rs.next()).isTrue();
         if (settle) {
           awaitStreamEnd();
@@ -286,8 +319,8 @@ class OwnClientIT {
 
   /**
    * Gives a point select's end of stream (its {@code last} message, and the trailers 1 ms later)
-   * time to reach the client after its row, so that the close that follows is a close of a
-   * finished stream.
+   * time to reach the client after its row, so that the close that follows is a close of a finished
+   * stream.
    */
   private static void awaitStreamEnd() {
     try {
@@ -303,12 +336,15 @@ class OwnClientIT {
             this.port,
             "/actuator/spannertuning/spanner",
             "{\"feature\": \"" + feature + "\", \"enabled\": " + enabled + "}");
-    assertThat(response.status()).as("POST %s=%s: %s", feature, enabled, response.body()).isEqualTo(expectedStatus);
+    assertThat(response.status())
+        .as("POST %s=%s: %s", feature, enabled, response.body())
+        .isEqualTo(expectedStatus);
   }
 
   private void pointSelects(int count) {
     for (int i = 0; i < count; i++) {
-      try (ResultSet rs = this.client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
+      try (ResultSet rs =
+          this.client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
         assertThat(rs.next()).isTrue();
       }
     }
@@ -344,7 +380,8 @@ class OwnClientIT {
 
   private static MockSpannerServer start() {
     try {
-      MockSpannerServer server = CompatLine.server().serviceTime(PRODUCTION_PACE).countFrames().start();
+      MockSpannerServer server =
+          CompatLine.server().serviceTime(PRODUCTION_PACE).countFrames().start();
       server.mock().putStatementResult(StatementResult.update(Statement.of(UPDATE), 1L));
       return server;
     } catch (IOException ex) {

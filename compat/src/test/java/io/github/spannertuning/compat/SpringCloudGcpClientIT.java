@@ -51,14 +51,21 @@ class SpringCloudGcpClientIT {
       assertThat(this.context.getBeanNamesForType(Spanner.class))
           .as("Spanner beans without spring-cloud-gcp-data-spanner")
           .isEmpty();
-      assertThat(CompatLine.get(this.port, "/actuator/spannertuning").json().getAsJsonObject("clients").size())
+      assertThat(
+              CompatLine.get(this.port, "/actuator/spannertuning")
+                  .json()
+                  .getAsJsonObject("clients")
+                  .size())
           .isZero();
-      CompatLine.report("spring-cloud-gcp-spanner", "does not run (no spring-cloud-gcp-data-spanner for this line)");
+      CompatLine.report(
+          "spring-cloud-gcp-spanner",
+          "does not run (no spring-cloud-gcp-data-spanner for this line)");
       return;
     }
     DatabaseClient client = this.context.getBean(CompatDatabase.class).client();
     for (int i = 0; i < 20; i++) {
-      try (ResultSet rs = client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
+      try (ResultSet rs =
+          client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
         assertThat(rs.next()).isTrue();
         assertThat(rs.getString("name")).isEqualTo("Alice");
       }
@@ -69,7 +76,9 @@ class SpringCloudGcpClientIT {
     assertThat(Endpoint.calls(spanner)).isGreaterThanOrEqualTo(20);
     CompatLine.report(
         "spring-cloud-gcp-spanner",
-        "tuned: " + Endpoint.describe(spanner, "single-use-distribution") + ", guard "
+        "tuned: "
+            + Endpoint.describe(spanner, "single-use-distribution")
+            + ", guard "
             + Endpoint.describe(spanner, "stream-end-guard"));
   }
 

@@ -53,21 +53,26 @@ class SwitchesIT {
     assumeBuiltWithoutAot("switch.spanner.tuning.metrics.enabled");
     try (ConfigurableApplicationContext context = run("--spanner.tuning.metrics.enabled=false")) {
       assertThat(SpannerTuning.stateOf(context.getBean(Spanner.class).getOptions())).isPresent();
-      assertThat(context.getBean(MeterRegistry.class).find("spanner.tuning.channel.count").meters()).isEmpty();
+      assertThat(context.getBean(MeterRegistry.class).find("spanner.tuning.channel.count").meters())
+          .isEmpty();
     }
     try (ConfigurableApplicationContext context = run()) {
-      assertThat(context.getBean(MeterRegistry.class).find("spanner.tuning.channel.count").meters()).isNotEmpty();
+      assertThat(context.getBean(MeterRegistry.class).find("spanner.tuning.channel.count").meters())
+          .isNotEmpty();
     }
     CompatLine.report("switch.spanner.tuning.metrics.enabled", "works");
   }
 
   @Test
   void badValueStopsStartupNamingTheProperty(CapturedOutput output) {
-    assertThatThrownBy(() -> run("--spanner.tuning.channels=0").close()).isInstanceOf(Exception.class);
+    assertThatThrownBy(() -> run("--spanner.tuning.channels=0").close())
+        .isInstanceOf(Exception.class);
     assertThat(output)
         .contains("Invalid value '0' for property 'spanner.tuning.channels'")
         .contains("Set 'spanner.tuning.channels' to an integer from 1 to 256.");
-    CompatLine.report("failure-analysis", "spanner.tuning.channels=0 stops startup; the message names the property and its allowed values");
+    CompatLine.report(
+        "failure-analysis",
+        "spanner.tuning.channels=0 stops startup; the message names the property and its allowed values");
   }
 
   /**
@@ -76,7 +81,8 @@ class SwitchesIT {
    */
   private static void assumeBuiltWithoutAot(String key) {
     if (CompatLine.AOT) {
-      CompatLine.report(key, "fixed when process-aot runs (a run-time value is not applied under AOT)");
+      CompatLine.report(
+          key, "fixed when process-aot runs (a run-time value is not applied under AOT)");
     }
     Assumptions.assumeFalse(CompatLine.AOT, "Spring AOT evaluates conditions at build time");
   }

@@ -32,9 +32,10 @@ import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * The application with {@code spring.threads.virtual.enabled=true} on Java 21+ (profile
- * virtual-threads, which alone runs this class): its requests, and so the Spanner calls, the picker and the guard's drain, run
- * on virtual threads; none of them pins its carrier (JFR {@code jdk.VirtualThreadPinned}, every
- * event recorded), and the features and the wire behave as on platform threads.
+ * virtual-threads, which alone runs this class): its requests, and so the Spanner calls, the picker
+ * and the guard's drain, run on virtual threads; none of them pins its carrier (JFR {@code
+ * jdk.VirtualThreadPinned}, every event recorded), and the features and the wire behave as on
+ * platform threads.
  */
 @SpringBootTest(
     classes = CompatApplication.class,
@@ -65,7 +66,9 @@ class VirtualThreadsCheck {
     // Warm up first: a cold JVM pins carriers while threads wait for one another's class
     // initialisation (the client's, OpenCensus'), which is not what this measures.
     for (int i = 0; i < 4; i++) {
-      assertThat(CompatLine.post(this.port, "/compat/point-selects?count=" + selectsPerRequest, "").status())
+      assertThat(
+              CompatLine.post(this.port, "/compat/point-selects?count=" + selectsPerRequest, "")
+                  .status())
           .isEqualTo(200);
     }
     JsonObject before = Endpoint.client(this.port, "spanner");
@@ -105,9 +108,11 @@ class VirtualThreadsCheck {
     }
     JsonObject after = Endpoint.client(this.port, "spanner");
     int selects = requests * selectsPerRequest;
-    long routed = Endpoint.counter(after, "singleUseRouted") - Endpoint.counter(before, "singleUseRouted");
+    long routed =
+        Endpoint.counter(after, "singleUseRouted") - Endpoint.counter(before, "singleUseRouted");
     long skipped =
-        Endpoint.counter(after, "streamEndGuardSkipped") - Endpoint.counter(before, "streamEndGuardSkipped");
+        Endpoint.counter(after, "streamEndGuardSkipped")
+            - Endpoint.counter(before, "streamEndGuardSkipped");
     int rst = SERVER.rstStreams() - rstBefore;
     List<String> starterPins = new ArrayList<>();
     Map<String, Integer> reasons = new TreeMap<>();
@@ -123,8 +128,16 @@ class VirtualThreadsCheck {
     String figures =
         String.format(
             "%d point selects from %d requests: on virtual threads %d of %d requests, routed by the starter %d, cancels skipped by the guard %d, RST_STREAM on the wire %d, pinned events %d (in starter code %d) %s",
-            selects, requests, virtual.stream().filter(v -> v).count(), requests, routed, skipped, rst,
-            pinned.size(), starterPins.size(), reasons);
+            selects,
+            requests,
+            virtual.stream().filter(v -> v).count(),
+            requests,
+            routed,
+            skipped,
+            rst,
+            pinned.size(),
+            starterPins.size(),
+            reasons);
     CompatLine.report("measured.virtual-threads", figures);
 
     assertThat(rows).isEqualTo(selects);

@@ -17,11 +17,11 @@ import org.springframework.context.annotation.Bean;
 
 /**
  * Counts, independently of spanner-tuning, the data-plane calls ({@code google.spanner.v1.Spanner})
- * the sample's client makes: an interceptor on every sub-channel, installed in the client's
- * builder before spanner-tuning wraps the interceptor provider. Admin calls (instance and database
- * admin) pass the same interceptor and are not counted. A call counts when it starts: a call
- * object that is created and never started sends nothing (on 6.113 spanner-tuning creates one per
- * channel to bind the client's affinity keys).
+ * the sample's client makes: an interceptor on every sub-channel, installed in the client's builder
+ * before spanner-tuning wraps the interceptor provider. Admin calls (instance and database admin)
+ * pass the same interceptor and are not counted. A call counts when it starts: a call object that
+ * is created and never started sends nothing (on 6.113 spanner-tuning creates one per channel to
+ * bind the client's affinity keys).
  */
 final class DataPlaneCallCounter implements ClientInterceptor {
 

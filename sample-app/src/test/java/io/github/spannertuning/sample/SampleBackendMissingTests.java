@@ -9,21 +9,23 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 
-/** Asked for an emulator the machine lacks, the sample stops with the three ways, no stack trace. */
+/**
+ * Asked for an emulator the machine lacks, the sample stops with the three ways, no stack trace.
+ */
 @ExtendWith(OutputCaptureExtension.class)
 class SampleBackendMissingTests {
 
   @Test
   void anEmulatorAskedForButMissingStopsWithTheWaysToGiveItABackend(CapturedOutput output) {
     assertThatThrownBy(
-            () ->
-                new SpringApplicationBuilder(SampleApplication.class)
-                    .run(
-                        "--sample.backend=emulator",
-                        "--sample.emulator.search-locations=/nonexistent/emulator_main",
-                        "--SPANNER_EMULATOR_BINARY=",
-                        "--server.port=0")
-                    .close());
+        () ->
+            new SpringApplicationBuilder(SampleApplication.class)
+                .run(
+                    "--sample.backend=emulator",
+                    "--sample.emulator.search-locations=/nonexistent/emulator_main",
+                    "--SPANNER_EMULATOR_BINARY=",
+                    "--server.port=0")
+                .close());
     assertThat(output.getAll())
         .contains(
             "The sample has no Spanner backend: sample.backend=emulator, but no Cloud Spanner"

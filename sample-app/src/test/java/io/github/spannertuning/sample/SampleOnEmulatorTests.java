@@ -42,7 +42,9 @@ class SampleOnEmulatorTests {
           Path.of("/usr/lib/google-cloud-sdk/bin/cloud_spanner_emulator/emulator_main"),
           Path.of("/usr/share/google-cloud-sdk/bin/cloud_spanner_emulator/emulator_main"),
           Path.of("/opt/google-cloud-sdk/bin/cloud_spanner_emulator/emulator_main"),
-          Path.of(System.getProperty("user.home"), "google-cloud-sdk/bin/cloud_spanner_emulator/emulator_main"));
+          Path.of(
+              System.getProperty("user.home"),
+              "google-cloud-sdk/bin/cloud_spanner_emulator/emulator_main"));
 
   @Autowired private TestRestTemplate rest;
 
@@ -60,7 +62,8 @@ class SampleOnEmulatorTests {
             || USUAL_LOCATIONS.stream().anyMatch(Files::isExecutable);
     assumeTrue(
         present,
-        "Cloud Spanner emulator not found (SPANNER_EMULATOR_BINARY, " + USUAL_LOCATIONS
+        "Cloud Spanner emulator not found (SPANNER_EMULATOR_BINARY, "
+            + USUAL_LOCATIONS
             + "); skipping the sample's emulator tests");
   }
 
@@ -75,7 +78,9 @@ class SampleOnEmulatorTests {
     assertThat(count(client, "Singers")).isEqualTo(300);
     assertThat(count(client, "Albums")).isEqualTo(900);
     Struct direct =
-        client.singleUse().readRow("Singers", Key.of(42L), List.of("FirstName", "LastName", "Country"));
+        client
+            .singleUse()
+            .readRow("Singers", Key.of(42L), List.of("FirstName", "LastName", "Country"));
 
     Map<String, Object> singer = this.rest.getForObject("/singers/42", Map.class);
     assertThat(singer)
@@ -90,7 +95,8 @@ class SampleOnEmulatorTests {
     List<?> found = this.rest.getForObject("/singers?lastName=" + prefix, List.class);
     assertThat(found).isNotEmpty().hasSizeLessThanOrEqualTo(20);
     assertThat(found)
-        .allSatisfy((row) -> assertThat((String) ((Map<?, ?>) row).get("lastName")).startsWith(prefix));
+        .allSatisfy(
+            (row) -> assertThat((String) ((Map<?, ?>) row).get("lastName")).startsWith(prefix));
 
     List<?> albums = this.rest.getForObject("/singers/42/albums", List.class);
     assertThat(albums).hasSize(3);
@@ -100,7 +106,10 @@ class SampleOnEmulatorTests {
   void aWriteIsReadBack() {
     DatabaseClient client = this.databaseClient.get();
     long before =
-        client.singleUse().readRow("Albums", Key.of(7L, 2L), List.of("CopiesSold")).getLong("CopiesSold");
+        client
+            .singleUse()
+            .readRow("Albums", Key.of(7L, 2L), List.of("CopiesSold"))
+            .getLong("CopiesSold");
 
     ResponseEntity<Map> written =
         this.rest.postForEntity("/singers/7/albums/2/sales?copies=13", null, Map.class);
@@ -110,9 +119,15 @@ class SampleOnEmulatorTests {
     assertThat(this.rest.getForObject("/singers/7/albums/2", Map.class))
         .containsEntry("copiesSold", (int) (before + 13));
     assertThat(
-            client.singleUse().readRow("Albums", Key.of(7L, 2L), List.of("CopiesSold")).getLong("CopiesSold"))
+            client
+                .singleUse()
+                .readRow("Albums", Key.of(7L, 2L), List.of("CopiesSold"))
+                .getLong("CopiesSold"))
         .isEqualTo(before + 13);
-    assertThat(this.rest.postForEntity("/singers/7/albums/9/sales?copies=1", null, Map.class).getStatusCode())
+    assertThat(
+            this.rest
+                .postForEntity("/singers/7/albums/9/sales?copies=1", null, Map.class)
+                .getStatusCode())
         .isEqualTo(HttpStatus.NOT_FOUND);
   }
 
@@ -122,7 +137,8 @@ class SampleOnEmulatorTests {
     awaitQuiet(endpoint);
     long callsBefore = endpoint.channelCalls();
 
-    Map<String, Object> burst = this.rest.postForObject("/load/burst?rate=100&length=2", null, Map.class);
+    Map<String, Object> burst =
+        this.rest.postForObject("/load/burst?rate=100&length=2", null, Map.class);
 
     assertThat(burst).containsEntry("reads", 200).containsEntry("errors", 0);
     awaitQuiet(endpoint);
@@ -139,7 +155,8 @@ class SampleOnEmulatorTests {
     // Since the client was built: the DDL and instance creation went over admin channels, which
     // must not be counted; seeding, reads and commits went over the data plane.
     assertThat(endpoint.channelCalls())
-        .as("channel calls; data-plane calls %d, all calls including admin %d",
+        .as(
+            "channel calls; data-plane calls %d, all calls including admin %d",
             this.dataPlaneCalls.calls(), this.dataPlaneCalls.allCalls())
         .isEqualTo(this.dataPlaneCalls.calls());
     assertThat(this.dataPlaneCalls.calls()).isPositive();
@@ -150,7 +167,8 @@ class SampleOnEmulatorTests {
   }
 
   private static long count(DatabaseClient client, String table) {
-    try (ResultSet rows = client.singleUse().executeQuery(Statement.of("SELECT COUNT(*) FROM " + table))) {
+    try (ResultSet rows =
+        client.singleUse().executeQuery(Statement.of("SELECT COUNT(*) FROM " + table))) {
       rows.next();
       return rows.getLong(0);
     }

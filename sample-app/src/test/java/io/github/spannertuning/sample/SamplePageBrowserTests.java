@@ -80,7 +80,9 @@ class SamplePageBrowserTests {
     click(wait, "burst");
     wait.until((d) -> channelsWithCalls() >= 2);
     wait.until((d) -> burstDone());
-    assertThat(script("return document.getElementById('burst-result').textContent")).asString().contains("0 errors");
+    assertThat(script("return document.getElementById('burst-result').textContent"))
+        .asString()
+        .contains("0 errors");
     assertThat(counter("streamEndGuardSkipped")).isPositive();
     // The first burst warmed the JVM; the two compared below run warm.
     click(wait, "burst");
@@ -88,9 +90,11 @@ class SamplePageBrowserTests {
 
     click(wait, "switch-stream-end-guard");
     wait.until((d) -> "off".equals(guardState()));
-    assertThat(script("return document.querySelector('#feature-stream-end-guard .state').textContent"))
+    assertThat(
+            script("return document.querySelector('#feature-stream-end-guard .state').textContent"))
         .isEqualTo("off");
-    assertThat(this.registry.client("spanner").orElseThrow().isActive(Feature.STREAM_END_GUARD)).isFalse();
+    assertThat(this.registry.client("spanner").orElseThrow().isActive(Feature.STREAM_END_GUARD))
+        .isFalse();
 
     click(wait, "burst");
     wait.until((d) -> burstDone());
@@ -106,9 +110,16 @@ class SamplePageBrowserTests {
     ChromeOptions options = new ChromeOptions();
     options.setBinary(chromium.toFile());
     options.addArguments(
-        "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--user-data-dir=" + profile, "--window-size=1280,1250");
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--user-data-dir=" + profile,
+        "--window-size=1280,1250");
     ChromeDriverService service =
         new ChromeDriverService.Builder()
             .usingDriverExecutable(chromedriver.toFile())
@@ -118,8 +129,8 @@ class SamplePageBrowserTests {
   }
 
   /**
-   * Clicks an element found afresh: a redraw between finding it and clicking it makes it stale,
-   * and the wait then finds it again.
+   * Clicks an element found afresh: a redraw between finding it and clicking it makes it stale, and
+   * the wait then finds it again.
    */
   private static void click(WebDriverWait wait, String id) {
     wait.until(
@@ -135,7 +146,8 @@ class SamplePageBrowserTests {
 
   private String guardState() {
     return (String)
-        script("const f = document.getElementById('feature-stream-end-guard'); return f && f.dataset.state;");
+        script(
+            "const f = document.getElementById('feature-stream-end-guard'); return f && f.dataset.state;");
   }
 
   private boolean burstDone() {
@@ -146,8 +158,11 @@ class SamplePageBrowserTests {
   private String historyCell(int row, int column) {
     return (String)
         script(
-            "return document.querySelector('#history tr:nth-child(" + (row + 1) + ") td:nth-child("
-                + column + ")').textContent");
+            "return document.querySelector('#history tr:nth-child("
+                + (row + 1)
+                + ") td:nth-child("
+                + column
+                + ")').textContent");
   }
 
   private long channelsWithCalls() {
@@ -159,7 +174,11 @@ class SamplePageBrowserTests {
 
   private long counter(String key) {
     String text =
-        (String) script("return document.querySelector(\"[data-counter='" + key + "'] .value\").textContent;");
+        (String)
+            script(
+                "return document.querySelector(\"[data-counter='"
+                    + key
+                    + "'] .value\").textContent;");
     return Long.parseLong(text.replaceAll("[^0-9]", ""));
   }
 
@@ -171,7 +190,8 @@ class SamplePageBrowserTests {
   }
 
   private static Optional<Path> onPath(String... names) {
-    List<String> dirs = Arrays.asList(System.getenv().getOrDefault("PATH", "").split(File.pathSeparator));
+    List<String> dirs =
+        Arrays.asList(System.getenv().getOrDefault("PATH", "").split(File.pathSeparator));
     for (String name : names) {
       for (String dir : dirs) {
         Path candidate = Path.of(dir, name);

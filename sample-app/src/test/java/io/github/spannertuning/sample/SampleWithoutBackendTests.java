@@ -46,7 +46,8 @@ class SampleWithoutBackendTests {
     assertThat(output.getAll().lines().filter((line) -> line.contains("No Spanner backend found")))
         .singleElement()
         .asString()
-        .contains("/nonexistent/emulator_main", "SPANNER_EMULATOR_HOST not set", "embedded FAKE Spanner");
+        .contains(
+            "/nonexistent/emulator_main", "SPANNER_EMULATOR_HOST not set", "embedded FAKE Spanner");
     assertThat(output.getAll()).contains("Open http://localhost:");
     assertThat(this.rest.getForObject("/sample/backend", Map.class))
         .containsEntry("fake", true)
@@ -61,14 +62,20 @@ class SampleWithoutBackendTests {
     List<?> found = this.rest.getForObject("/singers?lastName=" + prefix, List.class);
     assertThat(found)
         .isNotEmpty()
-        .allSatisfy((row) -> assertThat((String) ((Map<?, ?>) row).get("lastName")).startsWith(prefix));
+        .allSatisfy(
+            (row) -> assertThat((String) ((Map<?, ?>) row).get("lastName")).startsWith(prefix));
     assertThat(this.rest.getForObject("/singers/5/albums", List.class)).hasSize(3);
 
-    long before = ((Number) this.rest.getForObject("/singers/5/albums/3", Map.class).get("copiesSold")).longValue();
-    ResponseEntity<Map> written = this.rest.postForEntity("/singers/5/albums/3/sales?copies=4", null, Map.class);
+    long before =
+        ((Number) this.rest.getForObject("/singers/5/albums/3", Map.class).get("copiesSold"))
+            .longValue();
+    ResponseEntity<Map> written =
+        this.rest.postForEntity("/singers/5/albums/3/sales?copies=4", null, Map.class);
     assertThat(written.getStatusCode()).isEqualTo(HttpStatus.OK);
-    assertThat(this.rest.getForObject("/singers/5/albums/3", Map.class)).containsEntry("copiesSold", (int) (before + 4));
-    assertThat(this.rest.getForEntity("/singers/201", Map.class).getStatusCode()).isEqualTo(HttpStatus.NOT_FOUND);
+    assertThat(this.rest.getForObject("/singers/5/albums/3", Map.class))
+        .containsEntry("copiesSold", (int) (before + 4));
+    assertThat(this.rest.getForEntity("/singers/201", Map.class).getStatusCode())
+        .isEqualTo(HttpStatus.NOT_FOUND);
   }
 
   @Test
@@ -76,7 +83,8 @@ class SampleWithoutBackendTests {
     EmbeddedFakeSpanner fake = this.backend.fake();
     TuningEndpoint endpoint = new TuningEndpoint(this.rest);
 
-    Map<String, Object> burst = this.rest.postForObject("/load/burst?rate=200&length=1", null, Map.class);
+    Map<String, Object> burst =
+        this.rest.postForObject("/load/burst?rate=200&length=1", null, Map.class);
 
     assertThat(burst).containsEntry("reads", 200).containsEntry("errors", 0);
     await().atMost(Duration.ofSeconds(10)).until(() -> endpoint.activeStreams() == 0);

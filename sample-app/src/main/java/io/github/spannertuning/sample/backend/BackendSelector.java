@@ -13,8 +13,8 @@ import org.springframework.core.env.Environment;
 /**
  * Chooses the sample's backend. {@code auto}: an emulator the user runs ({@code
  * SPANNER_EMULATOR_HOST}), else the official emulator started by the sample, else the embedded
- * fake, saying so in one line. Cloud Spanner is never picked automatically: the sample writes
- * seed rows, so it must be asked for ({@code sample.backend=spanner}).
+ * fake, saying so in one line. Cloud Spanner is never picked automatically: the sample writes seed
+ * rows, so it must be asked for ({@code sample.backend=spanner}).
  */
 final class BackendSelector {
 
@@ -52,8 +52,12 @@ final class BackendSelector {
       case EMBEDDED:
         return embeddedFake();
       case EMULATOR:
-        return startEmulator(findEmulator().orElseThrow(() -> new NoSpannerBackendException(
-            "sample.backend=emulator, but " + notFound())));
+        return startEmulator(
+            findEmulator()
+                .orElseThrow(
+                    () ->
+                        new NoSpannerBackendException(
+                            "sample.backend=emulator, but " + notFound())));
       default:
         if (hostSet) {
           return SampleBackend.emulatorAt(emulatorHost.trim());
@@ -63,7 +67,10 @@ final class BackendSelector {
           return startEmulator(binary.get());
         }
         logger.warn(
-            "No Spanner backend found (" + notFound() + "; " + EMULATOR_HOST_ENV
+            "No Spanner backend found ("
+                + notFound()
+                + "; "
+                + EMULATOR_HOST_ENV
                 + " not set; Cloud Spanner not chosen with sample.backend=spanner): running on the"
                 + " embedded FAKE Spanner, an in-process imitation that is not Spanner");
         return embeddedFake();
@@ -93,7 +100,8 @@ final class BackendSelector {
 
   private String notFound() {
     return "no Cloud Spanner emulator at "
-        + String.join(", ", this.properties.emulator().locations().stream().map(Path::toString).toList());
+        + String.join(
+            ", ", this.properties.emulator().locations().stream().map(Path::toString).toList());
   }
 
   private SampleBackend startEmulator(Path binary) throws IOException, InterruptedException {
@@ -103,6 +111,7 @@ final class BackendSelector {
   private SampleBackend embeddedFake() throws IOException {
     SampleProperties.Embedded embedded = this.properties.embedded();
     return SampleBackend.embeddedFake(
-        new EmbeddedFakeSpanner(this.ddl, embedded.minServiceTime(), embedded.maxServiceTime()).start());
+        new EmbeddedFakeSpanner(this.ddl, embedded.minServiceTime(), embedded.maxServiceTime())
+            .start());
   }
 }

@@ -64,22 +64,24 @@ import java.util.concurrent.atomic.AtomicLong;
  * on a loopback port, so the client, its channel pool and spanner-tuning are the real thing; the
  * backend is not.
  *
- * <p>What it does: sessions (multiplexed and pooled), reads by key, key range or whole table,
- * the sample's three SQL statements (answered by hand-written Java, not a SQL engine; any other
+ * <p>What it does: sessions (multiplexed and pooled), reads by key, key range or whole table, the
+ * sample's three SQL statements (answered by hand-written Java, not a SQL engine; any other
  * statement is refused with UNIMPLEMENTED), read/write transactions (explicit or inline begin,
  * commit of insert, update, insert-or-update, replace and delete mutations, applied atomically
- * under one lock; no locking between transactions, no aborts). Each read or query is answered
- * after a simulated service time ({@code sample.embedded.*}, default 2 to 5 ms), with {@code
- * last=true} and a resume token on the final message, as production Spanner does. No admin API:
- * the schema comes from the sample's DDL file.
+ * under one lock; no locking between transactions, no aborts). Each read or query is answered after
+ * a simulated service time ({@code sample.embedded.*}, default 2 to 5 ms), with {@code last=true}
+ * and a resume token on the final message, as production Spanner does. No admin API: the schema
+ * comes from the sample's DDL file.
  */
-public final class EmbeddedFakeSpanner extends SpannerGrpc.SpannerImplBase implements AutoCloseable {
+public final class EmbeddedFakeSpanner extends SpannerGrpc.SpannerImplBase
+    implements AutoCloseable {
 
   private static final ByteString RESUME_TOKEN = ByteString.copyFromUtf8("fake-resume-token");
 
   private final Map<String, TableDef> schema;
 
-  private final Map<String, NavigableMap<List<Value>, List<Value>>> tables = new ConcurrentHashMap<>();
+  private final Map<String, NavigableMap<List<Value>, List<Value>>> tables =
+      new ConcurrentHashMap<>();
 
   private final Object lock = new Object();
 
@@ -107,8 +109,7 @@ public final class EmbeddedFakeSpanner extends SpannerGrpc.SpannerImplBase imple
     this.schema = FakeSchema.parse(ddl);
     this.minServiceTime = minServiceTime;
     this.maxServiceTime = maxServiceTime;
-    this.schema.forEach(
-        (name, table) -> this.tables.put(name, new TreeMap<>(keyOrder(table))));
+    this.schema.forEach((name, table) -> this.tables.put(name, new TreeMap<>(keyOrder(table))));
     this.statements =
         Map.of(
             normalize(MusicQueries.HEALTH_CHECK), this::selectOne,
@@ -167,7 +168,10 @@ public final class EmbeddedFakeSpanner extends SpannerGrpc.SpannerImplBase imple
     this.dataCalls.incrementAndGet();
     Session session = this.sessions.get(request.getName());
     if (session == null) {
-      response.onError(Status.NOT_FOUND.withDescription("Session not found: " + request.getName()).asRuntimeException());
+      response.onError(
+          Status.NOT_FOUND
+              .withDescription("Session not found: " + request.getName())
+              .asRuntimeException());
       return;
     }
     respond(response, session);
@@ -194,7 +198,8 @@ public final class EmbeddedFakeSpanner extends SpannerGrpc.SpannerImplBase imple
   // Transactions
 
   @Override
-  public void beginTransaction(BeginTransactionRequest request, StreamObserver<Transaction> response) {
+  public void beginTransaction(
+      BeginTransactionRequest request, StreamObserver<Transaction> response) {
     this.dataCalls.incrementAndGet();
     respond(response, newTransaction());
   }
@@ -214,7 +219,8 @@ public final class EmbeddedFakeSpanner extends SpannerGrpc.SpannerImplBase imple
       response.onError(ex);
       return;
     } catch (IllegalArgumentException ex) {
-      response.onError(Status.INVALID_ARGUMENT.withDescription(ex.getMessage()).asRuntimeException());
+      response.onError(
+          Status.INVALID_ARGUMENT.withDescription(ex.getMessage()).asRuntimeException());
       return;
     }
     respond(response, CommitResponse.newBuilder().setCommitTimestamp(now()).build());
@@ -247,14 +253,16 @@ public final class EmbeddedFakeSpanner extends SpannerGrpc.SpannerImplBase imple
             };
         TableDef table = table(write.getTable());
         NavigableMap<List<Value>, List<Value>> rows = this.tables.get(table.name().toLowerCase());
-        int[] positions = write.getColumnsList().stream().mapToInt((c) -> column(table, c)).toArray();
+        int[] positions =
+            write.getColumnsList().stream().mapToInt((c) -> column(table, c)).toArray();
         for (ListValue values : write.getValuesList()) {
           List<Value> given = values.getValuesList();
           List<Value> key = new ArrayList<>();
           for (String keyColumn : table.keyColumns()) {
             int at = write.getColumnsList().indexOf(keyColumn);
             if (at < 0) {
-              throw new IllegalArgumentException("Mutation on " + table.name() + " lacks key column " + keyColumn);
+              throw new IllegalArgumentException(
+                  "Mutation on " + table.name() + " lacks key column " + keyColumn);
             }
             key.add(given.get(at));
           }
@@ -277,7 +285,8 @@ public final class EmbeddedFakeSpanner extends SpannerGrpc.SpannerImplBase imple
             default -> {}
           }
           List<Value> row = new ArrayList<>();
-          boolean keepOthers = mutation.getOperationCase() != Mutation.OperationCase.REPLACE && existing != null;
+          boolean keepOthers =
+              mutation.getOperationCase() != Mutation.OperationCase.REPLACE && existing != null;
           for (int i = 0; i < table.columns().size(); i++) {
             row.add(keepOthers ? existing.get(i) : nullValue());
           }
@@ -290,10 +299,13 @@ public final class EmbeddedFakeSpanner extends SpannerGrpc.SpannerImplBase imple
       case DELETE -> {
         TableDef table = table(mutation.getDelete().getTable());
         NavigableMap<List<Value>, List<Value>> rows = this.tables.get(table.name().toLowerCase());
-        List<List<Value>> keys = new ArrayList<>(select(table, rows, mutation.getDelete().getKeySet()).keySet());
+        List<List<Value>> keys =
+            new ArrayList<>(select(table, rows, mutation.getDelete().getKeySet()).keySet());
         changes.add(() -> keys.forEach(rows::remove));
       }
-      default -> throw new IllegalArgumentException("The embedded fake does not apply " + mutation.getOperationCase());
+      default ->
+          throw new IllegalArgumentException(
+              "The embedded fake does not apply " + mutation.getOperationCase());
     }
     return changes;
   }
@@ -307,7 +319,8 @@ public final class EmbeddedFakeSpanner extends SpannerGrpc.SpannerImplBase imple
     try {
       answer = readAnswer(request);
     } catch (IllegalArgumentException ex) {
-      response.onError(Status.INVALID_ARGUMENT.withDescription(ex.getMessage()).asRuntimeException());
+      response.onError(
+          Status.INVALID_ARGUMENT.withDescription(ex.getMessage()).asRuntimeException());
       return;
     }
     later(response, List.of(answer.asResultSet(request.getTransaction())));
@@ -320,7 +333,8 @@ public final class EmbeddedFakeSpanner extends SpannerGrpc.SpannerImplBase imple
     try {
       answer = readAnswer(request);
     } catch (IllegalArgumentException ex) {
-      response.onError(Status.INVALID_ARGUMENT.withDescription(ex.getMessage()).asRuntimeException());
+      response.onError(
+          Status.INVALID_ARGUMENT.withDescription(ex.getMessage()).asRuntimeException());
       return;
     }
     later(response, List.of(answer.asPartialResultSet(request.getTransaction())));
@@ -334,7 +348,9 @@ public final class EmbeddedFakeSpanner extends SpannerGrpc.SpannerImplBase imple
     int[] positions = request.getColumnsList().stream().mapToInt((c) -> column(table, c)).toArray();
     List<List<Value>> rows = new ArrayList<>();
     synchronized (this.lock) {
-      for (List<Value> row : select(table, this.tables.get(table.name().toLowerCase()), request.getKeySet()).values()) {
+      for (List<Value> row :
+          select(table, this.tables.get(table.name().toLowerCase()), request.getKeySet())
+              .values()) {
         List<Value> projected = new ArrayList<>();
         for (int position : positions) {
           projected.add(row.get(position));
@@ -403,7 +419,8 @@ public final class EmbeddedFakeSpanner extends SpannerGrpc.SpannerImplBase imple
   }
 
   @Override
-  public void executeStreamingSql(ExecuteSqlRequest request, StreamObserver<PartialResultSet> response) {
+  public void executeStreamingSql(
+      ExecuteSqlRequest request, StreamObserver<PartialResultSet> response) {
     this.dataCalls.incrementAndGet();
     Answer answer = queryAnswer(request, response);
     if (answer != null) {
@@ -463,7 +480,8 @@ public final class EmbeddedFakeSpanner extends SpannerGrpc.SpannerImplBase imple
     String[] names = {"SingerId", "AlbumId", "Title", "ReleaseYear", "CopiesSold"};
     List<List<Value>> rows =
         this.tables.get("albums").entrySet().stream()
-            .filter((entry) -> entry.getKey().get(0).getStringValue().equals(singerId.getStringValue()))
+            .filter(
+                (entry) -> entry.getKey().get(0).getStringValue().equals(singerId.getStringValue()))
             .map((entry) -> project(albums, entry.getValue(), names))
             .toList();
     return new Answer(columns(albums, names), rows);
@@ -493,7 +511,9 @@ public final class EmbeddedFakeSpanner extends SpannerGrpc.SpannerImplBase imple
       StructType.Builder rowType = StructType.newBuilder();
       for (Column column : this.columns) {
         rowType.addFields(
-            StructType.Field.newBuilder().setName(column.name()).setType(Type.newBuilder().setCode(column.type())));
+            StructType.Field.newBuilder()
+                .setName(column.name())
+                .setType(Type.newBuilder().setCode(column.type())));
       }
       ResultSetMetadata.Builder metadata = ResultSetMetadata.newBuilder().setRowType(rowType);
       if (selector.hasBegin()) {
@@ -510,7 +530,10 @@ public final class EmbeddedFakeSpanner extends SpannerGrpc.SpannerImplBase imple
 
     PartialResultSet asPartialResultSet(TransactionSelector selector) {
       PartialResultSet.Builder result =
-          PartialResultSet.newBuilder().setMetadata(metadata(selector)).setResumeToken(RESUME_TOKEN).setLast(true);
+          PartialResultSet.newBuilder()
+              .setMetadata(metadata(selector))
+              .setResumeToken(RESUME_TOKEN)
+              .setLast(true);
       this.rows.forEach(result::addAllValues);
       return result.build();
     }
@@ -566,7 +589,9 @@ public final class EmbeddedFakeSpanner extends SpannerGrpc.SpannerImplBase imple
   /** Compares keys on the components both have, so that a key prefix bounds a key range. */
   private static Comparator<List<Value>> prefixOrder(TableDef table) {
     List<TypeCode> types =
-        table.keyColumns().stream().map((k) -> table.columns().get(table.indexOf(k)).type()).toList();
+        table.keyColumns().stream()
+            .map((k) -> table.columns().get(table.indexOf(k)).type())
+            .toList();
     return (a, b) -> {
       for (int i = 0; i < Math.min(a.size(), b.size()); i++) {
         int compared = compare(types.get(i), a.get(i), b.get(i));
@@ -585,7 +610,8 @@ public final class EmbeddedFakeSpanner extends SpannerGrpc.SpannerImplBase imple
       return Boolean.compare(!aNull, !bNull);
     }
     return switch (type) {
-      case INT64 -> Long.compare(Long.parseLong(a.getStringValue()), Long.parseLong(b.getStringValue()));
+      case INT64 ->
+          Long.compare(Long.parseLong(a.getStringValue()), Long.parseLong(b.getStringValue()));
       case FLOAT64 -> Double.compare(a.getNumberValue(), b.getNumberValue());
       case BOOL -> Boolean.compare(a.getBoolValue(), b.getBoolValue());
       default -> a.getStringValue().compareTo(b.getStringValue());
@@ -604,5 +630,4 @@ public final class EmbeddedFakeSpanner extends SpannerGrpc.SpannerImplBase imple
   private static String normalize(String sql) {
     return sql.trim().replaceAll("\\s+", " ");
   }
-
 }

@@ -10,7 +10,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
-/** The official Cloud Spanner emulator ({@code emulator_main}), run by the sample on a free port. */
+/**
+ * The official Cloud Spanner emulator ({@code emulator_main}), run by the sample on a free port.
+ */
 final class EmulatorProcess implements AutoCloseable {
 
   private static final Duration STARTUP_TIMEOUT = Duration.ofSeconds(30);
@@ -76,7 +78,8 @@ final class EmulatorProcess implements AutoCloseable {
     long deadline = System.nanoTime() + STARTUP_TIMEOUT.toNanos();
     while (System.nanoTime() < deadline) {
       if (!this.process.isAlive()) {
-        throw new IOException("emulator exited with " + this.process.exitValue() + ": " + logTail());
+        throw new IOException(
+            "emulator exited with " + this.process.exitValue() + ": " + logTail());
       }
       try (Socket socket = new Socket()) {
         socket.connect(new InetSocketAddress(loopback(), this.port), 200);

@@ -55,7 +55,10 @@ final class FakeSchema {
         }
       }
       List<String> keys =
-          Arrays.stream(table.group(3).split(",")).map(String::trim).filter((k) -> !k.isEmpty()).toList();
+          Arrays.stream(table.group(3).split(","))
+              .map(String::trim)
+              .filter((k) -> !k.isEmpty())
+              .toList();
       tables.put(table.group(1).toLowerCase(), new TableDef(table.group(1), columns, keys));
     }
     return tables;

@@ -26,7 +26,11 @@ public final class SampleBackend implements AutoCloseable {
   private final EmbeddedFakeSpanner fake;
 
   private SampleBackend(
-      Kind kind, String description, String emulatorHost, EmulatorProcess emulator, EmbeddedFakeSpanner fake) {
+      Kind kind,
+      String description,
+      String emulatorHost,
+      EmulatorProcess emulator,
+      EmbeddedFakeSpanner fake) {
     this.kind = kind;
     this.description = description;
     this.emulatorHost = emulatorHost;
@@ -37,7 +41,11 @@ public final class SampleBackend implements AutoCloseable {
   static SampleBackend startedEmulator(EmulatorProcess emulator, String binary) {
     return new SampleBackend(
         Kind.EMULATOR_STARTED,
-        "the Cloud Spanner emulator (" + binary + ", started by the sample on " + emulator.hostPort() + ")",
+        "the Cloud Spanner emulator ("
+            + binary
+            + ", started by the sample on "
+            + emulator.hostPort()
+            + ")",
         emulator.hostPort(),
         emulator,
         null);
@@ -45,18 +53,27 @@ public final class SampleBackend implements AutoCloseable {
 
   static SampleBackend emulatorAt(String hostPort) {
     return new SampleBackend(
-        Kind.EMULATOR_HOST, "the Cloud Spanner emulator at " + hostPort + " (SPANNER_EMULATOR_HOST)", hostPort, null, null);
+        Kind.EMULATOR_HOST,
+        "the Cloud Spanner emulator at " + hostPort + " (SPANNER_EMULATOR_HOST)",
+        hostPort,
+        null,
+        null);
   }
 
   static SampleBackend cloudSpanner() {
     return new SampleBackend(
-        Kind.CLOUD_SPANNER, "Cloud Spanner (spring.cloud.gcp.spanner.*, application credentials)", null, null, null);
+        Kind.CLOUD_SPANNER,
+        "Cloud Spanner (spring.cloud.gcp.spanner.*, application credentials)",
+        null,
+        null,
+        null);
   }
 
   static SampleBackend embeddedFake(EmbeddedFakeSpanner fake) {
     return new SampleBackend(
         Kind.EMBEDDED_FAKE,
-        "the embedded FAKE Spanner on 127.0.0.1:" + fake.port()
+        "the embedded FAKE Spanner on 127.0.0.1:"
+            + fake.port()
             + " (not Spanner: an in-process imitation that answers only this sample's requests)",
         null,
         null,
@@ -86,7 +103,10 @@ public final class SampleBackend implements AutoCloseable {
     return this.fake;
   }
 
-  /** Points the client at this backend; Cloud Spanner needs nothing beyond spring-cloud-gcp's settings. */
+  /**
+   * Points the client at this backend; Cloud Spanner needs nothing beyond spring-cloud-gcp's
+   * settings.
+   */
   void configure(SpannerOptions.Builder builder) {
     if (this.emulatorHost != null) {
       builder.setEmulatorHost(this.emulatorHost);

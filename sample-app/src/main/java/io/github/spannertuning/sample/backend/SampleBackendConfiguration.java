@@ -17,8 +17,8 @@ import org.springframework.core.env.Environment;
 import org.springframework.core.io.ClassPathResource;
 
 /**
- * The backend, chosen before spring-cloud-gcp builds the client: the client's credentials and
- * host come from it.
+ * The backend, chosen before spring-cloud-gcp builds the client: the client's credentials and host
+ * come from it.
  */
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties(SampleProperties.class)

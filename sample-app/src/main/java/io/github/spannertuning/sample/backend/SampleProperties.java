@@ -9,8 +9,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 /**
  * The sample's own settings ({@code sample.*}).
  *
- * @param backend where the sample's data lives; {@code auto} picks the first that exists:
- *     {@code SPANNER_EMULATOR_HOST}, an emulator binary to start, else the embedded fake
+ * @param backend where the sample's data lives; {@code auto} picks the first that exists: {@code
+ *     SPANNER_EMULATOR_HOST}, an emulator binary to start, else the embedded fake
  * @param emulator how to find the emulator binary
  * @param embedded the embedded fake's simulated service time
  * @param seedSingers how many singers to seed (each with three albums)
@@ -50,9 +50,7 @@ public record SampleProperties(
    * @param searchLocations looked in after {@code SPANNER_EMULATOR_BINARY}, in order; default: the
    *     usual gcloud install locations
    */
-  public record Emulator(
-      Path binary,
-      List<Path> searchLocations) {
+  public record Emulator(Path binary, List<Path> searchLocations) {
 
     private static final String RELATIVE = "bin/cloud_spanner_emulator/emulator_main";
 
@@ -82,7 +80,11 @@ public record SampleProperties(
       if (minServiceTime.isNegative() || maxServiceTime.compareTo(minServiceTime) < 0) {
         throw new IllegalArgumentException(
             "Set 'sample.embedded.min-service-time' to 0 or more and 'sample.embedded.max-service-time'"
-                + " to at least that (were " + minServiceTime + " and " + maxServiceTime + ")");
+                + " to at least that (were "
+                + minServiceTime
+                + " and "
+                + maxServiceTime
+                + ")");
       }
     }
   }

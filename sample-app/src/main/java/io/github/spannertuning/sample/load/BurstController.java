@@ -7,7 +7,9 @@ import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
-/** {@code POST /load/burst?rate=500&length=3}: a burst of single-use reads, at most one at a time. */
+/**
+ * {@code POST /load/burst?rate=500&length=3}: a burst of single-use reads, at most one at a time.
+ */
 @RestController
 class BurstController {
 
@@ -30,7 +32,8 @@ class BurstController {
       @RequestParam(defaultValue = "500") int rate, @RequestParam(defaultValue = "3") int length) {
     if (rate < 1 || rate > MAX_RATE) {
       return ResponseEntity.badRequest()
-          .body(Map.of("error", "rate must be 1 to " + MAX_RATE + " reads per second, was " + rate));
+          .body(
+              Map.of("error", "rate must be 1 to " + MAX_RATE + " reads per second, was " + rate));
     }
     if (length < 1 || length > MAX_LENGTH) {
       return ResponseEntity.badRequest()

@@ -25,7 +25,9 @@ import org.springframework.stereotype.Service;
 @Service
 public class BurstService implements DisposableBean {
 
-  /** Reads in flight at most: enough to load several channels, bounded so a burst cannot run away. */
+  /**
+   * Reads in flight at most: enough to load several channels, bounded so a burst cannot run away.
+   */
   static final int WORKERS = 64;
 
   private final SingerRepository singers;
@@ -88,7 +90,8 @@ public class BurstService implements DisposableBean {
                   }
                 } catch (RuntimeException ex) {
                   errors.incrementAndGet();
-                  firstError.compareAndSet(null, ex.getClass().getSimpleName() + ": " + ex.getMessage());
+                  firstError.compareAndSet(
+                      null, ex.getClass().getSimpleName() + ": " + ex.getMessage());
                 }
                 latencies[index] = System.nanoTime() - began;
               },

@@ -47,15 +47,30 @@ class DatabaseSetup implements ApplicationRunner {
 
   private static final String[] LAST_NAMES = {
     "Adler", "Berg", "Castro", "Dahl", "Eriksen", "Fischer", "Garcia", "Hansen", "Ito", "Jensen",
-    "Kovac", "Lindqvist", "Moreau", "Novak", "Okafor", "Petrov", "Quist", "Rossi", "Silva", "Tanaka",
+    "Kovac", "Lindqvist", "Moreau", "Novak", "Okafor", "Petrov", "Quist", "Rossi", "Silva",
+        "Tanaka",
     "Ueda", "Varga", "Weber", "Yilmaz", "Zhou"
   };
 
   private static final String[] COUNTRIES = {"DE", "FR", "JP", "NG", "NO", "PT", "SE", "US"};
 
   private static final String[] WORDS = {
-    "Blue", "Night", "River", "Glass", "Summer", "Echo", "Paper", "Northern", "Silent", "Golden",
-    "Lights", "Songs", "Roads", "Hours", "Tides", "Letters"
+    "Blue",
+    "Night",
+    "River",
+    "Glass",
+    "Summer",
+    "Echo",
+    "Paper",
+    "Northern",
+    "Silent",
+    "Golden",
+    "Lights",
+    "Songs",
+    "Roads",
+    "Hours",
+    "Tides",
+    "Letters"
   };
 
   private final SampleBackend backend;
@@ -109,7 +124,8 @@ class DatabaseSetup implements ApplicationRunner {
           .getInstanceAdminClient()
           .createInstance(
               InstanceInfo.newBuilder(instance)
-                  .setInstanceConfigId(InstanceConfigId.of(instance.getProject(), "emulator-config"))
+                  .setInstanceConfigId(
+                      InstanceConfigId.of(instance.getProject(), "emulator-config"))
                   .setDisplayName("spanner-tuning sample")
                   .setNodeCount(1)
                   .build())
@@ -135,7 +151,9 @@ class DatabaseSetup implements ApplicationRunner {
           admin.getDatabaseDdl(instance, database.getDatabase()).stream()
               .anyMatch((statement) -> statement.contains("CREATE TABLE Singers"));
       if (!hasSchema) {
-        admin.updateDatabaseDdl(instance, database.getDatabase(), this.ddl.statements(), null).get();
+        admin
+            .updateDatabaseDdl(instance, database.getDatabase(), this.ddl.statements(), null)
+            .get();
         logger.info("Added the schema of db/schema.sql to " + database);
       }
     }
@@ -170,13 +188,20 @@ class DatabaseSetup implements ApplicationRunner {
       }
     }
     for (int from = 0; from < singerRows.size(); from += ROWS_PER_COMMIT) {
-      this.singers.saveAll(singerRows.subList(from, Math.min(from + ROWS_PER_COMMIT, singerRows.size())));
+      this.singers.saveAll(
+          singerRows.subList(from, Math.min(from + ROWS_PER_COMMIT, singerRows.size())));
     }
     for (int from = 0; from < albumRows.size(); from += ROWS_PER_COMMIT) {
-      this.albums.saveAll(albumRows.subList(from, Math.min(from + ROWS_PER_COMMIT, albumRows.size())));
+      this.albums.saveAll(
+          albumRows.subList(from, Math.min(from + ROWS_PER_COMMIT, albumRows.size())));
     }
     logger.info(
-        "Seeded " + singerRows.size() + " singers and " + albumRows.size() + " albums in "
-            + (System.nanoTime() - started) / 1_000_000 + " ms");
+        "Seeded "
+            + singerRows.size()
+            + " singers and "
+            + albumRows.size()
+            + " albums in "
+            + (System.nanoTime() - started) / 1_000_000
+            + " ms");
   }
 }

@@ -36,7 +36,8 @@ class MusicController {
   @GetMapping("/singers")
   ResponseEntity<?> search(@RequestParam String lastName) {
     if (lastName.isBlank() || lastName.length() > 100) {
-      return ResponseEntity.badRequest().body(Map.of("error", "lastName must be 1 to 100 characters"));
+      return ResponseEntity.badRequest()
+          .body(Map.of("error", "lastName must be 1 to 100 characters"));
     }
     return ResponseEntity.ok(this.singers.searchByLastNamePrefix(lastName));
   }
@@ -53,7 +54,9 @@ class MusicController {
     return ResponseEntity.of(this.albums.findById(Key.of(id, albumId)));
   }
 
-  /** The write: read the album, add {@code copies} to its sales, commit (read/write transaction). */
+  /**
+   * The write: read the album, add {@code copies} to its sales, commit (read/write transaction).
+   */
   @PostMapping("/singers/{id}/albums/{albumId}/sales")
   ResponseEntity<?> recordSales(
       @PathVariable long id, @PathVariable long albumId, @RequestParam long copies) {
