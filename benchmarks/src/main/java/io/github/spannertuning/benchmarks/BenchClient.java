@@ -1,21 +1,23 @@
 package io.github.spannertuning.benchmarks;
 
+import com.google.api.gax.grpc.GrpcCallContext;
+import com.google.api.gax.rpc.ApiCallContext;
 import com.google.cloud.NoCredentials;
 import com.google.cloud.spanner.DatabaseClient;
 import com.google.cloud.spanner.DatabaseId;
 import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
+import com.google.cloud.spanner.SpannerOptions.CallContextConfigurator;
 import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.client.ChannelLoad;
 import io.github.spannertuning.client.SpannerTuningState;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.grpc.Context;
 import io.grpc.ManagedChannelBuilder;
+import io.grpc.MethodDescriptor;
+import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 
 /** A real Spanner client of the frontend, configured as one variant. */
 final class BenchClient implements AutoCloseable {
@@ -30,19 +32,8 @@ final class BenchClient implements AutoCloseable {
 
   private final SpannerTuningState state;
 
+  /** The context each query runs in; {@code null} for the thread's own. */
   private final Context context;
-
-  /** Each query's deadline, 0 for the client's own. */
-  private final long deadlineNanos;
-
-  /** Fires the deadlines of every client's queries. */
-  private static final ScheduledExecutorService deadlines =
-      Executors.newSingleThreadScheduledExecutor(
-          (task) -> {
-            Thread thread = new Thread(task, "bench-deadlines");
-            thread.setDaemon(true);
-            return thread;
-          });
 
   private BenchClient(
       Variant variant, Spanner spanner, SpannerTuningState state, long deadlineMillis) {
@@ -51,8 +42,22 @@ final class BenchClient implements AutoCloseable {
     this.database =
         spanner.getDatabaseClient(DatabaseId.of("bench-project", "bench-instance", "bench-db"));
     this.state = state;
-    this.context = variant.context();
-    this.deadlineNanos = TimeUnit.MILLISECONDS.toNanos(deadlineMillis);
+    this.context =
+        (deadlineMillis == 0) ? variant.context() : withDeadline(variant, deadlineMillis);
+  }
+
+  /**
+   * The variant's context with each query's deadline on its call, as a per-call timeout would: the
+   * timer ends with the call. A deadline on the context instead would outlive the query, since
+   * cancelling that context when the query is done would cancel a stream the guard still drains.
+   */
+  private static Context withDeadline(Variant variant, long deadlineMillis) {
+    Context base = (variant.context() != null) ? variant.context() : Context.ROOT;
+    CallContextConfigurator deadline =
+        new QueryDeadline(
+            SpannerOptions.CALL_CONTEXT_CONFIGURATOR_KEY.get(base),
+            Duration.ofMillis(deadlineMillis));
+    return base.withValue(SpannerOptions.CALL_CONTEXT_CONFIGURATOR_KEY, deadline);
   }
 
   static BenchClient open(Variant variant, int port, int channels) {
@@ -78,26 +83,15 @@ final class BenchClient implements AutoCloseable {
 
   /** The point-select shape: single-use query, one {@code next()}, close. */
   void pointSelect() {
-    if (this.context == null && this.deadlineNanos == 0) {
+    if (this.context == null) {
       query();
       return;
     }
-    Context base = (this.context != null) ? this.context : Context.current();
-    if (this.deadlineNanos == 0) {
-      queryIn(base);
-      return;
-    }
-    // Not cancelled when the query is done: that would cancel a stream the guard is still
-    // draining, sending the reset the guard saves. The context ends at its deadline.
-    queryIn(base.withDeadlineAfter(this.deadlineNanos, TimeUnit.NANOSECONDS, deadlines));
-  }
-
-  private void queryIn(Context context) {
-    Context previous = context.attach();
+    Context previous = this.context.attach();
     try {
       query();
     } finally {
-      context.detach(previous);
+      this.context.detach(previous);
     }
   }
 
@@ -130,5 +124,30 @@ final class BenchClient implements AutoCloseable {
   @Override
   public void close() {
     this.spanner.close();
+  }
+
+  /**
+   * Sets a timeout on each streaming query, after whatever the variant's own configurator sets. The
+   * returned context is merged into the client's: merging replaces the call options (so the
+   * client's are carried over) and appends headers (so none are carried).
+   */
+  private record QueryDeadline(CallContextConfigurator next, Duration timeout)
+      implements CallContextConfigurator {
+
+    @Override
+    public <ReqT, RespT> ApiCallContext configure(
+        ApiCallContext context, ReqT request, MethodDescriptor<ReqT, RespT> method) {
+      ApiCallContext configured =
+          (this.next != null) ? this.next.configure(context, request, method) : null;
+      if (!method.getBareMethodName().equals("ExecuteStreamingSql")) {
+        return configured;
+      }
+      GrpcCallContext call =
+          (configured != null)
+              ? (GrpcCallContext) configured
+              : GrpcCallContext.createDefault()
+                  .withCallOptions(((GrpcCallContext) context).getCallOptions());
+      return call.withTimeoutDuration(this.timeout);
+    }
   }
 }
