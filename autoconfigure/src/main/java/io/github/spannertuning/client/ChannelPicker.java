@@ -117,28 +117,21 @@ final class ChannelPicker {
   /**
    * Attaches a context that sends the next call made on this thread to the channel picked for it,
    * counted from now: grpc-gcp's affinity key for that channel, the reservation for the {@link
-   * CountingInterceptor} that sees the call made, and the stream-end guard's stream if there is
-   * one, so that a guarded, routed stream attaches one context, not two.
+   * CountingInterceptor} that sees the call made, which also carries the stream-end guard's stream
+   * if there is one, so that a guarded, routed stream attaches one context of two values.
    */
   ChannelReservation enter(GuardedStream stream) {
     long now = System.nanoTime();
     int channel = pick(now);
     Context previous = Context.current();
-    ChannelReservation reservation = new ChannelReservation(this.channels[channel], previous, now);
+    ChannelReservation reservation =
+        new ChannelReservation(this.channels[channel], stream, previous, now);
     Context next =
-        (stream != null)
-            ? previous.withValues(
-                GcpManagedChannel.AFFINITY_CTX_KEY,
-                this.keys[channel],
-                ChannelReservation.KEY,
-                reservation,
-                GuardedStream.STARTING,
-                stream)
-            : previous.withValues(
-                GcpManagedChannel.AFFINITY_CTX_KEY,
-                this.keys[channel],
-                ChannelReservation.KEY,
-                reservation);
+        previous.withValues(
+            GcpManagedChannel.AFFINITY_CTX_KEY,
+            this.keys[channel],
+            ChannelReservation.KEY,
+            reservation);
     next.attach();
     return reservation;
   }
@@ -197,7 +190,7 @@ final class ChannelPicker {
    */
   private static ChannelStats landing(GcpManagedChannel pool, String key) {
     Context previous = Context.current();
-    ChannelReservation probe = new ChannelReservation(null, previous, 0);
+    ChannelReservation probe = new ChannelReservation(null, null, previous, 0);
     previous.withValue(ChannelReservation.KEY, probe).attach();
     try {
       pool.newCall(

@@ -28,6 +28,8 @@ final class ChannelReservation {
 
   private final ChannelStats reserved;
 
+  private final GuardedStream stream;
+
   private final Context previous;
 
   private final long pickedAtNanos;
@@ -39,11 +41,14 @@ final class ChannelReservation {
 
   /**
    * @param reserved the channel the call is counted on from its pick, or {@code null} for a probe
+   * @param stream the guarded stream the call is the first attempt of, or {@code null}
    * @param previous the context to restore once the call is made
    * @param pickedAtNanos when the pick was made, from which the call is timed
    */
-  ChannelReservation(ChannelStats reserved, Context previous, long pickedAtNanos) {
+  ChannelReservation(
+      ChannelStats reserved, GuardedStream stream, Context previous, long pickedAtNanos) {
     this.reserved = reserved;
+    this.stream = stream;
     this.previous = previous;
     this.pickedAtNanos = pickedAtNanos;
   }
@@ -51,6 +56,11 @@ final class ChannelReservation {
   /** The channel counted at the pick; {@code null} for a probe. */
   ChannelStats reserved() {
     return this.reserved;
+  }
+
+  /** The guarded stream the call is the first attempt of, or {@code null}. */
+  GuardedStream stream() {
+    return this.stream;
   }
 
   long pickedAtNanos() {

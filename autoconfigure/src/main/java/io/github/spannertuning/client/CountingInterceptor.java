@@ -59,7 +59,7 @@ final class CountingInterceptor implements ClientInterceptor {
               stats,
               reservation.reserved(),
               reservation.pickedAtNanos(),
-              GuardedStream.linkStarting(stats))
+              GuardedStream.link(reservation.stream(), stats))
           : next.newCall(method, callOptions);
     }
     return new CountedCall<>(

@@ -127,7 +127,14 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
    * is its first attempt (see {@link #linkTransport()}); {@code null} for any other call.
    */
   static GuardedStream linkStarting(ChannelLoad.ChannelStats channel) {
-    GuardedStream starting = STARTING.get();
+    return link(STARTING.get(), channel);
+  }
+
+  /**
+   * Links {@code starting}, a stream being started on a routed call's reservation, to the call now
+   * being created on {@code channel}, as {@link #linkStarting} does for a stream in this context.
+   */
+  static GuardedStream link(GuardedStream starting, ChannelLoad.ChannelStats channel) {
     if (starting != null && starting.linkTransport()) {
       starting.onChannel(channel);
       return starting;

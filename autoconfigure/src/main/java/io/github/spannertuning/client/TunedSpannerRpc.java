@@ -24,8 +24,8 @@ import java.util.Map;
  *       options ({@link LeastBusyRouting#withoutChannelHint}).
  *   <li>A {@link GuardedStream} is put between the call and the client's consumer.
  *   <li>{@link ChannelPicker#enter} picks a channel by the wait the call may expect there, counts
- *       the call on it, and attaches a context holding grpc-gcp's affinity key for that channel,
- *       the {@link ChannelReservation} and the guarded stream.
+ *       the call on it, and attaches a context holding grpc-gcp's affinity key for that channel and
+ *       the {@link ChannelReservation}, which carries the guarded stream.
  *   <li>The client's own {@code executeQuery} runs; gax creates the gRPC call on this thread, and
  *       grpc-gcp sends it to the sub-channel the affinity key names.
  *   <li>On that sub-channel the {@link CountingInterceptor} claims the reservation (moving the
