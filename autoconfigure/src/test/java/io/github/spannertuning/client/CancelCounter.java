@@ -39,8 +39,11 @@ final class CancelCounter implements ClientInterceptor {
     String name = method.getBareMethodName();
     if (name.equals("ExecuteStreamingSql") || name.equals("StreamingRead")) {
       this.lastStream = call;
-      // What the channel-load interceptor reads to link the call to its guarded stream.
-      if (GuardedStream.STARTING.get() != null) {
+      // What the counting interceptor reads to link the call to its guarded stream: the stream in
+      // the context, or, for a routed stream, in the picker's reservation.
+      ChannelReservation reservation = ChannelReservation.KEY.get();
+      if (GuardedStream.STARTING.get() != null
+          || (reservation != null && reservation.stream() != null)) {
         this.guardedStarts.incrementAndGet();
       }
     }
