@@ -41,6 +41,13 @@ final class CpuLimitedReport {
         + " limit can be what saturates first (see the frontend CPU busy figures).";
   }
 
+  /** Whether the frontend had a reset limit on any line (the report's frontend model says so). */
+  private static boolean resetLimited(List<JsonNode> lines) {
+    return lines.stream()
+        .anyMatch(
+            (line) -> !"off".equals(line.path("frontend").path("maxRstFramesPerWindow").asText()));
+  }
+
   /**
    * The headline: capacity, P99 at a share of it, and the reference workloads on the limited
    * client.
@@ -78,8 +85,12 @@ final class CpuLimitedReport {
         .append(
             " ms with no failed query. By P99: the same with"
                 + " failed queries not counted; the other loads here are scaled to stock's capacity by"
-                + " P99, since stock's resets make the frontend send GOAWAY at any rate, failing the"
-                + " queries in flight.\n\n")
+                + " P99")
+        .append(
+            resetLimited(lines)
+                ? ", since stock's resets make the frontend send GOAWAY at any rate, failing the"
+                    + " queries in flight.\n\n"
+                : ".\n\n")
         .append("| client line | capacity at P99 <= ")
         .append(fmt(slo, 0))
         .append(" ms, no failed query: stock -> tuned | by P99: stock -> tuned | P99 (ms) at ")
