@@ -540,23 +540,7 @@ final class CpuLimitedReport {
         .append("\" height=\"")
         .append(height)
         .append("\" xmlns=\"http://www.w3.org/2000/svg\" font-size=\"10\">");
-    for (double ms : new double[] {1, 10, 100, 1000, 10000}) {
-      if (Math.log10(ms) > top) {
-        break;
-      }
-      double yy = y.apply(ms);
-      svg.append(
-          String.format(
-              Locale.ROOT,
-              "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>"
-                  + "<text x=\"4\" y=\"%.1f\">%s ms</text>",
-              left,
-              width - 20,
-              yy,
-              yy,
-              yy + 3,
-              fmt(ms, 0)));
-    }
+    Report.logGrid(svg, y, top, left, width - 20);
     double slo = y.apply(capacity.path("sloMs").asDouble());
     svg.append(
         String.format(

@@ -1020,23 +1020,7 @@ public final class Report {
               Math.max(1, to - from),
               plotHeight));
     }
-    for (double ms : new double[] {1, 10, 100, 1000, 10000}) {
-      if (Math.log10(ms) > top) {
-        break;
-      }
-      double yy = y.apply(ms);
-      svg.append(
-          String.format(
-              Locale.ROOT,
-              "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>"
-                  + "<text x=\"4\" y=\"%.1f\">%s ms</text>",
-              left,
-              width - 10,
-              yy,
-              yy,
-              yy + 3,
-              fmt(ms, 0)));
-    }
+    logGrid(svg, y, top, left, width - 10);
     for (int t = 0; t <= window; t += Math.max(1, (int) (window / 10))) {
       svg.append(
           String.format(
@@ -1135,5 +1119,29 @@ public final class Report {
               fmt(variant.path("serverBusiestOverMean"), 2)));
     }
     return svg.append("</svg>").toString();
+  }
+
+  /**
+   * Grid lines and labels at 1, 10, 100 ... ms up to {@code top} (log10 ms) on a log-scale chart.
+   */
+  static void logGrid(
+      StringBuilder svg, Function<Double, Double> y, double top, int left, int right) {
+    for (double ms : new double[] {1, 10, 100, 1000, 10000}) {
+      if (Math.log10(ms) > top) {
+        break;
+      }
+      double yy = y.apply(ms);
+      svg.append(
+          String.format(
+              Locale.ROOT,
+              "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>"
+                  + "<text x=\"4\" y=\"%.1f\">%s ms</text>",
+              left,
+              right,
+              yy,
+              yy,
+              yy + 3,
+              fmt(ms, 0)));
+    }
   }
 }
