@@ -164,8 +164,9 @@ public class SpannerTuningProperties implements Validator {
 
     /**
      * Concurrent streams the server allows per connection. A stream closed at its last message
-     * holds one of them until its trailers arrive, so at most a quarter of them (rounded down)
-     * drain at once on one connection; further such closes cancel, as the client would. At least 1;
+     * holds one of them until its trailers arrive, so it drains only while its connection has at
+     * most this many less a tenth (rounded down) calls in flight, its own included; otherwise it is
+     * cancelled at once, as the client would, and its slot goes to the calls waiting. At least 1;
      * 100, as Cloud Spanner's frontends allow.
      */
     private int maxConcurrentStreams = SpannerTuning.DEFAULT_MAX_CONCURRENT_STREAMS;

@@ -255,20 +255,8 @@ public final class ChannelLoad {
       this.activeStreams.decrementAndGet();
     }
 
-    /**
-     * Counts one more draining stream, unless {@code max} are draining already. A compare and set,
-     * not a read then an increment, so that concurrent closes cannot pass the cap together.
-     */
-    boolean tryIncrementDraining(int max) {
-      while (true) {
-        int current = this.drainingStreams.get();
-        if (current >= max) {
-          return false;
-        }
-        if (this.drainingStreams.compareAndSet(current, current + 1)) {
-          return true;
-        }
-      }
+    void incrementDraining() {
+      this.drainingStreams.incrementAndGet();
     }
 
     void decrementDraining() {

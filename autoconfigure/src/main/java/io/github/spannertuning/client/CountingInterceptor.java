@@ -157,6 +157,14 @@ final class CountingInterceptor implements ClientInterceptor {
 
       @Override
       public void onClose(Status status, Metadata trailers) {
+        // Before the listeners above: gax tells the stream's consumer of the end a hop later, and
+        // a close of the stream in between must not cancel a call that has ended. Before the call
+        // leaves the in-flight count, too: a draining stream is always one of the calls in flight,
+        // which is what bounds the draining streams of a connection.
+        GuardedStream stream = CountedCall.this.stream;
+        if (stream != null && status.isOk()) {
+          stream.transportClosedOk();
+        }
         uncount();
         if (!this.answered || !status.isOk()) {
           CountedCall.this
@@ -164,12 +172,6 @@ final class CountingInterceptor implements ClientInterceptor {
               .latency()
               .closed(
                   status.getCode(), CountedCall.this.startNanos, System.nanoTime(), this.answered);
-        }
-        // Before the listeners above: gax tells the stream's consumer of the end a hop later, and
-        // a close of the stream in between must not cancel a call that has ended.
-        GuardedStream stream = CountedCall.this.stream;
-        if (stream != null && status.isOk()) {
-          stream.transportClosedOk();
         }
         super.onClose(status, trailers);
       }

@@ -30,13 +30,14 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * thread. A cancel of a stream that has not finished always goes through at once.
  *
  * <p>A draining stream holds one of its connection's concurrent-stream slots until the trailers
- * come, and a server slow to send them would fill the connection with such streams. So a close at
- * {@code last} cancels at once instead, as the client would, when its sub-channel already has a
- * quarter of the stream limit draining: three quarters of every connection stay free of streams
- * waiting for trailers, whatever the trailers take. With trailers as prompt as Spanner's a
- * connection has next to nothing draining, even when it is full of queries, and every such close
- * drains. A stream whose sub-channel is not known (a later attempt of a retried stream, or a client
- * whose interceptors could not be extended) drains as before.
+ * come. That costs nothing while the connection has slots to spare, and a call waits when it has
+ * none. So a close at {@code last} drains only while its sub-channel has at most the stream limit
+ * less a margin of calls in flight, its own included; past that it cancels at once, as the client
+ * would, and the slot goes to a call that needs it. A draining stream is one of the calls in
+ * flight, so however many closes decide at once, no more than the limit less the margin drain on
+ * one connection. With trailers as prompt as Spanner's a connection has next to nothing draining,
+ * even when it is full of queries. A stream whose sub-channel is not known (a later attempt of a
+ * retried stream, or a client whose interceptors could not be extended) drains as before.
  */
 final class GuardedStream implements ResultStreamConsumer, StreamingCall {
 
@@ -222,16 +223,23 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
       }
       if (current == LAST && guard) {
         ChannelLoad.ChannelStats stats = this.channel;
-        if (stats != null && !reserveDrainingSlot(stats)) {
+        if (stats != null && stats.activeStreams() > this.tuning.drainWhileInFlightAtMost()) {
           if (PHASE.compareAndSet(this, LAST, CLOSED)) {
             this.tuning.streamEndGuardCancelledAtLimit();
             this.call.cancel(message);
             return;
           }
-        } else if (PHASE.compareAndSet(this, LAST, DRAINING)) {
+          continue;
+        }
+        // Counted before the phase moves: the trailers may end the drain at once.
+        if (stats != null) {
+          stats.incrementDraining();
+        }
+        if (PHASE.compareAndSet(this, LAST, DRAINING)) {
           startDraining();
           return;
-        } else if (stats != null) {
+        }
+        if (stats != null) {
           // The call ended meanwhile: the loop skips its cancel without draining.
           stats.decrementDraining();
         }
@@ -292,14 +300,6 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
       this.tuning.streamEndGuardDrainTimedOut();
       this.call.cancel("spanner-tuning: no trailers within the stream-end guard's drain timeout");
     }
-  }
-
-  /**
-   * Whether this stream may hold its slot while it drains; if so it is counted as draining on its
-   * sub-channel.
-   */
-  private boolean reserveDrainingSlot(ChannelLoad.ChannelStats stats) {
-    return stats.tryIncrementDraining(this.tuning.maxDrainingPerChannel());
   }
 
   /** Leaving DRAINING happens once, by a compare and set: so does this. */

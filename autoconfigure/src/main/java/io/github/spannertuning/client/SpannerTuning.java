@@ -60,6 +60,8 @@ public final class SpannerTuning {
 
   private final int streamEndGuardMaxConcurrentStreams;
 
+  private final int streamEndGuardDrainMargin;
+
   private SpannerTuning(Builder builder) {
     this.singleUseDistribution = builder.singleUseDistribution;
     this.streamEndGuard = builder.streamEndGuard;
@@ -68,6 +70,18 @@ public final class SpannerTuning {
     this.channels = builder.channels;
     this.streamEndGuardDrainTimeout = builder.streamEndGuardDrainTimeout;
     this.streamEndGuardMaxConcurrentStreams = builder.streamEndGuardMaxConcurrentStreams;
+    this.streamEndGuardDrainMargin =
+        (builder.streamEndGuardDrainMargin != null)
+            ? builder.streamEndGuardDrainMargin
+            : defaultDrainMargin(builder.streamEndGuardMaxConcurrentStreams);
+  }
+
+  /**
+   * The stream slots a connection keeps free of draining streams: a tenth of the limit, rounded
+   * down. Chosen from the benchmark's slow-trailers workloads (docs/benchmarking.md).
+   */
+  static int defaultDrainMargin(int maxConcurrentStreams) {
+    return maxConcurrentStreams / 10;
   }
 
   /** All features on, the client's own pool size. */
@@ -115,6 +129,14 @@ public final class SpannerTuning {
    */
   public int getStreamEndGuardMaxConcurrentStreams() {
     return this.streamEndGuardMaxConcurrentStreams;
+  }
+
+  /**
+   * The stream slots a close at {@code last} leaves free: it drains only while its connection has
+   * at most the stream limit less this many calls in flight, its own included.
+   */
+  int streamEndGuardDrainMargin() {
+    return this.streamEndGuardDrainMargin;
   }
 
   /**
@@ -320,6 +342,8 @@ public final class SpannerTuning {
 
     private int streamEndGuardMaxConcurrentStreams = DEFAULT_MAX_CONCURRENT_STREAMS;
 
+    private Integer streamEndGuardDrainMargin;
+
     private Builder() {}
 
     public Builder singleUseDistribution(boolean enabled) {
@@ -378,9 +402,10 @@ public final class SpannerTuning {
     /**
      * The concurrent streams the server allows per connection (its HTTP/2
      * SETTINGS_MAX_CONCURRENT_STREAMS, which gRPC does not expose to the client); at least 1, 100
-     * by default, as Cloud Spanner's frontends allow. The stream-end guard lets at most a quarter
-     * of it (rounded down) drain at once on one connection; other closes at the {@code last}
-     * message cancel, as the client would.
+     * by default, as Cloud Spanner's frontends allow. A stream closed at its {@code last} message
+     * drains only while its connection has slots to spare: with more than this less a tenth
+     * (rounded down) of calls in flight on it, the close cancels at once, as the client would, and
+     * frees the slot for the calls waiting.
      */
     public Builder streamEndGuardMaxConcurrentStreams(int maxConcurrentStreams) {
       if (maxConcurrentStreams < 1) {
@@ -389,6 +414,19 @@ public final class SpannerTuning {
                 + maxConcurrentStreams);
       }
       this.streamEndGuardMaxConcurrentStreams = maxConcurrentStreams;
+      return this;
+    }
+
+    /**
+     * Overrides the slots a connection keeps free of draining streams (a tenth of the stream limit
+     * by default); for the benchmark that chooses that default.
+     */
+    Builder streamEndGuardDrainMargin(int margin) {
+      if (margin < 0) {
+        throw new IllegalArgumentException(
+            "the stream-end guard's drain margin must not be negative, was " + margin);
+      }
+      this.streamEndGuardDrainMargin = margin;
       return this;
     }
 

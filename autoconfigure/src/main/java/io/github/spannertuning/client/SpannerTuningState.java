@@ -37,7 +37,7 @@ public final class SpannerTuningState {
 
   private final long drainTimeoutNanos;
 
-  private final int maxDrainingPerChannel;
+  private final int drainWhileInFlightAtMost;
 
   private final ChannelLoad channelLoad = new ChannelLoad();
 
@@ -58,7 +58,8 @@ public final class SpannerTuningState {
     this.tuning = tuning;
     this.rpcInstalled = rpcInstalled;
     this.drainTimeoutNanos = tuning.getStreamEndGuardDrainTimeout().toNanos();
-    this.maxDrainingPerChannel = tuning.getStreamEndGuardMaxConcurrentStreams() / 4;
+    this.drainWhileInFlightAtMost =
+        tuning.getStreamEndGuardMaxConcurrentStreams() - tuning.streamEndGuardDrainMargin();
     publish(new EnumMap<>(features));
   }
 
@@ -124,7 +125,7 @@ public final class SpannerTuningState {
 
   /**
    * Streams closed at their {@code last} message that were cancelled at once instead of drained,
-   * because their connection had a quarter of its stream limit draining already.
+   * because their connection had too few of its stream slots free to hold one while it drains.
    */
   public long streamEndGuardCancelledAtLimitCount() {
     return this.streamEndGuardCancelledAtLimit.sum();
@@ -303,9 +304,12 @@ public final class SpannerTuningState {
     return this.drainTimeoutNanos;
   }
 
-  /** At most this many streams drain at once on one sub-channel: a quarter of the stream limit. */
-  int maxDrainingPerChannel() {
-    return this.maxDrainingPerChannel;
+  /**
+   * A close at {@code last} drains while its sub-channel has at most this many calls in flight, its
+   * own included: the stream limit less the guard's margin.
+   */
+  int drainWhileInFlightAtMost() {
+    return this.drainWhileInFlightAtMost;
   }
 
   private void publish(Map<Feature, FeatureState> next) {

@@ -36,10 +36,10 @@ import java.util.Map;
  *   <li>The first response times the sub-channel's {@link ChannelLatency}; the guarded stream notes
  *       the message marked {@code last} before the consumer sees it.
  *   <li>The application closes the result set at that message: the guarded stream drains instead of
- *       cancelling, unless a quarter of the stream limit is draining on its sub-channel.
- *   <li>The trailers arrive: the interceptor's call stops counting the call in flight and tells the
- *       guarded stream it closed OK ({@link GuardedStream#transportClosedOk}), which ends the
- *       drain; gax's report of the end a hop later is dropped.
+ *       cancelling, unless its sub-channel has too few stream slots free.
+ *   <li>The trailers arrive: the interceptor's call tells the guarded stream it closed OK ({@link
+ *       GuardedStream#transportClosedOk}), which ends the drain, then stops counting the call in
+ *       flight; gax's report of the end a hop later is dropped.
  * </ol>
  *
  * <p>A call that is neither routed nor guarded (a query in a transaction, a commit) meets only step

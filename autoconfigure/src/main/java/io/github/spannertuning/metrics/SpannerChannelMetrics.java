@@ -103,7 +103,7 @@ public class SpannerChannelMetrics implements MeterBinder {
             .tags(this.tags)
             .description(
                 "Streams closed at their last message that were cancelled instead of drained: their"
-                    + " connection had a quarter of its stream limit draining already")
+                    + " connection had too few stream slots free")
             .baseUnit("streams")
             .register(registry));
     load.onNewChannel((channel) -> meters.addAll(bindChannel(registry, channel)));

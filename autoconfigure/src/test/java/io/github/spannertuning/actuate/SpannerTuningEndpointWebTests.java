@@ -78,7 +78,7 @@ class SpannerTuningEndpointWebTests {
     // The server marks each point select's only message last: closed on it, they drain.
     assertThat(client.get("streamEndGuardDrained").asLong()).isPositive();
     assertThat(client.get("streamEndGuardDrainTimeouts").asLong()).isZero();
-    // Trailers 1 ms late: a connection never has a quarter of its streams draining.
+    // Trailers 1 ms late: a connection never has so many calls in flight that a close cancels.
     assertThat(client.get("streamEndGuardCancelledAtLimit").isNumber()).isTrue();
     assertThat(client.get("streamEndGuardCancelledAtLimit").asLong()).isZero();
     assertNothingSecret(response.getBody());

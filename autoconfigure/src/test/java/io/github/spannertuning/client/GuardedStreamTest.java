@@ -96,50 +96,60 @@ class GuardedStreamTest {
   }
 
   @Test
-  void aCloseAtLastCancelsAtOnceWhenAQuarterOfTheStreamLimitIsDrainingOnItsChannel() {
+  void aCloseAtLastCancelsAtOnceWhenItsConnectionHasTooFewSlotsFree() {
+    // 10 streams per connection, a tenth kept free: a close at last drains while at most 9 calls,
+    // its own included, are in flight on its channel.
     SpannerTuningState state = state(Duration.ofSeconds(5), 10);
     ChannelLoad.ChannelStats channel = new ChannelLoad.ChannelStats(0);
     List<GuardedStream> draining = new java.util.ArrayList<>();
-    // 10 streams per connection: 2 may drain at once.
-    for (int i = 0; i < 2; i++) {
-      GuardedStream stream = startOn(state, channel);
-      stream.onPartialResultSet(LAST_ROW);
-      stream.cancel("closed " + i);
-      draining.add(stream);
+    for (int i = 0; i < 9; i++) {
+      draining.add(closedAtLast(state, channel, "closed " + i));
     }
-    assertThat(channel.drainingStreams()).isEqualTo(2);
+    assertThat(channel.activeStreams()).isEqualTo(9);
+    assertThat(channel.drainingStreams()).isEqualTo(9);
     assertThat(this.call.cancels).isEmpty();
 
-    GuardedStream third = startOn(state, channel);
-    third.onPartialResultSet(LAST_ROW);
-    third.cancel("closed 2");
-    assertThat(this.call.cancels).containsExactly("closed 2");
+    GuardedStream tenth = closedAtLast(state, channel, "closed 9");
+    assertThat(this.call.cancels).containsExactly("closed 9");
     assertThat(state.streamEndGuardCancelledAtLimitCount()).isEqualTo(1);
-    assertThat(channel.drainingStreams()).isEqualTo(2);
+    assertThat(channel.drainingStreams()).isEqualTo(9);
     // The cancelled stream's own end is not a drain.
-    third.onError(cancelled());
+    channel.callClosed();
+    tenth.onError(cancelled());
     assertThat(state.streamEndGuardDrainedCount()).isZero();
 
-    // Trailers end a drain and give its place back.
+    // Trailers end a drain and free its slot: the next close at last drains again.
     draining.get(0).transportClosedOk();
-    assertThat(channel.drainingStreams()).isEqualTo(1);
-    GuardedStream fourth = startOn(state, channel);
-    fourth.onPartialResultSet(LAST_ROW);
-    fourth.cancel("closed 3");
-    assertThat(this.call.cancels).containsExactly("closed 2");
-    assertThat(channel.drainingStreams()).isEqualTo(2);
+    channel.callClosed();
+    assertThat(channel.drainingStreams()).isEqualTo(8);
+    GuardedStream next = closedAtLast(state, channel, "closed 10");
+    assertThat(this.call.cancels).containsExactly("closed 9");
+    assertThat(channel.drainingStreams()).isEqualTo(9);
 
-    // A stream that has ended takes no place: its cancel is skipped even at the cap.
+    // A stream that has ended takes no slot: its cancel is skipped on a full connection too.
+    channel.countCall(System.nanoTime());
     GuardedStream ended = startOn(state, channel);
     ended.transportClosedOk();
     ended.cancel("closed after the end");
-    assertThat(this.call.cancels).containsExactly("closed 2");
+    assertThat(this.call.cancels).containsExactly("closed 9");
     assertThat(state.streamEndGuardCancelledAtLimitCount()).isEqualTo(1);
 
-    draining.get(1).onCompleted();
-    fourth.onCompleted();
+    for (GuardedStream stream : draining.subList(1, draining.size())) {
+      stream.onCompleted();
+    }
+    next.onCompleted();
     assertThat(channel.drainingStreams()).isZero();
-    assertThat(state.streamEndGuardDrainedCount()).isEqualTo(3);
+    assertThat(state.streamEndGuardDrainedCount()).isEqualTo(10);
+  }
+
+  /** A stream counted in flight on the channel, closed by the application at its last message. */
+  private GuardedStream closedAtLast(
+      SpannerTuningState state, ChannelLoad.ChannelStats channel, String message) {
+    channel.countCall(System.nanoTime());
+    GuardedStream stream = startOn(state, channel);
+    stream.onPartialResultSet(LAST_ROW);
+    stream.cancel(message);
+    return stream;
   }
 
   @Test
