@@ -86,9 +86,17 @@ final class ChannelPicker {
     ChannelStats[] channels = new ChannelStats[numChannels];
     String[] keys = new String[numChannels];
     Set<ChannelStats> distinct = new HashSet<>();
+    Method getChannelRef;
+    Method getChannel;
+    try {
+      getChannelRef = ClientReflection.method(ClientReflection.GET_CHANNEL_REF);
+      getChannel = ClientReflection.method(ClientReflection.CHANNEL_REF_GET_CHANNEL);
+    } catch (ReflectiveOperationException | RuntimeException | LinkageError ex) {
+      throw new IllegalStateException("cannot reach grpc-gcp's channels: " + ex, ex);
+    }
     for (int i = 0; i < numChannels; i++) {
       keys[i] = String.valueOf(i);
-      channels[i] = landing(pool, keys[i]);
+      channels[i] = landing(pool, keys[i], getChannelRef, getChannel);
       if (channels[i] == null) {
         throw new IllegalStateException("its channels are not counted");
       }
@@ -186,16 +194,27 @@ final class ChannelPicker {
 
   /**
    * Where grpc-gcp sends a call with this affinity key, binding the key on the way if it is new.
-   * The call is created, never started.
+   * grpc-gcp's own {@code getChannelRef(key)} makes the choice and the binding, as its {@code
+   * newCall} does; the probe call is then created on that sub-channel itself, below grpc-gcp, so
+   * that its counting interceptor names the channel. No grpc-gcp call is made: from grpc-gcp 1.15 a
+   * call reserves pool load when it is created and holds it until started or cancelled, and a
+   * cancel unbinds its key (1.9.2+) or, on a call never started, drives the channel's count below
+   * zero (before 1.15). The raw probe is never started, so it holds no stream.
    */
-  private static ChannelStats landing(GcpManagedChannel pool, String key) {
+  private static ChannelStats landing(
+      GcpManagedChannel pool, String key, Method getChannelRef, Method getChannel) {
+    Channel channel;
+    try {
+      channel = (Channel) getChannel.invoke(getChannelRef.invoke(pool, key));
+    } catch (ReflectiveOperationException | RuntimeException | LinkageError ex) {
+      throw new IllegalStateException(
+          "cannot reach grpc-gcp's channel for key " + key + ": " + ex, ex);
+    }
     Context previous = Context.current();
     ChannelReservation probe = new ChannelReservation(null, null, previous, 0);
     previous.withValue(ChannelReservation.KEY, probe).attach();
     try {
-      pool.newCall(
-          SpannerGrpc.getExecuteStreamingSqlMethod(),
-          CallOptions.DEFAULT.withOption(GcpManagedChannel.AFFINITY_KEY, key));
+      channel.newCall(SpannerGrpc.getExecuteStreamingSqlMethod(), CallOptions.DEFAULT);
     } finally {
       Context.current().detach(previous);
     }
@@ -240,7 +259,7 @@ final class ChannelPicker {
   }
 
   /** The grpc-gcp pool behind the client's data stub (not the admin or partitioned DML ones). */
-  private static GcpManagedChannel pool(GapicSpannerRpc rpc) {
+  static GcpManagedChannel pool(GapicSpannerRpc rpc) {
     try {
       Object stub = read(ClientReflection.RPC_SPANNER_STUB, rpc);
       Object resources = read(ClientReflection.STUB_BACKGROUND_RESOURCES, stub);

@@ -83,6 +83,8 @@ public final class ClientReflection {
           "bind",
           GCP_MANAGED_CHANNEL_NAME + "$ChannelRef",
           "java.util.List");
+  static final Member CHANNEL_REF_GET_CHANNEL =
+      method(Access.INVOKE, GCP_MANAGED_CHANNEL_NAME + "$ChannelRef", "getChannel");
 
   static final Member EXECUTE_QUERY =
       method(
@@ -163,6 +165,7 @@ public final class ClientReflection {
           CHANNEL_REFS,
           GET_CHANNEL_REF,
           BIND,
+          CHANNEL_REF_GET_CHANNEL,
           EXECUTE_QUERY,
           READ,
           EXECUTE_QUERY_ASYNC,

@@ -11,7 +11,9 @@ import static io.github.spannertuning.client.RoutingSubject.drain;
 import static io.github.spannertuning.client.RoutingSubject.routes;
 import static io.github.spannertuning.testing.MockSpannerServer.POINT_SELECT;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import com.google.cloud.grpc.GcpManagedChannel;
 import com.google.cloud.spanner.DatabaseClient;
 import com.google.cloud.spanner.ReadOnlyTransaction;
 import com.google.cloud.spanner.ResultSet;
@@ -19,11 +21,17 @@ import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
 import com.google.cloud.spanner.TimestampBound;
+import com.google.cloud.spanner.spi.v1.GapicSpannerRpc;
 import com.google.spanner.v1.ExecuteSqlRequest;
 import com.google.spanner.v1.ReadRequest;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServer.Call;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -135,6 +143,56 @@ class SingleUseDistributionTest {
       } else {
         assertThat(routed).as("routed count when the client routes natively: " + figures).isZero();
       }
+    }
+  }
+
+  /**
+   * grpc-gcp counts each channel's calls in flight and picks by that count, for transactions and
+   * whatever else the client sends there. From grpc-gcp 1.15 a call holds a unit of that count from
+   * its creation, so a call the starter made and never started (or cancelled) would hold it for the
+   * client's life: once the client is idle, every channel must read 0 again, after the pool is set
+   * up and after a burst of routed reads and transactions.
+   */
+  @Test
+  void grpcGcpCountsNoCallInFlightOnceTheTunedClientIsIdle() throws Exception {
+    try (RoutingSubject subject = RoutingSubject.open(true)) {
+      GcpManagedChannel pool =
+          ChannelPicker.pool((GapicSpannerRpc) subject.spanner.getOptions().getRpc());
+      String what = "[routing " + VERSION + "] grpc-gcp's calls in flight per channel, ";
+      assertThat(pool.getMaxActiveStreams()).as(what + "max, once the pool is set up").isZero();
+      assertThat(pool.getMinActiveStreams()).as(what + "min, once the pool is set up").isZero();
+
+      ExecutorService threads = Executors.newFixedThreadPool(16);
+      try {
+        List<Future<?>> loops = new ArrayList<>();
+        for (int t = 0; t < 16; t++) {
+          loops.add(
+              threads.submit(
+                  () -> {
+                    for (int i = 0; i < 25; i++) {
+                      subject.pointSelect();
+                    }
+                    subject
+                        .client
+                        .readWriteTransaction()
+                        .run((tx) -> tx.executeUpdate(Statement.of(UPDATE)));
+                    return null;
+                  }));
+        }
+        for (Future<?> loop : loops) {
+          loop.get();
+        }
+      } finally {
+        threads.shutdownNow();
+      }
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .untilAsserted(
+              () ->
+                  assertThat(pool.getMaxActiveStreams())
+                      .as(what + "max, once a burst is over")
+                      .isZero());
+      assertThat(pool.getMinActiveStreams()).as(what + "min, once a burst is over").isZero();
     }
   }
 
