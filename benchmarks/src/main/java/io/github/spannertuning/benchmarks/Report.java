@@ -585,7 +585,9 @@ public final class Report {
     md.append(
         "\nMs are milliseconds; \"delta\" is tuned against stock. Throwables: JFR"
             + " jdk.ExceptionStatistics over the client JVM, including the stack traces that Netty's"
-            + " leak detector (on by default) samples from buffer allocations, which every variant pays. Bytes: per-thread allocation counters"
+            + " leak detector (on by default) samples from buffer allocations, which every variant pays; n/a where JFR"
+            + " delivered no sample within 5 s of a window's end (its periodic events can starve on a saturated core)."
+            + " Bytes: per-thread allocation counters"
             + " (com.sun.management.ThreadMXBean) summed over the threads alive at the window's end. CPU: the client process's"
             + " CPU time. RST_STREAM and GOAWAY: frames counted on the wire by a loopback proxy in front of the"
             + " server; cancels seen by server: streams still open on the server when the reset came. Busiest / mean: the"

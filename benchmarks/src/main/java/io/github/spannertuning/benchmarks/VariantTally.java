@@ -253,7 +253,10 @@ final class VariantTally {
     json.put(
         "bytesPerQuery", (queries == 0) ? null : (double) this.cost.allocatedBytes() / queries);
     json.put(
-        "throwablesPerQuery", (queries == 0) ? null : (double) this.cost.throwables() / queries);
+        "throwablesPerQuery",
+        (queries == 0 || this.cost.throwables() < 0)
+            ? null
+            : (double) this.cost.throwables() / queries);
     json.put(
         "serverCancelsPerQuery", (queries == 0) ? null : (double) this.serverCancels / queries);
     json.put(
