@@ -66,6 +66,7 @@ public final class BenchmarkMain {
     flags.string("command", "java " + BenchmarkMain.class.getName());
     this.out = Paths.get(flags.string("out", "target/benchmark-results"));
     this.channels = flags.integer("channels", 8, 1, 256);
+    Variant.drainMargin(flags.integer("drain-margin", -1, -1, 10_000));
     this.rounds = flags.integer("rounds", 2, 1, 1000);
     this.windowSeconds = flags.positive("window-s", 12);
     this.bucketSeconds = flags.positive("bucket-s", 0.25);

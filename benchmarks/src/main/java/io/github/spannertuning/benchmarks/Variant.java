@@ -4,6 +4,7 @@ import com.google.api.gax.grpc.GrpcCallContext;
 import com.google.api.gax.rpc.ApiCallContext;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.SpannerOptions.CallContextConfigurator;
+import io.github.spannertuning.client.BenchmarkTuning;
 import io.github.spannertuning.client.SpannerTuning;
 import io.github.spannertuning.client.SpannerTuningState;
 import io.grpc.Context;
@@ -32,6 +33,9 @@ enum Variant {
    */
   ROUND_ROBIN("round robin");
 
+  /** The guard's drain margin for every variant with the guard; negative for the starter's own. */
+  private static volatile int drainMargin = -1;
+
   private final String label;
 
   Variant(String label) {
@@ -55,24 +59,33 @@ enum Variant {
             + " round-robin");
   }
 
+  /** {@code --drain-margin}: the slots the guard keeps free, for every run's clients. */
+  static void drainMargin(int margin) {
+    drainMargin = margin;
+  }
+
   /** Tunes the builder as this variant does; {@code null} for the stock client. */
   SpannerTuningState configure(SpannerOptions.Builder builder) {
     return switch (this) {
       case STOCK -> null;
-      case TUNED -> SpannerTuning.defaults().applyTo(builder);
-      case DISTRIBUTION_ONLY ->
-          SpannerTuning.newBuilder().streamEndGuard(false).build().applyTo(builder);
-      case GUARD_ONLY ->
-          SpannerTuning.newBuilder().singleUseDistribution(false).build().applyTo(builder);
+      case TUNED -> tuning().build().applyTo(builder);
+      case DISTRIBUTION_ONLY -> tuning().streamEndGuard(false).build().applyTo(builder);
+      case GUARD_ONLY -> tuning().singleUseDistribution(false).build().applyTo(builder);
       case ROUND_ROBIN -> {
         builder.disableGrpcGcpExtension();
-        yield SpannerTuning.newBuilder()
+        yield tuning()
             .singleUseDistribution(false)
             .grpcGcpExtension(false)
             .build()
             .applyTo(builder);
       }
     };
+  }
+
+  private static SpannerTuning.Builder tuning() {
+    SpannerTuning.Builder builder = SpannerTuning.newBuilder();
+    int margin = drainMargin;
+    return (margin < 0) ? builder : BenchmarkTuning.drainMargin(builder, margin);
   }
 
   /** The context each query of this variant runs in; {@code null} for the thread's own. */
