@@ -31,10 +31,16 @@ enum Variant {
    * with each point select sent to the next channel in turn, plus the guard. Benchmark-only: the
    * call's channel affinity is set through the client's call-context configurator.
    */
-  ROUND_ROBIN("round robin");
+  ROUND_ROBIN("round robin"),
 
-  /** The guard's drain margin for every variant with the guard; negative for the starter's own. */
-  private static volatile int drainMargin = -1;
+  /**
+   * Tuned, with the stream-end guard keeping no slot free: a close at {@code last} drains unless
+   * its connection is full. Run only when named, to choose the guard's margin.
+   */
+  MARGIN_NONE("margin 0"),
+
+  /** Tuned, with the guard keeping a quarter of the slots free. Run only when named. */
+  MARGIN_QUARTER("margin 25");
 
   private final String label;
 
@@ -55,37 +61,35 @@ enum Variant {
     throw new IllegalArgumentException(
         "Unknown variant '"
             + label
-            + "'; use stock, tuned, distribution-only, guard-only or"
-            + " round-robin");
-  }
-
-  /** {@code --drain-margin}: the slots the guard keeps free, for every run's clients. */
-  static void drainMargin(int margin) {
-    drainMargin = margin;
+            + "'; use stock, tuned, distribution-only, guard-only, round-robin, margin-0 or"
+            + " margin-25");
   }
 
   /** Tunes the builder as this variant does; {@code null} for the stock client. */
   SpannerTuningState configure(SpannerOptions.Builder builder) {
     return switch (this) {
       case STOCK -> null;
-      case TUNED -> tuning().build().applyTo(builder);
-      case DISTRIBUTION_ONLY -> tuning().streamEndGuard(false).build().applyTo(builder);
-      case GUARD_ONLY -> tuning().singleUseDistribution(false).build().applyTo(builder);
+      case TUNED -> SpannerTuning.defaults().applyTo(builder);
+      case DISTRIBUTION_ONLY ->
+          SpannerTuning.newBuilder().streamEndGuard(false).build().applyTo(builder);
+      case GUARD_ONLY ->
+          SpannerTuning.newBuilder().singleUseDistribution(false).build().applyTo(builder);
+      case MARGIN_NONE ->
+          BenchmarkTuning.drainMargin(SpannerTuning.newBuilder(), 0).build().applyTo(builder);
+      case MARGIN_QUARTER ->
+          BenchmarkTuning.drainMargin(
+                  SpannerTuning.newBuilder(), SpannerTuning.DEFAULT_MAX_CONCURRENT_STREAMS / 4)
+              .build()
+              .applyTo(builder);
       case ROUND_ROBIN -> {
         builder.disableGrpcGcpExtension();
-        yield tuning()
+        yield SpannerTuning.newBuilder()
             .singleUseDistribution(false)
             .grpcGcpExtension(false)
             .build()
             .applyTo(builder);
       }
     };
-  }
-
-  private static SpannerTuning.Builder tuning() {
-    SpannerTuning.Builder builder = SpannerTuning.newBuilder();
-    int margin = drainMargin;
-    return (margin < 0) ? builder : BenchmarkTuning.drainMargin(builder, margin);
   }
 
   /** The context each query of this variant runs in; {@code null} for the thread's own. */
