@@ -164,7 +164,8 @@ final class ChannelPicker {
     return (outstanding + 1L) * latency.expectedNanos(nowNanos, outstanding);
   }
 
-  private int pick(long now) {
+  /** The channel for a call made at {@code now}, counted on it before this returns. */
+  int pick(long now) {
     ChannelStats[] channels = this.channels;
     int n = channels.length;
     for (int attempt = 1; ; attempt++) {

