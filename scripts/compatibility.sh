@@ -3,7 +3,7 @@
 # docs/compatibility.md. Each line builds the starter in the reactor (nothing is installed) and runs
 # it as an application's dependency under that line's Spring Boot, spring-cloud-gcp and
 # google-cloud-spanner versions (compat/pom.xml profiles). The autoconfigure unit tests are not
-# repeated here (-Dtest=NONE): they run on the baseline and client-6.113 lines in CI.
+# repeated here (-Dtest=NONE): they run on the baseline, client-6.113 and client-6.122 lines in CI.
 #
 # Usage: scripts/compatibility.sh [line...]   (default: all lines; writes the document only then)
 set -uo pipefail
@@ -13,9 +13,10 @@ cd "$(dirname "$0")/.."
 LINES=(
   "baseline||Spring Boot 3.5.7, spring-cloud-gcp 7.4.10 (data-spanner 6.1.1), google-cloud-spanner 6.119.0, grpc-gcp 1.12.0"
   "client-6.113|-P client-6.113|Spring Boot 3.5.7, spring-cloud-gcp 7.4.10 (data-spanner 6.1.1), google-cloud-spanner 6.113.0, grpc-gcp 1.9.0"
+  "client-6.123|-P client-6.122,client-6.123|Spring Boot 3.5.7, spring-cloud-gcp 7.4.10 (data-spanner 6.1.1), google-cloud-spanner 6.123.0 (6.122.0 test-jar), grpc-gcp 1.16.0, protobuf 4.33.6, OpenTelemetry 1.61.0"
   "boot-4|-P boot-4|Spring Boot 4.0.7, spring-cloud-gcp 8.0.2 (no data-spanner served), google-cloud-spanner 6.113.0, grpc-gcp 1.9.0"
-  "boot-4.1|-P boot-4.1 -Dnetty.version=4.2.18.Final -Dkafka.version=4.3.1|Spring Boot 4.1.2, spring-cloud-gcp 8.0.2 (no data-spanner served), google-cloud-spanner 6.113.0, grpc-gcp 1.9.0|"
-  "java-25-virtual-threads|-P boot-4.1,virtual-threads -Dnetty.version=4.2.18.Final -Dkafka.version=4.3.1|Spring Boot 4.1.2 on Java 25 with spring.threads.virtual.enabled=true, google-cloud-spanner 6.113.0, grpc-gcp 1.9.0|25"
+  "boot-4.1|-P boot-4.1 -Dnetty.version=4.2.18.Final -Dkafka.version=4.3.1|Spring Boot 4.1.2, spring-cloud-gcp 8.1.0 BOM (its modules not served: starter and autoconfigure 8.0.2, no data-spanner), google-cloud-spanner 6.119.0, grpc-gcp 1.12.0|"
+  "java-25-virtual-threads|-P boot-4.1,virtual-threads -Dnetty.version=4.2.18.Final -Dkafka.version=4.3.1|Spring Boot 4.1.2 on Java 25 with spring.threads.virtual.enabled=true, google-cloud-spanner 6.119.0, grpc-gcp 1.12.0|25"
   "aot|-P client-6.113,aot|Spring AOT on the JVM (process-aot, process-test-aot, -Dspring.aot.enabled=true): Spring Boot 3.5.7, spring-cloud-gcp 7.4.10, google-cloud-spanner 6.113.0, grpc-gcp 1.9.0|"
   "boot-3.4|-P boot-3.4|Spring Boot 3.4.13, spring-cloud-gcp 6.1.1 (data-spanner 6.1.1), google-cloud-spanner 6.89.0, grpc-gcp 1.6.1"
   "boot-3.3|-P boot-3.3|Spring Boot 3.3.13, spring-cloud-gcp 5.9.0 (starter-data-spanner 5.9.0), google-cloud-spanner 6.82.0, grpc-gcp 1.6.1"

@@ -7,6 +7,9 @@ import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
 import com.google.protobuf.AbstractMessage;
 import com.google.protobuf.ByteString;
+import com.google.spanner.admin.instance.v1.InstanceAdminGrpc;
+import com.google.spanner.admin.instance.v1.ListInstanceConfigsRequest;
+import com.google.spanner.admin.instance.v1.ListInstanceConfigsResponse;
 import com.google.spanner.v1.ExecuteSqlRequest;
 import com.google.spanner.v1.PartialResultSet;
 import com.google.spanner.v1.ReadRequest;
@@ -23,6 +26,7 @@ import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
@@ -220,6 +224,7 @@ public final class MockSpannerServer implements AutoCloseable {
         NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
             .addService(
                 ServerInterceptors.intercept(this.mock, new ResumeFromToken(), new Recorder()))
+            .addService(new EmulatorCheck())
             // Spanner's frontends accept the client's flow-control (BDP) pings; grpc-java's
             // default policy would answer them with GOAWAY too_many_pings between calls.
             .permitKeepAliveWithoutCalls(true)
@@ -722,6 +727,22 @@ public final class MockSpannerServer implements AutoCloseable {
           super.onMessage(message);
         }
       };
+    }
+  }
+
+  /**
+   * Answers the instance-admin call with which google-cloud-spanner 6.122+ checks that an emulator
+   * host named in its options is reachable before the first query, as the emulator does: the
+   * configs it lists are none of the tests' concern.
+   */
+  private static final class EmulatorCheck extends InstanceAdminGrpc.InstanceAdminImplBase {
+
+    @Override
+    public void listInstanceConfigs(
+        ListInstanceConfigsRequest request,
+        StreamObserver<ListInstanceConfigsResponse> responseObserver) {
+      responseObserver.onNext(ListInstanceConfigsResponse.getDefaultInstance());
+      responseObserver.onCompleted();
     }
   }
 }
