@@ -100,6 +100,25 @@ class ChannelPickerTest {
         .isLessThanOrEqualTo(1);
   }
 
+  @Test
+  void aChannelSilentWithACallInFlightGetsNoRead() {
+    ChannelStats silent = new ChannelStats(2);
+    // It answered in 3 ms like the others until 300 ms ago; its call since then has had no answer.
+    answer(silent, 3 * MS, this.now - 300 * MS);
+    silent.countCall(this.now - 300 * MS);
+    this.channels.set(2, silent);
+    // Every other channel has a call in flight too, answered as usual: only the silence differs.
+    for (ChannelStats channel : this.channels) {
+      if (channel != silent) {
+        channel.countCall(this.now);
+      }
+    }
+    int[] picks = pickOneAtATime();
+    assertThat(picks[2])
+        .as("reads to the channel silent for 300 ms with a call in flight")
+        .isZero();
+  }
+
   /** Picks one read at a time, each done before the next: nothing is in flight but what is set. */
   private int[] pickOneAtATime() {
     ChannelPicker picker = ChannelPicker.over(this.channels);
@@ -114,7 +133,11 @@ class ChannelPickerTest {
 
   /** Enough answers of this latency, just before the test's clock, to set the estimate to it. */
   private void answer(ChannelStats channel, long latencyNanos) {
-    long at = this.now - 100 * MS;
+    answer(channel, latencyNanos, this.now);
+  }
+
+  private static void answer(ChannelStats channel, long latencyNanos, long lastAt) {
+    long at = lastAt - 100 * MS;
     for (int i = 0; i < 100; i++) {
       at += MS;
       channel.latency().answered(at - latencyNanos, at);
