@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # The whole test suite, fastest lines first; stops at the first line that fails.
 #   1. default line (google-cloud-spanner 6.119) with the release checks: sources, Javadoc, doclint
-#   2. the 6.113 client line (what Boot 4.0 applications get from spring-cloud-gcp 8.0)
-#   3. the 6.122 client line (grpc-gcp 1.15, the newest with its test-jar served): the
-#      autoconfigure unit and integration tests only
-#   4. the starter as a dependency of a Boot 4.0 application, then of a Boot 4.1 one (spring-cloud-gcp
+#   2. the 6.113 client line (what Boot 4.0 applications get from spring-cloud-gcp 8.0), then the
+#      6.122 one (grpc-gcp 1.15, the newest with its test-jar served): the autoconfigure unit and
+#      integration tests; the application on 6.113 is the Boot 4.0 and AOT compat lines
+#   3. the starter as a dependency of a Boot 4.0 application, then of a Boot 4.1 one (spring-cloud-gcp
 #      8.1, client 6.119), then of a Boot 3.4 one (google-cloud-spanner 6.89, whose streaming
 #      methods take no request id), then on the 6.123 client (grpc-gcp 1.16, 6.122's test-jar)
-#   5. the same application processed by Spring AOT and run from the generated code on the JVM
-#   6. the Boot 4.1 application on Java 25 with virtual threads, where a JDK 25 is installed
+#   4. the same application processed by Spring AOT and run from the generated code on the JVM
+#   5. the Boot 4.1 application on Java 25 with virtual threads, where a JDK 25 is installed
 # Each compat line builds the starter in the reactor and runs only the compat module's
-# integration tests (-Dtest=NONE): the unit tests already ran in 1, 2 and 3.
+# integration tests (-Dtest=NONE): the unit tests already ran in 1 and 2.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,8 +23,8 @@ step() { echo; echo "=== $*"; }
 
 step "default line with the release profile"
 mvn -B -P release verify
-step "client 6.113"
-mvn -B -P client-6.113 verify
+step "client 6.113 (autoconfigure)"
+mvn -B -P client-6.113 -pl autoconfigure -am verify
 step "client 6.122 (autoconfigure)"
 mvn -B -P client-6.122 -pl autoconfigure -am verify
 step "compat: Spring Boot 4.0"
