@@ -27,7 +27,7 @@ export NO_GCE_CHECK=true SPANNER_DISABLE_BUILTIN_METRICS=true
 
 rm -rf "$OUT"
 mkdir -p "$OUT"
-command="benchmarks/run.sh${*:+ $*}"
+command="${LINES:+LINES=$LINES }${SKIP_JMH:+SKIP_JMH=1 }benchmarks/run.sh${*:+ $*}"
 
 for line_name in ${LINES:-6.119 6.113}; do
   case "$line_name" in
