@@ -6,12 +6,15 @@ import io.github.spannertuning.client.ClientVersions;
 import io.github.spannertuning.client.Feature;
 import io.github.spannertuning.client.FeatureState;
 import io.github.spannertuning.client.SpannerTuningState;
+import io.github.spannertuning.jdbc.TunedJdbcClient;
 import java.security.Principal;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.apache.commons.logging.Log;
@@ -38,18 +41,37 @@ public class SpannerTuningEndpoint {
 
   private final Supplier<Map<String, SpannerTuningState>> clients;
 
+  private final Function<String, Optional<TunedJdbcClient>> jdbcClients;
+
   /**
    * @param clients the open tuned clients by name, asked afresh on each request since clients come
    *     and go
    */
   public SpannerTuningEndpoint(Supplier<Map<String, SpannerTuningState>> clients) {
+    this(clients, (name) -> Optional.empty());
+  }
+
+  /**
+   * @param clients the open tuned clients by name, asked afresh on each request since clients come
+   *     and go
+   * @param jdbcClients the JDBC driver's client recorded under a name, if that name is one
+   */
+  public SpannerTuningEndpoint(
+      Supplier<Map<String, SpannerTuningState>> clients,
+      Function<String, Optional<TunedJdbcClient>> jdbcClients) {
     this.clients = clients;
+    this.jdbcClients = jdbcClients;
+  }
+
+  private ClientDescriptor describe(String name, SpannerTuningState state) {
+    return ClientDescriptor.of(
+        state, this.jdbcClients.apply(name).map(JdbcDescriptor::of).orElse(null));
   }
 
   @ReadOperation
   public SpannerTuningDescriptor clients() {
     Map<String, ClientDescriptor> clients = new LinkedHashMap<>();
-    this.clients.get().forEach((name, state) -> clients.put(name, ClientDescriptor.of(state)));
+    this.clients.get().forEach((name, state) -> clients.put(name, describe(name, state)));
     return new SpannerTuningDescriptor(clients);
   }
 
@@ -57,14 +79,14 @@ public class SpannerTuningEndpoint {
   @Nullable
   public ClientDescriptor client(@Selector String client) {
     SpannerTuningState state = this.clients.get().get(client);
-    return (state != null) ? ClientDescriptor.of(state) : null;
+    return (state != null) ? describe(client, state) : null;
   }
 
   /**
    * Switches a feature of one client, and logs who did. An unknown client or feature, or a feature
    * that cannot be switched on this client, is a bad request; its reason is logged at debug level.
    *
-   * @param client the Spanner bean name
+   * @param client the Spanner bean name, or the DataSource bean name of a JDBC driver's client
    * @param feature {@code single-use-distribution} or {@code stream-end-guard}
    * @param enabled the new state
    * @param principal the caller, when the request was authenticated
@@ -95,7 +117,7 @@ public class SpannerTuningEndpoint {
             + " through the spannertuning endpoint (was "
             + before
             + ")");
-    return ClientDescriptor.of(state);
+    return describe(client, state);
   }
 
   private static Feature switchable(String client, String id) {
@@ -151,10 +173,11 @@ public class SpannerTuningEndpoint {
       long streamEndGuardSkipped,
       long streamEndGuardDrained,
       long streamEndGuardDrainTimeouts,
-      long streamEndGuardCancelledAtLimit)
+      long streamEndGuardCancelledAtLimit,
+      @JsonInclude(JsonInclude.Include.NON_NULL) @Nullable JdbcDescriptor jdbc)
       implements OperationResponseBody {
 
-    static ClientDescriptor of(SpannerTuningState state) {
+    static ClientDescriptor of(SpannerTuningState state, @Nullable JdbcDescriptor jdbc) {
       Map<String, FeatureDescriptor> features = new LinkedHashMap<>();
       state
           .features()
@@ -172,7 +195,19 @@ public class SpannerTuningEndpoint {
           state.streamEndGuardSkippedCount(),
           state.streamEndGuardDrainedCount(),
           state.streamEndGuardDrainTimeoutCount(),
-          state.streamEndGuardCancelledAtLimitCount());
+          state.streamEndGuardCancelledAtLimitCount(),
+          jdbc);
+    }
+  }
+
+  /**
+   * The JDBC driver's client of a DataSource: the database of its URL (no host, options or
+   * credentials) and the driver's version.
+   */
+  public record JdbcDescriptor(String database, String googleCloudSpannerJdbc) {
+
+    static JdbcDescriptor of(TunedJdbcClient client) {
+      return new JdbcDescriptor(client.database(), client.driverVersion());
     }
   }
 

@@ -7,10 +7,12 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 
 /**
  * Tunes every Spanner client the application builds: spring-cloud-gcp's, on its regular and its
- * emulator path, and the application's own {@link SpannerOptions} beans. Registers no {@code
+ * emulator path, the application's own {@link SpannerOptions} beans, and the client Google's JDBC
+ * driver builds for each {@code jdbc:cloudspanner:} DataSource. Registers no {@code
  * SpannerOptionsCustomizer}: spring-cloud-gcp allows one, and it belongs to the application.
  */
 @AutoConfiguration(
@@ -34,5 +36,18 @@ public class SpannerTuningAutoConfiguration {
       ObjectProvider<SpannerTuningProperties> properties,
       ObjectProvider<SpannerTuningRegistry> registry) {
     return new SpannerTuningBeanPostProcessor(properties, registry);
+  }
+
+  /** The JDBC driver's clients, where the driver and a DataSource are on the classpath. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = {"javax.sql.DataSource", "com.google.cloud.spanner.jdbc.JdbcDriver"})
+  static class Jdbc {
+
+    @Bean
+    static SpannerTuningJdbcBeanPostProcessor spannerTuningJdbcBeanPostProcessor(
+        ObjectProvider<SpannerTuningProperties> properties,
+        ObjectProvider<SpannerTuningRegistry> registry) {
+      return new SpannerTuningJdbcBeanPostProcessor(properties, registry);
+    }
   }
 }

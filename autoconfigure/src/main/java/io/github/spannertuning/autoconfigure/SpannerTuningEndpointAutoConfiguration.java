@@ -20,6 +20,6 @@ public class SpannerTuningEndpointAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   SpannerTuningEndpoint spannerTuningEndpoint(SpannerTuningRegistry registry) {
-    return new SpannerTuningEndpoint(registry::clients);
+    return new SpannerTuningEndpoint(registry::clients, registry::jdbcClient);
   }
 }

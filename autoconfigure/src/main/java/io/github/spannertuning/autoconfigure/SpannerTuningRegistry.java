@@ -1,6 +1,7 @@
 package io.github.spannertuning.autoconfigure;
 
 import io.github.spannertuning.client.SpannerTuningState;
+import io.github.spannertuning.jdbc.TunedJdbcClient;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -9,12 +10,14 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.BiConsumer;
 
 /**
- * The tuned Spanner clients of the application, by {@code Spanner} bean name. A client leaves the
- * registry when it is closed.
+ * The tuned Spanner clients of the application, by {@code Spanner} bean name, and the JDBC driver's
+ * clients by {@code DataSource} bean name. A client leaves the registry when it is closed.
  */
 public class SpannerTuningRegistry {
 
   private final Map<String, SpannerTuningState> clients = new LinkedHashMap<>();
+
+  private final Map<String, TunedJdbcClient> jdbcClients = new LinkedHashMap<>();
 
   private final List<BiConsumer<String, SpannerTuningState>> listeners =
       new CopyOnWriteArrayList<>();
@@ -27,9 +30,26 @@ public class SpannerTuningRegistry {
     this.listeners.forEach((listener) -> listener.accept(name, state));
   }
 
+  /** Records the JDBC driver's client for a DataSource, under the DataSource bean's name. */
+  void register(String dataSource, TunedJdbcClient client) {
+    synchronized (this.clients) {
+      this.jdbcClients.put(dataSource, client);
+    }
+    register(dataSource, client.state());
+  }
+
   private void unregister(String name, SpannerTuningState state) {
     synchronized (this.clients) {
-      this.clients.remove(name, state);
+      if (this.clients.remove(name, state)) {
+        this.jdbcClients.remove(name);
+      }
+    }
+  }
+
+  /** The JDBC driver's client recorded under this DataSource bean name. */
+  public Optional<TunedJdbcClient> jdbcClient(String name) {
+    synchronized (this.clients) {
+      return Optional.ofNullable(this.jdbcClients.get(name));
     }
   }
 

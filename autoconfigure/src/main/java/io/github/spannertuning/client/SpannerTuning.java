@@ -217,6 +217,20 @@ public final class SpannerTuning {
     return builder.build();
   }
 
+  /**
+   * The state of a client this tuning could not reach, for example one a driver builds where its
+   * hook is missing: every feature {@code unsupported} with the reason. Nothing can be switched on
+   * it, and it counts nothing.
+   */
+  public SpannerTuningState unsupported(String reason) {
+    Objects.requireNonNull(reason, "reason");
+    Map<Feature, FeatureState> features = new EnumMap<>(Feature.class);
+    for (Feature feature : Feature.values()) {
+      features.put(feature, FeatureState.unsupported(reason));
+    }
+    return new SpannerTuningState(this, features, false);
+  }
+
   /** The tuning state of a client built from these options, if they were tuned. */
   public static Optional<SpannerTuningState> stateOf(SpannerOptions options) {
     return ClientSupport.canReadRpcFactory()

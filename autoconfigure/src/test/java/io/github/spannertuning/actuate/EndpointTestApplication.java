@@ -11,9 +11,13 @@ import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 
-/** A web application using spring-cloud-gcp's Spanner client against the mock server. */
+/**
+ * A web application using spring-cloud-gcp's Spanner client against the mock server. It has no
+ * DataSource: the JDBC driver and JPA on the test classpath are for the JDBC tests.
+ */
 @SpringBootConfiguration
-@EnableAutoConfiguration
+@EnableAutoConfiguration(
+    excludeName = "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration")
 class EndpointTestApplication {
 
   static final MockSpannerServer SERVER = start();

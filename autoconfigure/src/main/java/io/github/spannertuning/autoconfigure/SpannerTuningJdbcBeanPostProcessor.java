@@ -1,0 +1,133 @@
+package io.github.spannertuning.autoconfigure;
+
+import io.github.spannertuning.client.SpannerTuning;
+import io.github.spannertuning.jdbc.SpannerJdbcTuning;
+import io.github.spannertuning.jdbc.TunedJdbcClient;
+import java.lang.reflect.Method;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.CopyOnWriteArrayList;
+import javax.sql.DataSource;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.beans.factory.BeanClassLoaderAware;
+import org.springframework.beans.factory.DisposableBean;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.core.Ordered;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Tunes the Spanner client of Google's JDBC driver for every {@link DataSource} bean whose URL is
+ * {@code jdbc:cloudspanner:...}, as the bean is created and before anything opens a connection
+ * through it. The URL and its connection properties are read from the pool as Boot configures it:
+ * Hikari's {@code jdbcUrl} and {@code dataSourceProperties}, or the {@code url} and {@code
+ * connectionProperties} of Spring's driver-based data sources; the user name and password are
+ * passed as the pool passes them to the driver. Each client is recorded in the {@link
+ * SpannerTuningRegistry} under the DataSource bean's name, tuned or {@code unsupported} with the
+ * reason. The DataSource itself is left as it is.
+ */
+class SpannerTuningJdbcBeanPostProcessor
+    implements BeanPostProcessor, BeanClassLoaderAware, DisposableBean, Ordered {
+
+  private static final Log logger = LogFactory.getLog(SpannerTuningJdbcBeanPostProcessor.class);
+
+  private final ObjectProvider<SpannerTuningProperties> properties;
+
+  private final ObjectProvider<SpannerTuningRegistry> registry;
+
+  private final List<TunedJdbcClient> clients = new CopyOnWriteArrayList<>();
+
+  private ClassLoader classLoader = ClassUtils.getDefaultClassLoader();
+
+  SpannerTuningJdbcBeanPostProcessor(
+      ObjectProvider<SpannerTuningProperties> properties,
+      ObjectProvider<SpannerTuningRegistry> registry) {
+    this.properties = properties;
+    this.registry = registry;
+  }
+
+  @Override
+  public void setBeanClassLoader(ClassLoader classLoader) {
+    this.classLoader = classLoader;
+  }
+
+  @Override
+  public Object postProcessAfterInitialization(Object bean, String beanName) {
+    if (!(bean instanceof DataSource)) {
+      return bean;
+    }
+    String url = (String) read(bean, "getJdbcUrl", "getUrl");
+    if (!SpannerJdbcTuning.isSpannerUrl(url)) {
+      return bean;
+    }
+    // Outside the fail-open block, as for the other clients: a bad value stops startup.
+    SpannerTuning tuning = this.properties.getObject().toTuning();
+    try {
+      TunedJdbcClient client =
+          SpannerJdbcTuning.tune(url, connectionProperties(bean), tuning, this.classLoader);
+      this.clients.add(client);
+      this.registry.getObject().register(beanName, client);
+      if (client.isTuned()) {
+        logger.info(
+            "spanner-tuning: tuned the JDBC driver's Spanner client for DataSource '"
+                + beanName
+                + "' ("
+                + client.database()
+                + ") "
+                + client.state().summary());
+      }
+    } catch (RuntimeException | LinkageError ex) {
+      logger.warn(
+          "spanner-tuning could not tune the JDBC client of DataSource '"
+              + beanName
+              + "'; it is left as it was",
+          ex);
+    }
+    return bean;
+  }
+
+  /** The properties the pool passes to the driver: its own, then the user and password. */
+  private static Properties connectionProperties(Object dataSource) {
+    Properties properties = new Properties();
+    Object configured = read(dataSource, "getDataSourceProperties", "getConnectionProperties");
+    if (configured instanceof Properties given) {
+      properties.putAll(given);
+    }
+    Object user = read(dataSource, "getUsername");
+    if (user != null) {
+      properties.setProperty("user", user.toString());
+    }
+    Object password = read(dataSource, "getPassword");
+    if (password != null) {
+      properties.setProperty("password", password.toString());
+    }
+    return properties;
+  }
+
+  /** The first of these getters the bean has, called; {@code null} when it has none. */
+  private static Object read(Object bean, String... getters) {
+    for (String getter : getters) {
+      Method method = ClassUtils.getMethodIfAvailable(bean.getClass(), getter);
+      if (method != null) {
+        try {
+          return method.invoke(bean);
+        } catch (ReflectiveOperationException | RuntimeException ex) {
+          return null;
+        }
+      }
+    }
+    return null;
+  }
+
+  @Override
+  public void destroy() {
+    this.clients.forEach(TunedJdbcClient::close);
+    this.clients.clear();
+  }
+
+  @Override
+  public int getOrder() {
+    return Ordered.LOWEST_PRECEDENCE;
+  }
+}
