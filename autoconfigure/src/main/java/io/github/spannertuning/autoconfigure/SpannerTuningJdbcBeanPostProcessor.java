@@ -64,8 +64,10 @@ class SpannerTuningJdbcBeanPostProcessor
     // Outside the fail-open block, as for the other clients: a bad value stops startup.
     SpannerTuning tuning = this.properties.getObject().toTuning();
     try {
+      long start = System.nanoTime();
       TunedJdbcClient client =
           SpannerJdbcTuning.tune(url, connectionProperties(bean), tuning, this.classLoader);
+      long millis = (System.nanoTime() - start) / 1_000_000;
       this.clients.add(client);
       this.registry.getObject().register(beanName, client);
       if (client.isTuned()) {
@@ -74,7 +76,9 @@ class SpannerTuningJdbcBeanPostProcessor
                 + beanName
                 + "' ("
                 + client.database()
-                + ") "
+                + ", in "
+                + millis
+                + " ms) "
                 + client.state().summary());
       }
     } catch (RuntimeException | LinkageError ex) {

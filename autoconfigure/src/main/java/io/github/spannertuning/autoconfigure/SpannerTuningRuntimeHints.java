@@ -44,5 +44,11 @@ public class SpannerTuningRuntimeHints implements RuntimeHintsRegistrar {
       }
     }
     ClientReflection.resources().forEach(hints.resources()::registerPattern);
+    for (List<String> interfaces : ClientReflection.proxies()) {
+      hints
+          .proxies()
+          .registerJdkProxy(
+              interfaces.stream().map(TypeReference::of).toArray(TypeReference[]::new));
+    }
   }
 }

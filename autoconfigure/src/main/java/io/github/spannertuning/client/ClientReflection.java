@@ -174,6 +174,81 @@ public final class ClientReflection {
           PARTIAL_RESULT_SET_LAST,
           RPC_CONSTRUCTOR);
 
+  // Google's JDBC driver (io.github.spannertuning.jdbc): how its connect() builds the Connection
+  // API's options, and the Connection API's configurator and pool key.
+  private static final String JDBC_DRIVER_NAME = "com.google.cloud.spanner.jdbc.JdbcDriver";
+  private static final String CONNECTION_OPTIONS =
+      "com.google.cloud.spanner.connection.ConnectionOptions";
+
+  /** The JDBC driver's configurator interface, implemented by a JDK proxy. */
+  public static final Member JDBC_CONFIGURATOR =
+      type(CONNECTION_OPTIONS + "$SpannerOptionsConfigurator");
+
+  public static final Member JDBC_DRIVER = type(JDBC_DRIVER_NAME);
+  public static final Member JDBC_MAYBE_ADD_USER_AGENT =
+      method(Access.INVOKE, JDBC_DRIVER_NAME, "maybeAddUserAgent", "java.util.Properties");
+  public static final Member JDBC_APPEND_PROPERTIES_TO_URL =
+      method(
+          Access.INVOKE,
+          JDBC_DRIVER_NAME,
+          "appendPropertiesToUrl",
+          "java.lang.String",
+          "java.util.Properties");
+  public static final Member JDBC_BUILD_CONNECTION_OPTIONS =
+      method(
+          Access.INVOKE,
+          JDBC_DRIVER_NAME,
+          "buildConnectionOptions",
+          "java.lang.String",
+          "java.util.Properties");
+  public static final Member JDBC_OPEN_TELEMETRY_PROPERTY_KEY =
+      field(JDBC_DRIVER_NAME, "OPEN_TELEMETRY_PROPERTY_KEY");
+  public static final Member JDBC_SET_CONFIGURATOR =
+      method(
+          Access.INVOKE,
+          CONNECTION_OPTIONS + "$Builder",
+          "setConfigurator",
+          CONNECTION_OPTIONS + "$SpannerOptionsConfigurator");
+  public static final Member JDBC_CONFIGURE =
+      method(
+          Access.INTROSPECT,
+          CONNECTION_OPTIONS + "$SpannerOptionsConfigurator",
+          "configure",
+          "com.google.cloud.spanner.SpannerOptions$Builder");
+  public static final Member JDBC_POOL_KEY_OF =
+      method(
+          Access.INVOKE,
+          "com.google.cloud.spanner.connection.SpannerPool$SpannerPoolKey",
+          "of",
+          CONNECTION_OPTIONS);
+  public static final Member JDBC_USE_MULTIPLEXED_SESSIONS =
+      method(
+          Access.INVOKE,
+          "com.google.cloud.spanner.SessionPoolOptionsHelper",
+          "useMultiplexedSessions",
+          "com.google.cloud.spanner.SessionPoolOptions$Builder");
+  public static final Member JDBC_USE_DIRECT_EXECUTOR =
+      method(
+          Access.INVOKE,
+          "com.google.cloud.spanner.connection.ConnectionOptionsHelper",
+          "useDirectExecutorIfNotUseVirtualThreads",
+          "java.lang.String",
+          CONNECTION_OPTIONS + "$Builder");
+
+  private static final List<Member> JDBC_MEMBERS =
+      List.of(
+          JDBC_DRIVER,
+          JDBC_CONFIGURATOR,
+          JDBC_MAYBE_ADD_USER_AGENT,
+          JDBC_APPEND_PROPERTIES_TO_URL,
+          JDBC_BUILD_CONNECTION_OPTIONS,
+          JDBC_OPEN_TELEMETRY_PROPERTY_KEY,
+          JDBC_SET_CONFIGURATOR,
+          JDBC_CONFIGURE,
+          JDBC_POOL_KEY_OF,
+          JDBC_USE_MULTIPLEXED_SESSIONS,
+          JDBC_USE_DIRECT_EXECUTOR);
+
   /** grpc-gcp 1.9.0 carries its version only here (its manifest has none). */
   static final String GRPC_GCP_POM_PROPERTIES =
       "META-INF/maven/com.google.cloud/grpc-gcp/pom.properties";
@@ -186,7 +261,68 @@ public final class ClientReflection {
    * @return the targets
    */
   public static List<Member> members() {
-    return MEMBERS;
+    return java.util.stream.Stream.concat(MEMBERS.stream(), JDBC_MEMBERS.stream()).toList();
+  }
+
+  /**
+   * Interfaces the starter implements with a JDK proxy, each as the binary names of its interfaces.
+   *
+   * @return the proxies' interfaces
+   */
+  public static List<List<String>> proxies() {
+    return List.of(List.of(JDBC_CONFIGURATOR.type()));
+  }
+
+  /**
+   * A class of {@link #members()}, from the given class loader.
+   *
+   * @param member a member, of any access
+   * @param loader where to look
+   * @return the class that declares it
+   * @throws ClassNotFoundException when the loader has no such class
+   */
+  public static Class<?> load(Member member, ClassLoader loader) throws ClassNotFoundException {
+    return load(member.type(), loader);
+  }
+
+  /**
+   * A field of {@link #members()}, from the given class loader, made accessible.
+   *
+   * @param member a field
+   * @param loader where to look
+   * @return the field
+   * @throws ReflectiveOperationException when it is not there
+   */
+  public static Field field(Member member, ClassLoader loader) throws ReflectiveOperationException {
+    requireAccess(member, Access.FIELD);
+    Field field = load(member, loader).getDeclaredField(member.name());
+    field.setAccessible(true);
+    return field;
+  }
+
+  /**
+   * A method of {@link #members()}, from the given class loader, made accessible when the starter
+   * calls it.
+   *
+   * @param member a method
+   * @param loader where to look
+   * @return the method
+   * @throws ReflectiveOperationException when it is not there
+   */
+  public static Method method(Member member, ClassLoader loader)
+      throws ReflectiveOperationException {
+    if (member.access() != Access.INVOKE && member.access() != Access.INTROSPECT) {
+      throw new IllegalArgumentException(member + " is not a method");
+    }
+    Class<?>[] types = new Class<?>[member.parameterTypes().size()];
+    for (int i = 0; i < types.length; i++) {
+      types[i] = load(member.parameterTypes().get(i), loader);
+    }
+    Method method = load(member, loader).getDeclaredMethod(member.name(), types);
+    if (member.access() == Access.INVOKE) {
+      method.setAccessible(true);
+    }
+    return method;
   }
 
   /**
@@ -264,11 +400,15 @@ public final class ClientReflection {
   }
 
   static Class<?> load(String name) throws ClassNotFoundException {
+    return load(name, ClientReflection.class.getClassLoader());
+  }
+
+  private static Class<?> load(String name, ClassLoader loader) throws ClassNotFoundException {
     return switch (name) {
       case "boolean" -> boolean.class;
       case "int" -> int.class;
       case "long" -> long.class;
-      default -> Class.forName(name, false, ClientReflection.class.getClassLoader());
+      default -> Class.forName(name, false, loader);
     };
   }
 

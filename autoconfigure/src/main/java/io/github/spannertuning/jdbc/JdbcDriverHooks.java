@@ -3,6 +3,8 @@ package io.github.spannertuning.jdbc;
 import com.google.cloud.spanner.SessionPoolOptions;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.connection.ConnectionOptions;
+import io.github.spannertuning.client.ClientReflection;
+import io.github.spannertuning.client.ClientReflection.Member;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
@@ -17,21 +19,6 @@ import java.util.function.Consumer;
  * here, before any connection is opened, and {@link #missing()} names the member.
  */
 final class JdbcDriverHooks {
-
-  static final String DRIVER = "com.google.cloud.spanner.jdbc.JdbcDriver";
-
-  private static final String OPTIONS = "com.google.cloud.spanner.connection.ConnectionOptions";
-
-  private static final String CONFIGURATOR = OPTIONS + "$SpannerOptionsConfigurator";
-
-  private static final String POOL_KEY =
-      "com.google.cloud.spanner.connection.SpannerPool$SpannerPoolKey";
-
-  private static final String SESSION_POOL_HELPER =
-      "com.google.cloud.spanner.SessionPoolOptionsHelper";
-
-  private static final String OPTIONS_HELPER =
-      "com.google.cloud.spanner.connection.ConnectionOptionsHelper";
 
   private final String missing;
 
@@ -58,53 +45,45 @@ final class JdbcDriverHooks {
   private JdbcDriverHooks(ClassLoader loader) {
     String missing = null;
     String version = null;
-    String member = DRIVER;
+    Member member = ClientReflection.JDBC_DRIVER;
     try {
-      Class<?> driver = Class.forName(DRIVER, false, loader);
-      version = driver.getPackage().getImplementationVersion();
-      member = DRIVER + ".maybeAddUserAgent(Properties)";
-      this.maybeAddUserAgent =
-          accessible(driver.getDeclaredMethod("maybeAddUserAgent", Properties.class));
-      member = DRIVER + ".appendPropertiesToUrl(String, Properties)";
-      this.appendPropertiesToUrl =
-          accessible(
-              driver.getDeclaredMethod("appendPropertiesToUrl", String.class, Properties.class));
-      member = DRIVER + ".buildConnectionOptions(String, Properties)";
-      this.buildConnectionOptions =
-          accessible(
-              driver.getDeclaredMethod("buildConnectionOptions", String.class, Properties.class));
-      member = DRIVER + ".OPEN_TELEMETRY_PROPERTY_KEY";
-      this.openTelemetryProperty =
-          (String) driver.getField("OPEN_TELEMETRY_PROPERTY_KEY").get(null);
-      member = CONFIGURATOR;
-      this.configuratorType = Class.forName(CONFIGURATOR, false, loader);
-      member = OPTIONS + ".Builder.setConfigurator(SpannerOptionsConfigurator)";
-      this.setConfigurator =
-          accessible(
-              Class.forName(OPTIONS + "$Builder", false, loader)
-                  .getDeclaredMethod("setConfigurator", this.configuratorType));
-      this.configuratorType.getDeclaredMethod("configure", SpannerOptions.Builder.class);
-      member = POOL_KEY + ".of(ConnectionOptions)";
-      this.poolKeyOf =
-          accessible(
-              Class.forName(POOL_KEY, false, loader)
-                  .getDeclaredMethod("of", ConnectionOptions.class));
-      member = SESSION_POOL_HELPER + ".useMultiplexedSessions(SessionPoolOptions.Builder)";
-      this.useMultiplexedSessions =
-          Class.forName(SESSION_POOL_HELPER, false, loader)
-              .getMethod("useMultiplexedSessions", SessionPoolOptions.Builder.class);
-      member = OPTIONS_HELPER + ".useDirectExecutorIfNotUseVirtualThreads(String, Builder)";
-      this.useDirectExecutor =
-          Class.forName(OPTIONS_HELPER, false, loader)
-              .getMethod(
-                  "useDirectExecutorIfNotUseVirtualThreads",
-                  String.class,
-                  ConnectionOptions.Builder.class);
+      version = ClientReflection.load(member, loader).getPackage().getImplementationVersion();
+      member = ClientReflection.JDBC_MAYBE_ADD_USER_AGENT;
+      this.maybeAddUserAgent = ClientReflection.method(member, loader);
+      member = ClientReflection.JDBC_APPEND_PROPERTIES_TO_URL;
+      this.appendPropertiesToUrl = ClientReflection.method(member, loader);
+      member = ClientReflection.JDBC_BUILD_CONNECTION_OPTIONS;
+      this.buildConnectionOptions = ClientReflection.method(member, loader);
+      member = ClientReflection.JDBC_OPEN_TELEMETRY_PROPERTY_KEY;
+      this.openTelemetryProperty = (String) ClientReflection.field(member, loader).get(null);
+      member = ClientReflection.JDBC_CONFIGURATOR;
+      this.configuratorType = ClientReflection.load(member, loader);
+      member = ClientReflection.JDBC_CONFIGURE;
+      ClientReflection.method(member, loader);
+      member = ClientReflection.JDBC_SET_CONFIGURATOR;
+      this.setConfigurator = ClientReflection.method(member, loader);
+      member = ClientReflection.JDBC_POOL_KEY_OF;
+      this.poolKeyOf = ClientReflection.method(member, loader);
+      member = ClientReflection.JDBC_USE_MULTIPLEXED_SESSIONS;
+      this.useMultiplexedSessions = ClientReflection.method(member, loader);
+      member = ClientReflection.JDBC_USE_DIRECT_EXECUTOR;
+      this.useDirectExecutor = ClientReflection.method(member, loader);
     } catch (ReflectiveOperationException | RuntimeException | LinkageError ex) {
-      missing = member + " is not there (" + ex.getClass().getSimpleName() + ")";
+      missing = describe(member) + " is not there (" + ex.getClass().getSimpleName() + ")";
     }
     this.missing = missing;
     this.driverVersion = (version != null) ? version : "unknown";
+  }
+
+  private static String describe(Member member) {
+    return (member.name() == null)
+        ? member.type()
+        : member.type()
+            + "."
+            + member.name()
+            + "("
+            + String.join(", ", member.parameterTypes())
+            + ")";
   }
 
   static JdbcDriverHooks resolve(ClassLoader loader) {
@@ -173,11 +152,6 @@ final class JdbcDriverHooks {
               case "toString" -> "spanner-tuning configurator";
               default -> throw new UnsupportedOperationException(method.getName());
             });
-  }
-
-  private static Method accessible(Method method) {
-    method.setAccessible(true);
-    return method;
   }
 
   private static Object invoke(Method method, Object... args) {

@@ -271,6 +271,7 @@ class JdbcTuningIT {
         (tuned) -> {
           switchSingleUse(tuned);
           try {
+            SERVER.reset();
             closedLoop(THREADS, Duration.ofSeconds(1));
             SocketAddress slow = busiestConnection();
             SERVER.slowDown(slow, 200);
