@@ -19,16 +19,23 @@ import io.grpc.MethodDescriptor;
 import java.time.Duration;
 import java.util.List;
 
-/** A real Spanner client of the frontend, configured as one variant. */
+/**
+ * A real Spanner client of the frontend, configured as one variant: the client's own API, or
+ * Google's JDBC driver over it ({@link JdbcPointSelects}).
+ */
 final class BenchClient implements AutoCloseable {
 
   private static final Statement POINT_SELECT = Statement.of(MockSpannerServer.POINT_SELECT);
 
   private final Variant variant;
 
+  /** The client's own API; {@code null} when the queries go through the JDBC driver. */
   private final Spanner spanner;
 
   private final DatabaseClient database;
+
+  /** The JDBC driver's client; {@code null} for the client's own API. */
+  private final JdbcPointSelects jdbc;
 
   private final SpannerTuningState state;
 
@@ -41,9 +48,19 @@ final class BenchClient implements AutoCloseable {
     this.spanner = spanner;
     this.database =
         spanner.getDatabaseClient(DatabaseId.of("bench-project", "bench-instance", "bench-db"));
+    this.jdbc = null;
     this.state = state;
     this.context =
         (deadlineMillis == 0) ? variant.context() : withDeadline(variant, deadlineMillis);
+  }
+
+  private BenchClient(Variant variant, JdbcPointSelects jdbc) {
+    this.variant = variant;
+    this.spanner = null;
+    this.database = null;
+    this.jdbc = jdbc;
+    this.state = jdbc.state();
+    this.context = null;
   }
 
   /**
@@ -77,12 +94,47 @@ final class BenchClient implements AutoCloseable {
     return new BenchClient(variant, builder.build().getService(), state, deadlineMillis);
   }
 
+  /**
+   * A client whose point selects go through Google's JDBC driver, each thread on its own
+   * connection; stock and tuned only, with the client's own deadline.
+   */
+  static BenchClient openJdbc(Variant variant, int port, int channels, long deadlineMillis) {
+    if (deadlineMillis != 0) {
+      throw new IllegalArgumentException("The JDBC workload takes no per-query deadline");
+    }
+    return new BenchClient(variant, JdbcPointSelects.open(variant, port, channels));
+  }
+
+  /** The client for the workload: the client's own API, or the JDBC driver. */
+  static BenchClient open(Workload workload, Variant variant, int port, int channels) {
+    return workload.jdbc()
+        ? openJdbc(variant, port, channels, workload.deadlineMs())
+        : open(variant, port, channels, workload.deadlineMs());
+  }
+
+  /**
+   * Readies the calling thread before a window: opens its JDBC connection, as a connection pool has
+   * its connections open before the traffic comes; nothing for the client's own API.
+   */
+  void prepareThread() {
+    if (this.jdbc != null) {
+      this.jdbc.connection();
+    }
+  }
+
   Variant variant() {
     return this.variant;
   }
 
-  /** The point-select shape: single-use query, one {@code next()}, close. */
+  /**
+   * The point-select shape: single-use query, one {@code next()}, close; through the JDBC driver,
+   * an autocommit query on the thread's connection.
+   */
   void pointSelect() {
+    if (this.jdbc != null) {
+      this.jdbc.pointSelect();
+      return;
+    }
     if (this.context == null) {
       query();
       return;
@@ -123,7 +175,11 @@ final class BenchClient implements AutoCloseable {
 
   @Override
   public void close() {
-    this.spanner.close();
+    if (this.jdbc != null) {
+      this.jdbc.close();
+    } else {
+      this.spanner.close();
+    }
   }
 
   /**

@@ -33,6 +33,16 @@ public final class BenchmarkMain {
   private static final ObjectMapper json =
       new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
+  /**
+   * The JDBC workload's name. Not in the default set: it repeats the degraded workload's windows
+   * through the JDBC driver, and is run when named.
+   */
+  static final String JDBC_POINT_SELECTS = "jdbc-point-selects";
+
+  /** The workloads run when {@code --workloads} is not given. */
+  static final String DEFAULT_WORKLOADS =
+      "steady,bursty,spiky,degraded,stalled,recovered,fresh-client";
+
   private final Flags flags;
 
   private final Path out;
@@ -73,11 +83,7 @@ public final class BenchmarkMain {
     this.floorQueries = flags.integer("floor-queries", 300, 1, 1_000_000);
     this.seed = (long) flags.number("seed", 1);
     List<Workload> all = allWorkloads(flags);
-    this.workloads =
-        choose(
-            all,
-            flags.string(
-                "workloads", "steady,bursty,spiky,degraded,stalled,recovered,fresh-client"));
+    this.workloads = choose(all, flags.string("workloads", DEFAULT_WORKLOADS));
     this.cpuLimited = new CpuLimitedRun(flags, all, this);
   }
 
@@ -178,6 +184,15 @@ public final class BenchmarkMain {
                     "spiky point select, one connection slowed for half the window, then recovered")
                 .rebased(spikyRate, spikyThreads, stockAndTuned(variants))
                 .withFault(Workload.Fault.RECOVERED, degradeMillis, 0),
+            // The degraded workload's shape, stock and tuned, through Google's JDBC driver.
+            spiky
+                .named(
+                    JDBC_POINT_SELECTS,
+                    "spiky point select through the JDBC driver (autocommit), one connection"
+                        + " slowed")
+                .rebased(spikyRate, spikyThreads, stockAndTuned(variants))
+                .withFault(Workload.Fault.SLOWED, degradeMillis, 0)
+                .viaJdbc(),
             freshClient(flags, variants),
             slowTrailers(flags, 1, variants),
             slowTrailers(flags, 8, variants));
@@ -379,6 +394,9 @@ public final class BenchmarkMain {
     result.put("degradeMs", workload.degradeMillis());
     result.put("windowS", phase.windowSeconds());
     result.put("fault", workload.fault().name().toLowerCase(java.util.Locale.ROOT));
+    if (workload.jdbc()) {
+      result.put("api", "jdbc");
+    }
     if (workload.deadlineMs() > 0) {
       result.put("deadlineMs", workload.deadlineMs());
     }
@@ -414,8 +432,7 @@ public final class BenchmarkMain {
     }
     Thread restorer = null;
     try (BenchClient client =
-        BenchClient.open(
-            tally.variant(), frontend.port(), channelsOf(workload), workload.deadlineMs())) {
+        BenchClient.open(workload, tally.variant(), frontend.port(), channelsOf(workload))) {
       if (workload.warmUp()) {
         warmUp(client, Math.min(16, workload.threads()), phase.warmupQueries());
       }
@@ -436,12 +453,14 @@ public final class BenchmarkMain {
       long cancelledAtLimit = client.cancelledAtLimit();
       if (workload.closedLoop()) {
         try (ClosedLoop loop = new ClosedLoop(workload.threads())) {
+          loop.onEachThread(client::prepareThread);
           ProcessMeters.Snapshot start = meters.start();
           window = loop.run(client, phase.windowSeconds(), this.bucketSeconds);
           cost = meters.end(start);
         }
       } else {
         try (OpenLoop loop = new OpenLoop(workload.threads())) {
+          loop.onEachThread(client::prepareThread);
           ProcessMeters.Snapshot start = meters.start();
           window =
               loop.run(

@@ -39,6 +39,11 @@ final class ClosedLoop implements AutoCloseable {
     started.forEach(ClosedLoop::join);
   }
 
+  /** Runs the task once on each of the loop's threads, before the window. */
+  void onEachThread(Runnable task) throws InterruptedException {
+    OpenLoop.onEachThread(this.pool, this.threads, task);
+  }
+
   OpenLoop.Window run(BenchClient client, double seconds, double bucketSeconds)
       throws InterruptedException {
     Histogram latency = new Histogram(3);

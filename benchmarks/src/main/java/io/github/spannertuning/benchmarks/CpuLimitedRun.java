@@ -201,6 +201,15 @@ final class CpuLimitedRun {
           this.main.warmUp(client, 16, this.jvmWarmupQueries);
         }
       }
+      if (referenceWorkloads().stream().anyMatch(Workload::jdbc)) {
+        // The JDBC driver's code compiles here too, not in the first variant's first window.
+        for (Variant variant : this.variants) {
+          try (BenchClient client =
+              BenchClient.openJdbc(variant, frontend.port(), this.main.channels(), 0)) {
+            this.main.warmUp(client, 16, this.jvmWarmupQueries);
+          }
+        }
+      }
       double stockCapacity = 0;
       if (this.workloadNames.contains(CAPACITY)) {
         Map<String, Object> capacity = sweep(frontend, meters);

@@ -1,6 +1,12 @@
 package io.github.spannertuning.benchmarks;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -46,6 +52,42 @@ final class OpenLoop implements AutoCloseable {
               return thread;
             });
     this.pool.prestartAllCoreThreads();
+  }
+
+  /** Runs the task once on each of the pool's threads, before the window. */
+  void onEachThread(Runnable task) throws InterruptedException {
+    onEachThread(this.pool, this.pool.getCorePoolSize(), task);
+  }
+
+  /**
+   * Runs the task once on each of the executor's {@code threads} threads: every copy waits until
+   * all have started, so no thread takes two.
+   */
+  static void onEachThread(ExecutorService pool, int threads, Runnable task)
+      throws InterruptedException {
+    CountDownLatch started = new CountDownLatch(threads);
+    List<Future<?>> copies = new ArrayList<>();
+    for (int i = 0; i < threads; i++) {
+      copies.add(
+          pool.submit(
+              () -> {
+                started.countDown();
+                try {
+                  started.await();
+                } catch (InterruptedException ex) {
+                  Thread.currentThread().interrupt();
+                  return;
+                }
+                task.run();
+              }));
+    }
+    for (Future<?> copy : copies) {
+      try {
+        copy.get();
+      } catch (ExecutionException ex) {
+        throw new IllegalStateException("readying a load thread failed", ex.getCause());
+      }
+    }
   }
 
   /**

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.DoubleNode;
 import com.fasterxml.jackson.databind.node.MissingNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
@@ -639,7 +640,8 @@ public final class Report {
     md.append("|---".repeat(columns.size() + (delta ? 1 : 0))).append("|\n");
     row(md, "operations", columns, delta, (v) -> v.path("ops").asText(), null);
     row(md, "errors", columns, delta, (v) -> v.path("errors").asText(), null);
-    if (workload.path("closedLoop").asBoolean()) {
+    boolean jdbc = workload.path("api").asText().equals("jdbc");
+    if (workload.path("closedLoop").asBoolean() || jdbc) {
       row(
           md,
           "throughput (queries/s)",
@@ -647,6 +649,26 @@ public final class Report {
           delta,
           (v) -> fmt(v.path("opsPerSecond"), 0),
           (pair) -> ratio(pair[0].path("opsPerSecond"), pair[1].path("opsPerSecond")));
+    }
+    if (jdbc) {
+      row(md, "failed queries per round", columns, delta, (v) -> perRound(v, "errors", 0), null);
+      for (String[] metric :
+          new String[][] {
+            {"P50, median of rounds (ms)", "p50Ms", "2"},
+            {"P99, median of rounds (ms)", "p99Ms", "2"},
+            {"throughput, median of rounds (queries/s)", "opsPerSecond", "0"}
+          }) {
+        row(
+            md,
+            metric[0],
+            columns,
+            delta,
+            (v) -> fmt(medianOfRounds(v, metric[1]), Integer.parseInt(metric[2])),
+            (pair) ->
+                ratio(medianOfRounds(pair[0], metric[1]), medianOfRounds(pair[1], metric[1])));
+      }
+    }
+    if (workload.path("closedLoop").asBoolean()) {
       row(
           md,
           "closes at last cancelled instead of drained",
@@ -876,6 +898,29 @@ public final class Report {
       }
     }
     md.append(" |\n");
+  }
+
+  /** The median over the variant's rounds of one figure; missing if no round has it. */
+  static JsonNode medianOfRounds(JsonNode variant, String key) {
+    List<Double> values = new ArrayList<>();
+    variant
+        .path("rounds")
+        .forEach(
+            (round) -> {
+              if (round.path(key).isNumber()) {
+                values.add(round.path(key).asDouble());
+              }
+            });
+    if (values.isEmpty()) {
+      return MissingNode.getInstance();
+    }
+    values.sort(null);
+    int middle = values.size() / 2;
+    double median =
+        (values.size() % 2 == 1)
+            ? values.get(middle)
+            : (values.get(middle - 1) + values.get(middle)) / 2;
+    return DoubleNode.valueOf(median);
   }
 
   static String perRound(JsonNode variant, String key, int digits) {

@@ -116,6 +116,9 @@ final class VariantTally {
     round.put("ops", window.ops());
     round.put("errors", window.errors());
     round.put("unsent", window.unsent());
+    round.put(
+        "opsPerSecond",
+        (window.wallNanos() == 0) ? null : window.ops() / (window.wallNanos() / 1e9));
     round.put("p50Ms", ms(window.latency().getValueAtPercentile(50)));
     round.put("p90Ms", ms(window.latency().getValueAtPercentile(90)));
     round.put("p99Ms", ms(window.latency().getValueAtPercentile(99)));

@@ -17,6 +17,8 @@ import java.util.List;
  *     exponential part}}; {@code null} for the frontend's own setting
  * @param warmUp whether the client is warmed up before the window; {@code false} measures a fresh
  *     client's first traffic
+ * @param jdbc whether the queries go through Google's JDBC driver ({@link JdbcPointSelects})
+ *     instead of the client's own API
  */
 record Workload(
     String name,
@@ -35,7 +37,8 @@ record Workload(
     Fault fault,
     long deadlineMs,
     double[] serviceMs,
-    boolean warmUp) {
+    boolean warmUp,
+    boolean jdbc) {
 
   /** What the frontend does to one connection of the client once it is warmed up. */
   enum Fault {
@@ -84,7 +87,8 @@ record Workload(
         (degradeMillis > 0) ? Fault.SLOWED : Fault.NONE,
         0,
         null,
-        true);
+        true,
+        false);
   }
 
   /** Closed-loop point selects from a number of threads. */
@@ -112,7 +116,8 @@ record Workload(
         Fault.NONE,
         0,
         null,
-        true);
+        true,
+        false);
   }
 
   /** This workload with a fault on one connection, and each query's deadline. */
@@ -134,7 +139,8 @@ record Workload(
         fault,
         deadlineMs,
         this.serviceMs,
-        this.warmUp);
+        this.warmUp,
+        this.jdbc);
   }
 
   /** The same shape under another name. */
@@ -156,7 +162,8 @@ record Workload(
         this.fault,
         this.deadlineMs,
         this.serviceMs,
-        this.warmUp);
+        this.warmUp,
+        this.jdbc);
   }
 
   /** This workload on a fresh client, with the frontend taking this long per query. */
@@ -178,7 +185,31 @@ record Workload(
         this.fault,
         this.deadlineMs,
         new double[] {floorMs, randomMs},
-        false);
+        false,
+        this.jdbc);
+  }
+
+  /** The same workload, each point select sent through Google's JDBC driver. */
+  Workload viaJdbc() {
+    return new Workload(
+        this.name,
+        this.description,
+        this.referenceRate,
+        this.baseRate,
+        this.burstMultiplier,
+        this.burstPeriodSeconds,
+        this.burstLengthSeconds,
+        this.threads,
+        this.degradeMillis,
+        this.variants,
+        this.closedLoop,
+        this.channels,
+        this.trailersDelayMs,
+        this.fault,
+        this.deadlineMs,
+        this.serviceMs,
+        this.warmUp,
+        true);
   }
 
   /**
@@ -223,7 +254,8 @@ record Workload(
         this.fault,
         this.deadlineMs,
         this.serviceMs,
-        this.warmUp);
+        this.warmUp,
+        this.jdbc);
   }
 
   double scale() {

@@ -179,4 +179,59 @@ class BenchmarkSmokeTest {
             "| share of ideal throughput (threads / mean server time) |",
             "| stalled: failed reads, tuned (stock) |");
   }
+
+  @Test
+  void theJdbcWorkloadComparesStockAndTunedThroughTheDriver(@TempDir Path out) throws Exception {
+    BenchmarkMain.run(
+        "--out", out.toString(),
+        "--workloads", "jdbc-point-selects",
+        "--client-cpus", "0",
+        "--scale", "0.1",
+        "--spiky-threads", "8",
+        "--window-s", "0.5",
+        "--rounds", "1",
+        "--warmup-queries", "16",
+        "--floor-queries", "10");
+
+    JsonNode line =
+        new ObjectMapper().readTree(out.resolve("benchmarks.json").toFile()).path("lines").get(0);
+    assertThat(line.path("workloads"))
+        .extracting((w) -> w.path("name").asText())
+        .containsExactly("jdbc-point-selects");
+    JsonNode jdbc = line.path("workloads").get(0);
+    assertThat(jdbc.path("api").asText()).isEqualTo("jdbc");
+    assertThat(jdbc.path("fault").asText()).isEqualTo("slowed");
+    assertThat(jdbc.path("variants"))
+        .extracting((v) -> v.path("variant").asText())
+        .containsExactly("stock", "tuned");
+    for (JsonNode variant : jdbc.path("variants")) {
+      String what = "jdbc-point-selects / " + variant.path("variant").asText();
+      assertThat(variant.path("ops").asLong()).as(what + " ops").isPositive();
+      assertThat(variant.path("errors").asLong()).as(what + " errors").isZero();
+      assertThat(variant.path("rounds").get(0).has("degradedShareOfEven"))
+          .as(what + ": a connection was slowed")
+          .isTrue();
+    }
+    String markdown = Files.readString(out.resolve("benchmarks.md"));
+    assertThat(markdown)
+        .contains(
+            "| jdbc-point-selects |",
+            "| throughput (queries/s) |",
+            "| P99, median of rounds (ms) |");
+  }
+
+  @Test
+  void theJdbcWorkloadIsNotInTheDefaultSetButCanBeNamed() {
+    List<Workload> all =
+        List.of(
+            new Workload("spiky", "spiky", 600, 300, 3, 5, 1, 100, 0, List.of(Variant.STOCK)),
+            new Workload("spiky", "spiky", 600, 300, 3, 5, 1, 100, 0, List.of(Variant.STOCK))
+                .named(BenchmarkMain.JDBC_POINT_SELECTS, "through JDBC")
+                .viaJdbc());
+    assertThat(BenchmarkMain.choose(all, "jdbc-point-selects"))
+        .singleElement()
+        .satisfies((w) -> assertThat(w.jdbc()).isTrue());
+    assertThat(BenchmarkMain.DEFAULT_WORKLOADS.split(","))
+        .doesNotContain(BenchmarkMain.JDBC_POINT_SELECTS);
+  }
 }
