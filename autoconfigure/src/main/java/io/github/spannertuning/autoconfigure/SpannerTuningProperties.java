@@ -46,6 +46,8 @@ public class SpannerTuningProperties implements Validator {
 
   private final SingleUseDistribution singleUseDistribution = new SingleUseDistribution();
 
+  private final TransactionRouting transactionRouting = new TransactionRouting();
+
   private final StreamEndGuard streamEndGuard = new StreamEndGuard();
 
   private final GrpcGcp grpcGcp = new GrpcGcp();
@@ -70,6 +72,10 @@ public class SpannerTuningProperties implements Validator {
 
   public SingleUseDistribution getSingleUseDistribution() {
     return this.singleUseDistribution;
+  }
+
+  public TransactionRouting getTransactionRouting() {
+    return this.transactionRouting;
   }
 
   public StreamEndGuard getStreamEndGuard() {
@@ -118,6 +124,7 @@ public class SpannerTuningProperties implements Validator {
     return SpannerTuning.newBuilder()
         .logWhenBuilt(false)
         .singleUseDistribution(this.singleUseDistribution.isEnabled())
+        .transactionRouting(this.transactionRouting.isEnabled())
         .streamEndGuard(this.streamEndGuard.isEnabled())
         .streamEndGuardDrainTimeout(this.streamEndGuard.getDrainTimeout())
         .streamEndGuardMaxConcurrentStreams(this.streamEndGuard.getMaxConcurrentStreams())
@@ -126,13 +133,32 @@ public class SpannerTuningProperties implements Validator {
         .build();
   }
 
-  /** Single-use reads and queries sent to the least busy channel. */
+  /** Single-use reads and queries sent to the channel with the lowest expected latency. */
   public static class SingleUseDistribution {
 
     /**
-     * Whether to send single-use reads and queries to the least busy channel, with no affinity
-     * binding. Transactions keep their channel. Reported as native on clients that already do it
-     * (google-cloud-spanner 6.119+).
+     * Whether to send single-use reads and queries to the channel with the lowest expected latency,
+     * with no affinity binding: a connection that answers slower, is stuck or fails gets none while
+     * the others have room.
+     */
+    private boolean enabled = true;
+
+    public boolean isEnabled() {
+      return this.enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+  }
+
+  /** Read-only and read/write transactions started on the channel with the lowest latency. */
+  public static class TransactionRouting {
+
+    /**
+     * Whether to send the first call of each read-only and read/write transaction to the channel
+     * with the lowest expected latency, as single-use reads are; the transaction's later calls,
+     * commit and rollback included, follow it. Partitioned DML goes where the client sends it.
      */
     private boolean enabled = true;
 

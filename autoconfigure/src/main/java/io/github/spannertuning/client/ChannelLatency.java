@@ -101,17 +101,7 @@ final class ChannelLatency {
    * {@link #SILENCE_ESTIMATES} estimates.
    */
   long expectedNanos(long nowNanos, int outstanding) {
-    long estimate = this.estimateNanos;
-    long halvings =
-        (nowNanos - this.sampledAtNanos)
-            / (FORGET_HALF_LIFE_NANOS
-                << Math.min(Math.max(this.penalties - 1, 0), MAX_BACKOFF_SHIFT));
-    if (halvings > 0) {
-      // Never below what an untried channel is thought to cost: a long-forgotten channel is then
-      // tried like a new one, a few calls at a time, not with all of them until its first answer.
-      estimate =
-          Math.max((halvings < 63) ? estimate >> halvings : 0, Math.min(estimate, INITIAL_NANOS));
-    }
+    long estimate = forgotten(nowNanos);
     if (outstanding > 0) {
       long silence = nowNanos - this.heardAtNanos;
       if (silence > SILENCE_NANOS && silence > SILENCE_ESTIMATES * estimate) {
@@ -119,6 +109,33 @@ final class ChannelLatency {
       }
     }
     return estimate;
+  }
+
+  /**
+   * Whether nothing has updated the estimate for at least one of its half-lives: it is being
+   * forgotten, so it says less and less of what the channel would take now. {@link ChannelPicker}
+   * then lets the channel carry one call at a time until it answers, so that a channel left alone
+   * because it was slow is tried again with one call, not with every call made before its answer.
+   */
+  boolean unverified(long nowNanos) {
+    return nowNanos - this.sampledAtNanos >= forgetHalfLife();
+  }
+
+  /** The moving average, halved for each half-life since it was last updated. */
+  private long forgotten(long nowNanos) {
+    long estimate = this.estimateNanos;
+    long halvings = (nowNanos - this.sampledAtNanos) / forgetHalfLife();
+    if (halvings > 0) {
+      // Never below what an untried channel is thought to cost.
+      estimate =
+          Math.max((halvings < 63) ? estimate >> halvings : 0, Math.min(estimate, INITIAL_NANOS));
+    }
+    return estimate;
+  }
+
+  /** The half-life of the estimate, doubled for each failure in a row after the first. */
+  private long forgetHalfLife() {
+    return FORGET_HALF_LIFE_NANOS << Math.min(Math.max(this.penalties - 1, 0), MAX_BACKOFF_SHIFT);
   }
 
   /** Whether the channel's last calls failed and it has not answered since. */
@@ -171,7 +188,13 @@ final class ChannelLatency {
     }
   }
 
+  /**
+   * Moves the estimate towards a sample. The sample is weighed against what the channel was
+   * expected to take until now, the estimate as forgotten so far: a channel tried again after it
+   * was left alone is judged by its new answer, so one that recovered is used again at once.
+   */
   private void sample(long latencyNanos, long nowNanos, boolean penalty) {
+    long previous = forgotten(nowNanos);
     if (penalty) {
       this.penalties++;
     }
@@ -181,7 +204,6 @@ final class ChannelLatency {
             ? 1.0
             : Math.max(
                 MIN_WEIGHT, (sinceLast <= 0) ? 0 : sinceLast / (double) (sinceLast + DECAY_NANOS));
-    long previous = this.estimateNanos;
     long next =
         penalty
             ? Math.max(previous, latencyNanos)

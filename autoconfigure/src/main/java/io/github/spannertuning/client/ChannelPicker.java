@@ -17,53 +17,87 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Chooses the channel of each single-use read by the latency it may expect there, and keeps
- * transactions on theirs.
+ * Chooses the channel of each single-use read and of each transaction's first call by the latency
+ * it may expect there, and keeps the rest of a transaction on the channel its first call took.
  *
- * <p>A single-use read needs no stickiness. This picker weighs each channel of the pool by the
- * calls it has in flight plus this one, times the latency its {@link ChannelLatency} expects, and
- * sends the read to a channel within half again of the lowest such cost, the first one met from a
- * random start: channels about equally good share the traffic, and a channel that answers slower,
- * has calls stuck, or failed recently gets less, in proportion. The channel is counted before the
- * pick returns, and the pick is repeated if another thread counted a call on it in between.
+ * <p>A Spanner frontend serves the streams of one connection in parallel, up to its stream limit: a
+ * call on a connection with a few others in flight takes about as long as one on an idle
+ * connection. So latency decides, as in Prequal ("Load is not what you should balance", NSDI 2024),
+ * and calls in flight set channels apart only where they say something of the wait:
+ *
+ * <ol>
+ *   <li>A channel takes no call while it has no room (its calls in flight reached the stream limit
+ *       less the stream-end guard's margin), or while it carries a call and what is known of it is
+ *       in doubt: its last call failed, or its estimate has not been updated for a half-life and is
+ *       being forgotten. That is how a channel left alone because it was slow, stuck or failing is
+ *       tried again with one call at a time, and found again once it recovers.
+ *   <li>A channel is hot while it carries half again as many calls as the pool's mean, and at least
+ *       one more: an estimate that happens to be low, or a channel no answer has measured yet, does
+ *       not draw every call until it is full.
+ *   <li>Among the other channels, the latency each one's {@link ChannelLatency} expects decides: a
+ *       call goes to the channel with the fewest calls in flight among those expected within the
+ *       band above the least, the first one met from a random start among equals. A channel that
+ *       answers slower, has calls stuck, or failed recently gets none while the others are about as
+ *       fast and have room.
+ *   <li>When every channel is hot, full or in doubt, the one with the fewest calls in flight takes
+ *       the call, a failed one last.
+ * </ol>
+ *
+ * <p>The channel is counted before the pick returns, and the pick is repeated if another thread
+ * counted a call on it in between.
  *
  * <p>The channel is named to grpc-gcp by an affinity key in the call's context. Before the client
  * makes any call, every key the client can derive from a hint ({@code -(n-1)} to {@code n-1}) is
- * bound, key {@code i} and {@code -i} to channel {@code i}. On google-cloud-spanner up to 6.113
- * (grpc-gcp 1.9) transactions carry such keys and so stay where the client's own hint sends them:
- * grpc-gcp 1.9 picks the least busy channel in {@code newCall} but counts the stream only in {@code
- * start}, with ties to the lowest channel, and binds a key by a lookup, a pick and a {@code bind}
- * that replaces any binding made in between, so two transactions first using one key at once could
- * otherwise split across two channels. From 6.119 transactions carry a channel reference of their
- * own instead, which grpc-gcp resolves to its least busy channel; single-use reads are taken off
- * that path (see {@link LeastBusyRouting}) and come here.
+ * bound, key {@code i} and {@code -i} to channel {@code i}. A key in the context, unlike one in the
+ * call options, is not unbound when a call is cancelled (grpc-gcp 1.9.2+ unbinds the call option's
+ * key on cancel). The client's own choice (a channel hint up to 6.113, a channel reference per
+ * transaction from 6.119) is taken off the calls routed here (see {@link LeastBusyRouting}).
  */
 final class ChannelPicker {
 
   /** Rescans when another thread took the channel first, before settling for it anyway. */
   private static final int RESERVE_ATTEMPTS = 3;
 
-  /**
-   * How far above the lowest cost a channel still counts as about as good, as a right shift: a
-   * half. Wide enough that the noise of latency estimates at a few milliseconds per query, on a
-   * client short of CPU, does not pin light traffic to the channel that happened to answer fastest;
-   * narrow enough that a channel twice as slow, or with twice the calls in flight, is set apart.
-   */
-  private static final int BAND_SHIFT = 1;
+  /** The expected latency of a channel that takes no call now unless every channel is like it. */
+  static final long CLOSED = -1;
 
-  /**
-   * The cost of a suspect channel that already carries a call: above any real cost, low enough that
-   * the band above the least cost cannot overflow when every channel is suspect.
-   */
-  static final long SUSPECT_COST = Long.MAX_VALUE / 4;
+  /** Ranks a failed channel that still carries a call after every other in the fallback pick. */
+  private static final long FAILED_RANK = 1L << 32;
 
   private final ChannelStats[] channels;
 
   private final String[] keys;
 
-  private ChannelPicker(ChannelStats[] channels, String[] keys) {
+  private final Rule rule;
+
+  private ChannelPicker(ChannelStats[] channels, String[] keys, Rule rule) {
     this.channels = channels;
     this.keys = keys;
+    this.rule = rule;
+  }
+
+  /**
+   * The constants of the pick.
+   *
+   * @param room the calls in flight a channel may carry before it counts as full: the stream limit
+   *     less the stream-end guard's margin
+   * @param hotShift how far above the pool's mean calls in flight a channel counts as hot, as a
+   *     right shift of the mean: 1 is half again
+   * @param bandShift how far above the least expected latency a channel still counts as about as
+   *     fast, as a right shift: 1 is half again
+   */
+  record Rule(int room, int hotShift, int bandShift) {
+
+    /**
+     * Hot at half again the mean, a band of half again: chosen from the benchmark's concurrency
+     * sweep and healthy workloads (docs/benchmarking.md). The band is wide enough that the noise of
+     * estimates at a few milliseconds per query, on a client short of CPU, does not pin traffic to
+     * the channel that happened to answer fastest, and narrow enough that a channel half again as
+     * slow is set apart.
+     */
+    static Rule defaults(int room) {
+      return new Rule(room, 1, 1);
+    }
   }
 
   /**
@@ -72,7 +106,7 @@ final class ChannelPicker {
    *
    * @throws IllegalStateException with the reason when this client's pool cannot be set up so
    */
-  static ChannelPicker install(GapicSpannerRpc rpc, int numChannels, ChannelLoad load) {
+  static ChannelPicker install(GapicSpannerRpc rpc, int numChannels, Rule rule) {
     GcpManagedChannel pool = pool(rpc);
     int built = pool.getNumberOfChannels();
     if (built != 0) {
@@ -107,19 +141,19 @@ final class ChannelPicker {
           "grpc-gcp put " + numChannels + " new keys on " + distinct.size() + " channels");
     }
     bindNegativeKeys(pool, numChannels);
-    return new ChannelPicker(channels, keys);
+    return new ChannelPicker(channels, keys, rule);
   }
 
   /**
    * A picker over channels already counted by a {@link ChannelLoad}, channel {@code i} named by the
    * affinity key {@code "i"}; for measuring the pick on its own.
    */
-  static ChannelPicker over(List<ChannelStats> channels) {
+  static ChannelPicker over(List<ChannelStats> channels, Rule rule) {
     String[] keys = new String[channels.size()];
     for (int i = 0; i < keys.length; i++) {
       keys[i] = String.valueOf(i);
     }
-    return new ChannelPicker(channels.toArray(new ChannelStats[0]), keys);
+    return new ChannelPicker(channels.toArray(new ChannelStats[0]), keys, rule);
   }
 
   /**
@@ -130,7 +164,25 @@ final class ChannelPicker {
    */
   ChannelReservation enter(GuardedStream stream) {
     long now = System.nanoTime();
-    int channel = pick(now);
+    return attach(pick(now), stream, now);
+  }
+
+  /**
+   * As {@link #enter}, for a call that must go to {@code channel}, one of this picker's: a later
+   * call of a transaction whose first call was routed there.
+   */
+  ChannelReservation enterOn(ChannelStats channel, GuardedStream stream) {
+    long now = System.nanoTime();
+    ChannelStats[] channels = this.channels;
+    int index = 0;
+    while (channels[index] != channel) {
+      index++;
+    }
+    channel.countCall(now);
+    return attach(index, stream, now);
+  }
+
+  private ChannelReservation attach(int channel, GuardedStream stream, long now) {
     Context previous = Context.current();
     ChannelReservation reservation =
         new ChannelReservation(this.channels[channel], stream, previous, now);
@@ -151,39 +203,82 @@ final class ChannelPicker {
   }
 
   /**
-   * What a call sent to {@code channel} now may expect to wait, counting the calls ahead of it: the
-   * calls in flight plus this one, times the latency the channel is expected to have; {@link
-   * #SUSPECT_COST} while a suspect channel's one call is outstanding.
+   * What a call sent to {@code channel} now may expect to take: the latency its estimate expects;
+   * {@link #CLOSED} while the channel has no room, or carries a call while what is known of it is
+   * in doubt.
    */
-  static long cost(ChannelStats channel, long nowNanos) {
-    int outstanding = channel.activeStreams();
-    ChannelLatency latency = channel.latency();
-    if (outstanding > 0 && latency.suspect()) {
-      return SUSPECT_COST;
+  static long expected(ChannelStats channel, long nowNanos, Rule rule) {
+    int inFlight = channel.activeStreams();
+    if (inFlight >= rule.room()) {
+      return CLOSED;
     }
-    return (outstanding + 1L) * latency.expectedNanos(nowNanos, outstanding);
+    ChannelLatency latency = channel.latency();
+    if (inFlight > 0 && (latency.suspect() || latency.unverified(nowNanos))) {
+      return CLOSED;
+    }
+    return latency.expectedNanos(nowNanos, inFlight);
+  }
+
+  /**
+   * Whether a channel with {@code inFlight} calls is hot in a pool of {@code n} channels carrying
+   * {@code total}: above the mean by more than the rule's share of it, and by more than one.
+   */
+  private static boolean hot(int inFlight, int n, long total, Rule rule) {
+    return (long) n * inFlight > total + Math.max(n, total >> rule.hotShift());
   }
 
   /** The channel for a call made at {@code now}, counted on it before this returns. */
   int pick(long now) {
     ChannelStats[] channels = this.channels;
+    Rule rule = this.rule;
     int n = channels.length;
     for (int attempt = 1; ; attempt++) {
+      long total = 0;
+      for (ChannelStats channel : channels) {
+        total += channel.activeStreams();
+      }
       long least = Long.MAX_VALUE;
       for (ChannelStats channel : channels) {
-        least = Math.min(least, cost(channel, now));
-      }
-      long good = least + (least >> BAND_SHIFT);
-      int start = ThreadLocalRandom.current().nextInt(n);
-      int best = start;
-      for (int k = 0; k < n; k++) {
-        int i = (start + k < n) ? start + k : start + k - n;
-        if (cost(channels[i], now) <= good) {
-          best = i;
-          break;
+        long expected = expected(channel, now, rule);
+        if (expected != CLOSED
+            && expected < least
+            && !hot(channel.activeStreams(), n, total, rule)) {
+          least = expected;
         }
       }
-      if (channels[best].tryCountCall(channels[best].activeStreams(), now)) {
+      int start = ThreadLocalRandom.current().nextInt(n);
+      int best = -1;
+      int bestInFlight = Integer.MAX_VALUE;
+      if (least != Long.MAX_VALUE) {
+        long good = least + (least >> rule.bandShift());
+        for (int k = 0; k < n; k++) {
+          int i = (start + k < n) ? start + k : start + k - n;
+          long expected = expected(channels[i], now, rule);
+          int inFlight = channels[i].activeStreams();
+          if (expected != CLOSED
+              && expected <= good
+              && inFlight < bestInFlight
+              && !hot(inFlight, n, total, rule)) {
+            best = i;
+            bestInFlight = inFlight;
+          }
+        }
+      }
+      if (best < 0) {
+        long bestRank = Long.MAX_VALUE;
+        for (int k = 0; k < n; k++) {
+          int i = (start + k < n) ? start + k : start + k - n;
+          int inFlight = channels[i].activeStreams();
+          long rank =
+              (inFlight > 0 && channels[i].latency().suspect()) ? FAILED_RANK + inFlight : inFlight;
+          if (rank < bestRank) {
+            best = i;
+            bestRank = rank;
+            bestInFlight = inFlight;
+          }
+        }
+      }
+      if (channels[best].tryCountCall(bestInFlight, now)) {
         return best;
       }
       if (attempt == RESERVE_ATTEMPTS) {

@@ -139,6 +139,51 @@ public final class ClientReflection {
           "com.google.spanner.v1.ExecuteSqlRequest",
           "java.util.Map",
           "boolean");
+  // The unary methods a transaction's calls go through (the blocking ones call these).
+  static final Member BEGIN_TRANSACTION_ASYNC =
+      method(
+          Access.INTROSPECT,
+          GAPIC_SPANNER_RPC,
+          "beginTransactionAsync",
+          "com.google.spanner.v1.BeginTransactionRequest",
+          "java.util.Map",
+          "boolean");
+  static final Member COMMIT_ASYNC =
+      method(
+          Access.INTROSPECT,
+          GAPIC_SPANNER_RPC,
+          "commitAsync",
+          "com.google.spanner.v1.CommitRequest",
+          "java.util.Map");
+  static final Member ROLLBACK_ASYNC =
+      method(
+          Access.INTROSPECT,
+          GAPIC_SPANNER_RPC,
+          "rollbackAsync",
+          "com.google.spanner.v1.RollbackRequest",
+          "java.util.Map");
+  static final Member EXECUTE_BATCH_DML_ASYNC =
+      method(
+          Access.INTROSPECT,
+          GAPIC_SPANNER_RPC,
+          "executeBatchDmlAsync",
+          "com.google.spanner.v1.ExecuteBatchDmlRequest",
+          "java.util.Map");
+  static final Member PARTITION_QUERY =
+      method(
+          Access.INTROSPECT,
+          GAPIC_SPANNER_RPC,
+          "partitionQuery",
+          "com.google.spanner.v1.PartitionQueryRequest",
+          "java.util.Map");
+  static final Member PARTITION_READ =
+      method(
+          Access.INTROSPECT,
+          GAPIC_SPANNER_RPC,
+          "partitionRead",
+          "com.google.spanner.v1.PartitionReadRequest",
+          "java.util.Map");
+
   static final Member RPC_CONSTRUCTOR =
       method(
           Access.INTROSPECT,
@@ -172,6 +217,12 @@ public final class ClientReflection {
           EXECUTE_QUERY_WITHOUT_REQUEST_ID,
           READ_WITHOUT_REQUEST_ID,
           PARTIAL_RESULT_SET_LAST,
+          BEGIN_TRANSACTION_ASYNC,
+          COMMIT_ASYNC,
+          ROLLBACK_ASYNC,
+          EXECUTE_BATCH_DML_ASYNC,
+          PARTITION_QUERY,
+          PARTITION_READ,
           RPC_CONSTRUCTOR);
 
   // Google's JDBC driver (io.github.spannertuning.jdbc): how its connect() builds the Connection

@@ -27,6 +27,13 @@ final class ClientSupport {
   static final boolean RPC_METHODS_MATCH = rpcMethodsMatch();
 
   /**
+   * Whether {@link GapicSpannerRpc} has the unary methods of a transaction's calls that {@link
+   * TunedSpannerRpc} overrides to keep a routed transaction on its channel, with the signatures it
+   * was compiled against.
+   */
+  static final boolean TRANSACTION_METHODS_MATCH = transactionMethodsMatch();
+
+  /**
    * Whether {@link GapicSpannerRpc} has the streaming methods without a request id that {@link
    * GuardOnlySpannerRpc} overrides, where {@link #RPC_METHODS_MATCH} is false.
    */
@@ -122,6 +129,21 @@ final class ClientSupport {
           && hasOptionsConstructor();
     } catch (ReflectiveOperationException | LinkageError ex) {
       logger.fine(() -> "GapicSpannerRpc does not have the expected methods: " + ex);
+      return false;
+    }
+  }
+
+  private static boolean transactionMethodsMatch() {
+    try {
+      ClientReflection.method(ClientReflection.BEGIN_TRANSACTION_ASYNC);
+      ClientReflection.method(ClientReflection.COMMIT_ASYNC);
+      ClientReflection.method(ClientReflection.ROLLBACK_ASYNC);
+      ClientReflection.method(ClientReflection.EXECUTE_BATCH_DML_ASYNC);
+      ClientReflection.method(ClientReflection.PARTITION_QUERY);
+      ClientReflection.method(ClientReflection.PARTITION_READ);
+      return true;
+    } catch (ReflectiveOperationException | LinkageError ex) {
+      logger.fine(() -> "GapicSpannerRpc does not have a transaction's methods: " + ex);
       return false;
     }
   }

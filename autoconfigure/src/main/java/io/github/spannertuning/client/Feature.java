@@ -6,8 +6,17 @@ import java.util.stream.Collectors;
 /** The tunings spanner-tuning can apply to a Spanner client. */
 public enum Feature {
 
-  /** Single-use reads and queries go to the least busy channel, with no affinity binding. */
+  /**
+   * Single-use reads and queries go to the channel with the lowest expected latency, with no
+   * affinity binding.
+   */
   SINGLE_USE_DISTRIBUTION("single-use-distribution"),
+
+  /**
+   * Each read-only and read/write transaction's first call goes to the channel with the lowest
+   * expected latency, and the transaction's later calls follow it.
+   */
+  TRANSACTION_ROUTING("transaction-routing"),
 
   /** A cancel of a stream that has finished (at its last message, or ended) is skipped. */
   STREAM_END_GUARD("stream-end-guard"),

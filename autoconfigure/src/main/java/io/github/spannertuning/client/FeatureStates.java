@@ -62,6 +62,11 @@ final class FeatureStates {
    * @param grpcGcpOn whether the client will use grpc-gcp, as far as the builder tells
    */
   static FeatureState singleUse(boolean configured, String hookMissing, boolean grpcGcpOn) {
+    return routing(Feature.SINGLE_USE_DISTRIBUTION, configured, hookMissing, grpcGcpOn);
+  }
+
+  private static FeatureState routing(
+      Feature feature, boolean configured, String hookMissing, boolean grpcGcpOn) {
     if (!configured) {
       return FeatureState.offByConfiguration();
     }
@@ -81,14 +86,32 @@ final class FeatureStates {
               + " cannot take an affinity key per call",
           ClientSupport.NATIVE_SINGLE_USE_ROUTING);
     }
-    return on(Feature.SINGLE_USE_DISTRIBUTION);
+    return on(feature);
   }
 
   /**
-   * Single-use distribution once the client is built: where the built options have grpc-gcp off
-   * after all, there is no pool that picks channels by load.
+   * Transaction routing: the same picker as single-use distribution, on the unary methods of a
+   * transaction's calls too.
+   *
+   * @param hookMissing why routing cannot hook into this client, or {@code null}
+   * @param grpcGcpOn whether the client will use grpc-gcp, as far as the builder tells
    */
-  static FeatureState singleUseBuilt(FeatureState current, boolean grpcGcpEnabled) {
+  static FeatureState transactionRouting(
+      boolean configured, String hookMissing, boolean grpcGcpOn) {
+    if (hookMissing == null && !ClientSupport.TRANSACTION_METHODS_MATCH) {
+      hookMissing =
+          "GapicSpannerRpc in google-cloud-spanner "
+              + ClientVersions.detected().spanner()
+              + " does not have the transaction methods transaction routing hooks into";
+    }
+    return routing(Feature.TRANSACTION_ROUTING, configured, hookMissing, grpcGcpOn);
+  }
+
+  /**
+   * Single-use distribution or transaction routing once the client is built: where the built
+   * options have grpc-gcp off after all, there is no pool that picks channels by load.
+   */
+  static FeatureState routingBuilt(FeatureState current, boolean grpcGcpEnabled) {
     if (!grpcGcpEnabled
         && (current.status() == FeatureState.Status.ON
             || current.status() == FeatureState.Status.NATIVE)) {
@@ -98,11 +121,12 @@ final class FeatureStates {
   }
 
   /**
-   * Single-use distribution where spanner-tuning cannot route: the client's own least-busy pick
-   * stays in charge where it has one; elsewhere single-use reads go where the client sends them.
+   * Single-use distribution or transaction routing where spanner-tuning cannot route: the client's
+   * own least-busy pick stays in charge where it has one; elsewhere calls go where the client sends
+   * them.
    *
-   * @param clientPicksLeastBusy whether this client version sends single-use reads to the least
-   *     busy channel itself
+   * @param clientPicksLeastBusy whether this client version sends single-use reads and each
+   *     transaction to the least busy channel itself
    */
   static FeatureState withoutPicker(String reason, boolean clientPicksLeastBusy) {
     return clientPicksLeastBusy
@@ -117,15 +141,20 @@ final class FeatureStates {
 
   /** The state of a feature spanner-tuning applies on this client version. */
   static FeatureState on(Feature feature) {
-    return (feature == Feature.SINGLE_USE_DISTRIBUTION && ClientSupport.NATIVE_SINGLE_USE_ROUTING)
+    return (isRouting(feature) && ClientSupport.NATIVE_SINGLE_USE_ROUTING)
         ? FeatureState.on(REPLACES_NATIVE_PICK)
         : FeatureState.on();
   }
 
-  /** Why the client's own routing of single-use reads is left in charge, where it has one. */
+  /** Whether the feature is one of the two that route calls through the picker. */
+  static boolean isRouting(Feature feature) {
+    return feature == Feature.SINGLE_USE_DISTRIBUTION || feature == Feature.TRANSACTION_ROUTING;
+  }
+
+  /** Why the client's own routing is left in charge, where it has one. */
   private static String nativeSingleUseReason() {
     return "google-cloud-spanner "
         + ClientVersions.detected().spanner()
-        + " sends each single-use read to the least busy channel itself";
+        + " sends each single-use read and each transaction to the least busy channel itself";
   }
 }

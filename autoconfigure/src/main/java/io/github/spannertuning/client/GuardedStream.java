@@ -105,16 +105,20 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
       Map<Option, ?> options,
       SpannerTuningState tuning,
       Starter starter) {
-    GuardedStream guarded = new GuardedStream(consumer, tuning);
-    Context context = Context.current().withValue(STARTING, guarded);
+    return new GuardedStream(consumer, tuning).start(options, starter);
+  }
+
+  /** Starts this guarded stream's call, as {@link #start(ResultStreamConsumer, Map, ...)}. */
+  StreamingCall start(Map<Option, ?> options, Starter starter) {
+    Context context = Context.current().withValue(STARTING, this);
     Context previous = context.attach();
     StreamingCall call;
     try {
-      call = starter.start(guarded, options);
+      call = starter.start(this, options);
     } finally {
       context.detach(previous);
     }
-    return guarded.attach(call);
+    return attach(call);
   }
 
   StreamingCall attach(StreamingCall call) {

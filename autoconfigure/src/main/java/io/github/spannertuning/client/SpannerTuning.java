@@ -48,6 +48,8 @@ public final class SpannerTuning {
 
   private final boolean singleUseDistribution;
 
+  private final boolean transactionRouting;
+
   private final boolean streamEndGuard;
 
   private final boolean grpcGcpExtension;
@@ -62,8 +64,13 @@ public final class SpannerTuning {
 
   private final int streamEndGuardDrainMargin;
 
+  private final int routingHotShift;
+
+  private final int routingBandShift;
+
   private SpannerTuning(Builder builder) {
     this.singleUseDistribution = builder.singleUseDistribution;
+    this.transactionRouting = builder.transactionRouting;
     this.streamEndGuard = builder.streamEndGuard;
     this.grpcGcpExtension = builder.grpcGcpExtension;
     this.logWhenBuilt = builder.logWhenBuilt;
@@ -74,6 +81,8 @@ public final class SpannerTuning {
         (builder.streamEndGuardDrainMargin != null)
             ? builder.streamEndGuardDrainMargin
             : defaultDrainMargin(builder.streamEndGuardMaxConcurrentStreams);
+    this.routingHotShift = builder.routingHotShift;
+    this.routingBandShift = builder.routingBandShift;
   }
 
   /**
@@ -95,6 +104,10 @@ public final class SpannerTuning {
 
   public boolean isSingleUseDistribution() {
     return this.singleUseDistribution;
+  }
+
+  public boolean isTransactionRouting() {
+    return this.transactionRouting;
   }
 
   public boolean isStreamEndGuard() {
@@ -140,6 +153,14 @@ public final class SpannerTuning {
   }
 
   /**
+   * The picker's rule for a connection that takes at most {@code room} calls: its defaults, or the
+   * constants a benchmark variant sets to compare them.
+   */
+  ChannelPicker.Rule routingRule(int room) {
+    return new ChannelPicker.Rule(room, this.routingHotShift, this.routingBandShift);
+  }
+
+  /**
    * Tunes a builder in place, keeping everything already set on it. Applying tuning to a builder
    * that is already tuned changes nothing and returns its existing state.
    *
@@ -166,6 +187,10 @@ public final class SpannerTuning {
         Feature.SINGLE_USE_DISTRIBUTION,
         FeatureStates.singleUse(
             this.singleUseDistribution, routingHookMissing(rpcHookMissing), grpcGcpOn));
+    features.put(
+        Feature.TRANSACTION_ROUTING,
+        FeatureStates.transactionRouting(
+            this.transactionRouting, routingHookMissing(rpcHookMissing), grpcGcpOn));
     SpannerTuningState state = new SpannerTuningState(this, features, rpcHookMissing == null);
     List<String> missing = new ArrayList<>();
     features.forEach(
@@ -280,15 +305,14 @@ public final class SpannerTuning {
   }
 
   /**
-   * Single-use routing is set up around the streaming methods that take a request id; a client
-   * whose methods take none gets the stream-end guard only.
+   * Routing is set up around the streaming methods that take a request id; a client whose methods
+   * take none gets the stream-end guard only.
    */
   private static String routingHookMissing(String rpcHookMissing) {
     if (!ClientSupport.RPC_METHODS_MATCH && ClientSupport.PLAIN_STREAM_METHODS_MATCH) {
       return "GapicSpannerRpc in google-cloud-spanner "
           + ClientVersions.detected().spanner()
-          + " has no streaming methods that take a request id, which single-use routing hooks"
-          + " into";
+          + " has no streaming methods that take a request id, which routing hooks into";
     }
     return rpcHookMissing;
   }
@@ -326,6 +350,8 @@ public final class SpannerTuning {
   public String toString() {
     return "SpannerTuning{singleUseDistribution="
         + this.singleUseDistribution
+        + ", transactionRouting="
+        + this.transactionRouting
         + ", streamEndGuard="
         + this.streamEndGuard
         + ", grpcGcpExtension="
@@ -344,6 +370,8 @@ public final class SpannerTuning {
 
     private boolean singleUseDistribution = true;
 
+    private boolean transactionRouting = true;
+
     private boolean streamEndGuard = true;
 
     private boolean grpcGcpExtension = true;
@@ -358,10 +386,23 @@ public final class SpannerTuning {
 
     private Integer streamEndGuardDrainMargin;
 
+    private int routingHotShift = ChannelPicker.Rule.defaults(1).hotShift();
+
+    private int routingBandShift = ChannelPicker.Rule.defaults(1).bandShift();
+
     private Builder() {}
 
     public Builder singleUseDistribution(boolean enabled) {
       this.singleUseDistribution = enabled;
+      return this;
+    }
+
+    /**
+     * Route each read-only and read/write transaction's first call like a single-use read, and keep
+     * the transaction's later calls on its channel.
+     */
+    public Builder transactionRouting(boolean enabled) {
+      this.transactionRouting = enabled;
       return this;
     }
 
@@ -441,6 +482,30 @@ public final class SpannerTuning {
             "the stream-end guard's drain margin must not be negative, was " + margin);
       }
       this.streamEndGuardDrainMargin = margin;
+      return this;
+    }
+
+    /**
+     * Overrides how far above the pool's mean calls in flight a channel counts as hot, as a right
+     * shift of the mean (1 is half again); for the benchmark that chooses the default.
+     */
+    Builder routingHotShift(int shift) {
+      if (shift < 0 || shift > 16) {
+        throw new IllegalArgumentException("the hot shift must be 0 to 16, was " + shift);
+      }
+      this.routingHotShift = shift;
+      return this;
+    }
+
+    /**
+     * Overrides the picker's band, as a right shift of the least cost (1 is half again); for the
+     * benchmark that chooses the default.
+     */
+    Builder routingBandShift(int shift) {
+      if (shift < 0 || shift > 16) {
+        throw new IllegalArgumentException("the band shift must be 0 to 16, was " + shift);
+      }
+      this.routingBandShift = shift;
       return this;
     }
 

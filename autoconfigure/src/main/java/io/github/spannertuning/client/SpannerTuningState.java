@@ -15,6 +15,10 @@ import java.util.concurrent.atomic.LongAdder;
  */
 public final class SpannerTuningState {
 
+  private static final Feature[] ROUTING = {
+    Feature.SINGLE_USE_DISTRIBUTION, Feature.TRANSACTION_ROUTING
+  };
+
   private final SpannerTuning tuning;
 
   private final boolean rpcInstalled;
@@ -23,9 +27,13 @@ public final class SpannerTuningState {
 
   private volatile boolean singleUseDistributionActive;
 
+  private volatile boolean transactionRoutingActive;
+
   private volatile boolean streamEndGuardActive;
 
   private final LongAdder singleUseRouted = new LongAdder();
+
+  private final LongAdder transactionsRouted = new LongAdder();
 
   private final LongAdder streamEndGuardSkipped = new LongAdder();
 
@@ -89,14 +97,22 @@ public final class SpannerTuningState {
   public boolean isActive(Feature feature) {
     return switch (feature) {
       case SINGLE_USE_DISTRIBUTION -> this.singleUseDistributionActive;
+      case TRANSACTION_ROUTING -> this.transactionRoutingActive;
       case STREAM_END_GUARD -> this.streamEndGuardActive;
       case GRPC_GCP -> this.features.get(Feature.GRPC_GCP).isApplied();
     };
   }
 
-  /** Single-use calls sent to the least busy channel. */
+  /** Single-use calls routed by the picker. */
   public long singleUseRoutedCount() {
     return this.singleUseRouted.sum();
+  }
+
+  /**
+   * Transactions whose first call the picker routed (each attempt of a retried transaction counts).
+   */
+  public long transactionsRoutedCount() {
+    return this.transactionsRouted.sum();
   }
 
   /**
@@ -145,11 +161,12 @@ public final class SpannerTuningState {
   }
 
   /**
-   * Switches single-use distribution or the stream-end guard on this running client, for an A/B
-   * comparison without a restart. Only features spanner-tuning applies itself can be switched: not
-   * one the client does natively, not one this client version lacks a hook for, and not grpc-gcp,
-   * which is chosen when the channels are built. Single-use distribution switches on only on a
-   * client built with it on: its picker is set up when the client is built.
+   * Switches single-use distribution, transaction routing or the stream-end guard on this running
+   * client, for an A/B comparison without a restart. Only features spanner-tuning applies itself
+   * can be switched: not one the client does natively, not one this client version lacks a hook
+   * for, and not grpc-gcp, which is chosen when the channels are built. A routing feature switches
+   * on only on a client built with one of the two on: the picker is set up when the client is
+   * built. A transaction begun while transaction routing was on keeps its channel after a switch.
    *
    * @throws IllegalArgumentException for grpc-gcp
    * @throws IllegalStateException when the feature cannot be switched on this client
@@ -170,13 +187,13 @@ public final class SpannerTuningState {
           feature.id() + " cannot be switched: tuning was not installed on this client");
     }
     if (enabled
-        && feature == Feature.SINGLE_USE_DISTRIBUTION
+        && FeatureStates.isRouting(feature)
         && current.status() == FeatureState.Status.OFF
         && this.builtWithoutPicker) {
       throw new IllegalStateException(
           feature.id()
-              + " cannot be switched on: it was off when this client was built, and its channel"
-              + " picker is set up only then");
+              + " cannot be switched on: routing was off when this client was built, and its"
+              + " channel picker is set up only then");
     }
     Map<Feature, FeatureState> next = new EnumMap<>(this.features);
     next.put(feature, FeatureStates.switched(feature, enabled));
@@ -250,31 +267,34 @@ public final class SpannerTuningState {
     this.channelLoad.poolSize(numChannels);
     this.channelLoad.open();
     this.open = true;
-    FeatureState singleUse = this.features.get(Feature.SINGLE_USE_DISTRIBUTION);
-    FeatureState built = FeatureStates.singleUseBuilt(singleUse, grpcGcpEnabled);
-    if (built != singleUse) {
-      Map<Feature, FeatureState> next = new EnumMap<>(this.features);
-      next.put(Feature.SINGLE_USE_DISTRIBUTION, built);
+    Map<Feature, FeatureState> next = new EnumMap<>(this.features);
+    for (Feature feature : ROUTING) {
+      next.put(feature, FeatureStates.routingBuilt(next.get(feature), grpcGcpEnabled));
+    }
+    if (!next.equals(this.features)) {
       publish(next);
     }
   }
 
   /**
    * The picker could not be set up on this client. Where the client has its own least-busy pick,
-   * that one stays in charge; elsewhere single-use reads are routed as the client does it.
+   * that one stays in charge; elsewhere calls are routed as the client does it.
    */
   synchronized void pickerUnavailable(String reason) {
-    SpannerTuning.warnOnce(Feature.SINGLE_USE_DISTRIBUTION.id(), reason);
+    SpannerTuning.warnOnce("single-use-distribution and transaction-routing", reason);
     Map<Feature, FeatureState> next = new EnumMap<>(this.features);
-    next.put(
-        Feature.SINGLE_USE_DISTRIBUTION,
-        FeatureStates.withoutPicker(reason, LeastBusyRouting.hasChannelReferences()));
+    for (Feature feature : ROUTING) {
+      if (next.get(feature).isApplied()) {
+        next.put(
+            feature, FeatureStates.withoutPicker(reason, LeastBusyRouting.hasChannelReferences()));
+      }
+    }
     publish(next);
   }
 
   /**
-   * Whether the open client was built with the picker. One built with single-use distribution off
-   * has none, and the feature then cannot be switched on while it is open.
+   * Whether the open client was built with the picker. One built with both routing features off has
+   * none, and they then cannot be switched on while it is open.
    */
   void builtWithPicker(boolean installed) {
     this.builtWithoutPicker = !installed;
@@ -282,6 +302,10 @@ public final class SpannerTuningState {
 
   void singleUseRouted() {
     this.singleUseRouted.increment();
+  }
+
+  void transactionRouted() {
+    this.transactionsRouted.increment();
   }
 
   void streamEndGuardSkipped() {
@@ -315,6 +339,7 @@ public final class SpannerTuningState {
   private void publish(Map<Feature, FeatureState> next) {
     this.features = Collections.unmodifiableMap(next);
     this.singleUseDistributionActive = next.get(Feature.SINGLE_USE_DISTRIBUTION).isApplied();
+    this.transactionRoutingActive = next.get(Feature.TRANSACTION_ROUTING).isApplied();
     this.streamEndGuardActive = next.get(Feature.STREAM_END_GUARD).isApplied();
   }
 

@@ -4,28 +4,40 @@ import com.google.api.core.ApiFuture;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.XGoogSpannerRequestId;
 import com.google.cloud.spanner.spi.v1.GapicSpannerRpc;
+import com.google.protobuf.Empty;
+import com.google.spanner.v1.BeginTransactionRequest;
+import com.google.spanner.v1.CommitRequest;
+import com.google.spanner.v1.CommitResponse;
+import com.google.spanner.v1.ExecuteBatchDmlRequest;
+import com.google.spanner.v1.ExecuteBatchDmlResponse;
 import com.google.spanner.v1.ExecuteSqlRequest;
+import com.google.spanner.v1.PartitionQueryRequest;
+import com.google.spanner.v1.PartitionReadRequest;
+import com.google.spanner.v1.PartitionResponse;
 import com.google.spanner.v1.ReadRequest;
 import com.google.spanner.v1.ResultSet;
+import com.google.spanner.v1.RollbackRequest;
+import com.google.spanner.v1.Transaction;
 import com.google.spanner.v1.TransactionSelector;
+import io.github.spannertuning.client.ChannelLoad.ChannelStats;
 import java.util.Map;
 
 /**
- * The client's own {@link GapicSpannerRpc}, with the stream-end guard and single-use routing added
- * where the client hands out streams and queries. A subclass rather than a proxy: the client closes
- * a {@code GapicSpannerRpc} with {@code shutdownNow()} and anything else with a graceful shutdown
- * that waits for in-flight calls.
+ * The client's own {@link GapicSpannerRpc}, with the stream-end guard and routing added where the
+ * client hands out streams, queries and a transaction's calls. A subclass rather than a proxy: the
+ * client closes a {@code GapicSpannerRpc} with {@code shutdownNow()} and anything else with a
+ * graceful shutdown that waits for in-flight calls.
  *
- * <p>The path of one single-use query, with both features on:
+ * <p>The path of one single-use query, with every feature on:
  *
  * <ol>
  *   <li>The client calls {@link #executeQuery}: the request is a single-use read ({@link
  *       LeastBusyRouting#isSingleUse}), so the client's own channel choice is dropped from its
  *       options ({@link LeastBusyRouting#withoutChannelHint}).
  *   <li>A {@link GuardedStream} is put between the call and the client's consumer.
- *   <li>{@link ChannelPicker#enter} picks a channel by the wait the call may expect there, counts
- *       the call on it, and attaches a context holding grpc-gcp's affinity key for that channel and
- *       the {@link ChannelReservation}, which carries the guarded stream.
+ *   <li>{@link ChannelPicker#enter} picks a channel by the latency the call may expect there,
+ *       counts the call on it, and attaches a context holding grpc-gcp's affinity key for that
+ *       channel and the {@link ChannelReservation}, which carries the guarded stream.
  *   <li>The client's own {@code executeQuery} runs; gax creates the gRPC call on this thread, and
  *       grpc-gcp sends it to the sub-channel the affinity key names.
  *   <li>On that sub-channel the {@link CountingInterceptor} claims the reservation (moving the
@@ -42,13 +54,22 @@ import java.util.Map;
  *       flight; gax's report of the end a hop later is dropped.
  * </ol>
  *
- * <p>A call that is neither routed nor guarded (a query in a transaction, a commit) meets only step
- * 5: counted on its sub-channel from its start to its close.
+ * <p>A transaction's first call (a BeginTransaction, or a query, read or DML that begins the
+ * transaction inline) takes the same path, and {@link TransactionChannels} records the channel it
+ * took under the object the client gives every call of that transaction. Each later call of the
+ * transaction (queries, reads, DML, commit, rollback) goes to that channel by {@link
+ * ChannelPicker#enterOn}, counted there from its start. The blocking methods of the client's rpc
+ * call these asynchronous ones, which are overridden.
+ *
+ * <p>A call that is not routed (partitioned DML, a transaction whose first call was not routed)
+ * meets only step 5: counted on its sub-channel from its start to its close.
  */
 final class TunedSpannerRpc extends ObservedSpannerRpc {
 
-  /** {@code null} when single-use distribution is not on for this client. */
+  /** {@code null} when neither routing feature was on when this client was built. */
   private final ChannelPicker picker;
+
+  private final TransactionChannels transactions = new TransactionChannels();
 
   TunedSpannerRpc(SpannerOptions options, SpannerTuningState state) {
     super(options, state);
@@ -60,13 +81,17 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
    * one per channel.
    */
   private ChannelPicker picker(SpannerOptions options, SpannerTuningState state) {
-    if (!state.isActive(Feature.SINGLE_USE_DISTRIBUTION)) {
+    if (!state.isActive(Feature.SINGLE_USE_DISTRIBUTION)
+        && !state.isActive(Feature.TRANSACTION_ROUTING)) {
       state.builtWithPicker(false);
       return null;
     }
     try {
       ChannelPicker picker =
-          ChannelPicker.install(this, options.getNumChannels(), state.channelLoad());
+          ChannelPicker.install(
+              this,
+              options.getNumChannels(),
+              state.tuning().routingRule(state.drainWhileInFlightAtMost()));
       state.builtWithPicker(true);
       return picker;
     } catch (RuntimeException ex) {
@@ -84,8 +109,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
       XGoogSpannerRequestId requestId,
       boolean routeToLeader) {
     return stream(
-        request.hasTransaction(),
-        request.getTransaction(),
+        Route.of(request.hasTransaction(), request.getTransaction()),
         consumer,
         options,
         (target, callOptions) ->
@@ -100,8 +124,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
       XGoogSpannerRequestId requestId,
       boolean routeToLeader) {
     return stream(
-        request.hasTransaction(),
-        request.getTransaction(),
+        Route.of(request.hasTransaction(), request.getTransaction()),
         consumer,
         options,
         (target, callOptions) ->
@@ -111,10 +134,11 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
   @Override
   public ApiFuture<ResultSet> executeQueryAsync(
       ExecuteSqlRequest request, Map<Option, ?> options, boolean routeToLeader) {
-    if (!routeToLeastBusy(request.hasTransaction(), request.getTransaction())) {
+    ChannelReservation reservation =
+        enter(Route.of(request.hasTransaction(), request.getTransaction()), options, null);
+    if (reservation == null) {
       return super.executeQueryAsync(request, options, routeToLeader);
     }
-    ChannelReservation reservation = this.picker.enter(null);
     try {
       return super.executeQueryAsync(
           request, LeastBusyRouting.withoutChannelHint(options), routeToLeader);
@@ -123,46 +147,188 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
     }
   }
 
-  private StreamingCall stream(
-      boolean hasTransaction,
-      TransactionSelector selector,
-      ResultStreamConsumer consumer,
-      Map<Option, ?> options,
-      GuardedStream.Starter starter) {
-    boolean leastBusy = routeToLeastBusy(hasTransaction, selector);
-    Map<Option, ?> callOptions = leastBusy ? LeastBusyRouting.withoutChannelHint(options) : options;
-    if (!this.state.isActive(Feature.STREAM_END_GUARD)) {
-      return leastBusy
-          ? routed(consumer, callOptions, starter, null)
-          : starter.start(consumer, callOptions);
+  @Override
+  public ApiFuture<ExecuteBatchDmlResponse> executeBatchDmlAsync(
+      ExecuteBatchDmlRequest request, Map<Option, ?> options) {
+    ChannelReservation reservation =
+        enter(Route.of(request.hasTransaction(), request.getTransaction()), options, null);
+    if (reservation == null) {
+      return super.executeBatchDmlAsync(request, options);
     }
-    if (!leastBusy) {
-      return GuardedStream.start(consumer, callOptions, this.state, starter);
-    }
-    GuardedStream guarded = new GuardedStream(consumer, this.state);
-    return guarded.attach(routed(guarded, callOptions, starter, guarded));
-  }
-
-  private StreamingCall routed(
-      ResultStreamConsumer consumer,
-      Map<Option, ?> options,
-      GuardedStream.Starter starter,
-      GuardedStream guarded) {
-    ChannelReservation reservation = this.picker.enter(guarded);
     try {
-      return starter.start(consumer, options);
+      return super.executeBatchDmlAsync(request, LeastBusyRouting.withoutChannelHint(options));
     } finally {
       this.picker.exit(reservation);
     }
   }
 
-  private boolean routeToLeastBusy(boolean hasTransaction, TransactionSelector selector) {
-    if (this.picker != null
-        && this.state.isActive(Feature.SINGLE_USE_DISTRIBUTION)
-        && LeastBusyRouting.isSingleUse(hasTransaction, selector)) {
-      this.state.singleUseRouted();
-      return true;
+  @Override
+  public ApiFuture<Transaction> beginTransactionAsync(
+      BeginTransactionRequest request, Map<Option, ?> options, boolean routeToLeader) {
+    // Partitioned DML goes on as the client sends it.
+    Route route =
+        request.getOptions().hasPartitionedDml() ? Route.FOLLOWS : Route.BEGINS_TRANSACTION;
+    ChannelReservation reservation = enter(route, options, null);
+    if (reservation == null) {
+      return super.beginTransactionAsync(request, options, routeToLeader);
     }
-    return false;
+    try {
+      return super.beginTransactionAsync(
+          request, LeastBusyRouting.withoutChannelHint(options), routeToLeader);
+    } finally {
+      this.picker.exit(reservation);
+    }
+  }
+
+  @Override
+  public ApiFuture<CommitResponse> commitAsync(CommitRequest request, Map<Option, ?> options) {
+    Route route = request.hasSingleUseTransaction() ? Route.SINGLE_CALL_TRANSACTION : Route.FOLLOWS;
+    ChannelReservation reservation = enter(route, options, null);
+    if (reservation == null) {
+      return super.commitAsync(request, options);
+    }
+    try {
+      return super.commitAsync(request, LeastBusyRouting.withoutChannelHint(options));
+    } finally {
+      this.picker.exit(reservation);
+    }
+  }
+
+  @Override
+  public ApiFuture<Empty> rollbackAsync(RollbackRequest request, Map<Option, ?> options) {
+    ChannelReservation reservation = enter(Route.FOLLOWS, options, null);
+    if (reservation == null) {
+      return super.rollbackAsync(request, options);
+    }
+    try {
+      return super.rollbackAsync(request, LeastBusyRouting.withoutChannelHint(options));
+    } finally {
+      this.picker.exit(reservation);
+    }
+  }
+
+  @Override
+  public PartitionResponse partitionQuery(PartitionQueryRequest request, Map<Option, ?> options) {
+    ChannelReservation reservation = enter(Route.FOLLOWS, options, null);
+    if (reservation == null) {
+      return super.partitionQuery(request, options);
+    }
+    try {
+      return super.partitionQuery(request, LeastBusyRouting.withoutChannelHint(options));
+    } finally {
+      this.picker.exit(reservation);
+    }
+  }
+
+  @Override
+  public PartitionResponse partitionRead(PartitionReadRequest request, Map<Option, ?> options) {
+    ChannelReservation reservation = enter(Route.FOLLOWS, options, null);
+    if (reservation == null) {
+      return super.partitionRead(request, options);
+    }
+    try {
+      return super.partitionRead(request, LeastBusyRouting.withoutChannelHint(options));
+    } finally {
+      this.picker.exit(reservation);
+    }
+  }
+
+  private StreamingCall stream(
+      Route route,
+      ResultStreamConsumer consumer,
+      Map<Option, ?> options,
+      GuardedStream.Starter starter) {
+    boolean guard = this.state.isActive(Feature.STREAM_END_GUARD);
+    GuardedStream guarded = guard ? new GuardedStream(consumer, this.state) : null;
+    ChannelReservation reservation = enter(route, options, guarded);
+    if (reservation == null) {
+      return guard ? guarded.start(options, starter) : starter.start(consumer, options);
+    }
+    StreamingCall call;
+    try {
+      call =
+          starter.start(guard ? guarded : consumer, LeastBusyRouting.withoutChannelHint(options));
+    } finally {
+      this.picker.exit(reservation);
+    }
+    return guard ? guarded.attach(call) : call;
+  }
+
+  /**
+   * Sends the call about to be made on this thread where routing says, counted there from now, or
+   * returns {@code null} to leave it where the client sends it. A single-use read, and the first
+   * call of a transaction, go where the picker says; a later call of a transaction whose first call
+   * was routed follows it, whatever the switches say now, so that no transaction is split.
+   */
+  private ChannelReservation enter(Route route, Map<Option, ?> options, GuardedStream stream) {
+    ChannelPicker picker = this.picker;
+    if (picker == null || route == Route.NONE) {
+      return null;
+    }
+    if (route == Route.SINGLE_USE) {
+      if (!this.state.isActive(Feature.SINGLE_USE_DISTRIBUTION)) {
+        return null;
+      }
+      this.state.singleUseRouted();
+      return picker.enter(stream);
+    }
+    if (route == Route.SINGLE_CALL_TRANSACTION) {
+      if (!this.state.isActive(Feature.TRANSACTION_ROUTING)) {
+        return null;
+      }
+      this.state.transactionRouted();
+      return picker.enter(stream);
+    }
+    Object transaction = TransactionChannels.transactionOf(options);
+    if (transaction == null) {
+      return null;
+    }
+    ChannelStats channel = this.transactions.channelOf(transaction);
+    if (channel != null) {
+      return picker.enterOn(channel, stream);
+    }
+    if (route != Route.BEGINS_TRANSACTION || !this.state.isActive(Feature.TRANSACTION_ROUTING)) {
+      return null;
+    }
+    this.state.transactionRouted();
+    ChannelReservation reservation = picker.enter(stream);
+    this.transactions.bind(transaction, reservation.reserved());
+    return reservation;
+  }
+
+  /** The transactions this client routes now, for the state's soak checks. */
+  TransactionChannels transactions() {
+    return this.transactions;
+  }
+
+  /** What a request is to routing. */
+  enum Route {
+
+    /** A single-use read or query: picked, bound to nothing. */
+    SINGLE_USE,
+
+    /** A read/write transaction of one call (a commit of mutations alone): picked. */
+    SINGLE_CALL_TRANSACTION,
+
+    /** A transaction's first call (BeginTransaction, or a statement that begins it inline). */
+    BEGINS_TRANSACTION,
+
+    /** A later call of a transaction: it follows the first if that was routed. */
+    FOLLOWS,
+
+    /** Neither: where the client sends it. */
+    NONE;
+
+    /** The route of a query or read by its transaction selector. */
+    static Route of(boolean hasTransaction, TransactionSelector selector) {
+      if (LeastBusyRouting.isSingleUse(hasTransaction, selector)) {
+        return SINGLE_USE;
+      }
+      return switch (selector.getSelectorCase()) {
+        case BEGIN -> BEGINS_TRANSACTION;
+        case ID -> FOLLOWS;
+        default -> NONE;
+      };
+    }
   }
 }

@@ -64,6 +64,17 @@ public class SpannerChannelMetrics implements MeterBinder {
             .register(registry));
     meters.add(
         FunctionCounter.builder(
+                PREFIX + ".transactions.routed",
+                this.state,
+                SpannerTuningState::transactionsRoutedCount)
+            .tags(this.tags)
+            .description(
+                "Transactions whose first call was routed by the channels' expected latency; their"
+                    + " later calls follow it")
+            .baseUnit("transactions")
+            .register(registry));
+    meters.add(
+        FunctionCounter.builder(
                 PREFIX + ".stream.end.guard.skipped",
                 this.state,
                 SpannerTuningState::streamEndGuardSkippedCount)

@@ -94,11 +94,15 @@ class SpannerTuningEndpointTests {
     tuned("spanner", SpannerTuning.defaults(), 2);
     Map<String, FeatureDescriptor> features = this.endpoint.client("spanner").features();
     assertThat(features.keySet())
-        .containsExactly("single-use-distribution", "stream-end-guard", "grpc-gcp");
+        .containsExactly(
+            "single-use-distribution", "transaction-routing", "stream-end-guard", "grpc-gcp");
     assertThat(features.get("stream-end-guard")).isEqualTo(new FeatureDescriptor("on", null, null));
     assertThat(features.get("grpc-gcp").state()).isEqualTo("native");
     assertThat(features.get("grpc-gcp").reason()).isEqualTo("the client already uses grpc-gcp");
     assertThat(features.get("single-use-distribution").state())
+        .isEqualTo(System.getProperty("spanner-tuning.expected.single-use-distribution", "native"));
+    assertThat(features.get("transaction-routing").state())
+        .as("routed by the same picker, where single-use reads are")
         .isEqualTo(System.getProperty("spanner-tuning.expected.single-use-distribution", "native"));
   }
 
@@ -153,7 +157,7 @@ class SpannerTuningEndpointTests {
                 assertThat(ex.getReason())
                     .isEqualTo(
                         "Unknown feature 'turbo'; features that can be switched:"
-                            + " single-use-distribution, stream-end-guard"));
+                            + " single-use-distribution, transaction-routing, stream-end-guard"));
   }
 
   @Test
@@ -168,7 +172,7 @@ class SpannerTuningEndpointTests {
                     .isEqualTo(
                         "grpc-gcp is chosen when the channels are built and cannot be switched at"
                             + " runtime; features that can be switched: single-use-distribution,"
-                            + " stream-end-guard"));
+                            + " transaction-routing, stream-end-guard"));
     assertThat(state.feature(Feature.GRPC_GCP).status()).isEqualTo(Status.NATIVE);
   }
 
@@ -192,7 +196,11 @@ class SpannerTuningEndpointTests {
   void singleUseDistributionOffWhenTheClientWasBuiltIsRefusedOnWhileTheGuardIsNot() {
     tuned(
         "spanner",
-        SpannerTuning.newBuilder().singleUseDistribution(false).streamEndGuard(false).build(),
+        SpannerTuning.newBuilder()
+            .singleUseDistribution(false)
+            .transactionRouting(false)
+            .streamEndGuard(false)
+            .build(),
         2);
     SpannerTuningState state = this.clients.get("spanner");
     assertThatExceptionOfType(InvalidEndpointRequestException.class)
@@ -202,8 +210,9 @@ class SpannerTuningEndpointTests {
             (ex) ->
                 assertThat(ex.getReason())
                     .isEqualTo(
-                        "single-use-distribution cannot be switched on: it was off when this"
-                            + " client was built, and its channel picker is set up only then"));
+                        "single-use-distribution cannot be switched on: routing was off when"
+                            + " this client was built, and its channel picker is set up only"
+                            + " then"));
     assertThat(state.feature(Feature.SINGLE_USE_DISTRIBUTION).status()).isEqualTo(Status.OFF);
     assertThat(state.feature(Feature.SINGLE_USE_DISTRIBUTION).byConfiguration()).isTrue();
     // The guard needs nothing set up when the client is built.

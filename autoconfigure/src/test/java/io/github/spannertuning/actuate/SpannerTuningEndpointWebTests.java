@@ -137,7 +137,7 @@ class SpannerTuningEndpointWebTests {
         .contains(
             "spanner-tuning: refused to switch 'turbo' on Spanner client 'spanner': Unknown"
                 + " feature 'turbo'; features that can be switched: single-use-distribution,"
-                + " stream-end-guard");
+                + " transaction-routing, stream-end-guard");
     assertThat(
             this.http
                 .postForEntity(

@@ -71,6 +71,7 @@ class SpannerTuningPropertiesFailureAnalyzerTests {
         .containsExactlyInAnyOrder(
             "spanner.tuning.enabled",
             "spanner.tuning.single-use-distribution.enabled",
+            "spanner.tuning.transaction-routing.enabled",
             "spanner.tuning.stream-end-guard.enabled",
             "spanner.tuning.grpc-gcp.enabled",
             "spanner.tuning.metrics.enabled");

@@ -108,21 +108,30 @@ class ChannelLatencyTest {
   }
 
   @Test
+  void anEstimateIsUnverifiedOnceAHalfLifePassesWithoutAnAnswer() {
+    ChannelLatency latency = answering(3 * MS);
+    long answered = T0 + 1000 * MS;
+    assertThat(latency.unverified(answered + ChannelLatency.FORGET_HALF_LIFE_NANOS - 1)).isFalse();
+    assertThat(latency.unverified(answered + ChannelLatency.FORGET_HALF_LIFE_NANOS)).isTrue();
+  }
+
+  @Test
   void aSuspectChannelCarriesOneCallAtATime() {
     ChannelLoad.ChannelStats stats = new ChannelLoad.ChannelStats(0);
     long now = System.nanoTime();
+    ChannelPicker.Rule rule = ChannelPicker.Rule.defaults(90);
     stats.latency().closed(Status.Code.UNAVAILABLE, now - 200 * MS, now, false);
-    assertThat(ChannelPicker.cost(stats, now))
+    assertThat(ChannelPicker.expected(stats, now, rule))
         .as("suspect, nothing outstanding")
-        .isLessThan(ChannelPicker.SUSPECT_COST);
+        .isNotEqualTo(ChannelPicker.CLOSED);
     stats.countCall(now);
-    assertThat(ChannelPicker.cost(stats, now))
+    assertThat(ChannelPicker.expected(stats, now, rule))
         .as("suspect, one call outstanding")
-        .isEqualTo(ChannelPicker.SUSPECT_COST);
+        .isEqualTo(ChannelPicker.CLOSED);
     stats.latency().answered(now, now + 3 * MS);
-    assertThat(ChannelPicker.cost(stats, now + 3 * MS))
+    assertThat(ChannelPicker.expected(stats, now + 3 * MS, rule))
         .as("answered")
-        .isLessThan(ChannelPicker.SUSPECT_COST);
+        .isNotEqualTo(ChannelPicker.CLOSED);
   }
 
   /** A channel that has answered for a while in about this time. */

@@ -45,12 +45,25 @@ class FeatureStatesTest {
         .isEqualTo(FeatureState.unsupported(FeatureStates.GRPC_GCP_OFF));
     FeatureState on = FeatureStates.singleUse(true, null, true);
     assertThat(on.status()).isEqualTo(RoutingSubject.expected());
-    assertThat(FeatureStates.singleUseBuilt(on, true)).isSameAs(on);
-    assertThat(FeatureStates.singleUseBuilt(on, false))
+    assertThat(FeatureStates.routingBuilt(on, true)).isSameAs(on);
+    assertThat(FeatureStates.routingBuilt(on, false))
         .isEqualTo(FeatureState.unsupported(FeatureStates.GRPC_GCP_OFF));
-    assertThat(FeatureStates.singleUseBuilt(FeatureState.offByConfiguration(), false))
+    assertThat(FeatureStates.routingBuilt(FeatureState.offByConfiguration(), false))
         .as("off stays off, and says why")
         .isEqualTo(FeatureState.offByConfiguration());
+  }
+
+  @Test
+  void transactionRoutingFollowsTheSameRulesAsSingleUseDistribution() {
+    assertThat(FeatureStates.transactionRouting(false, HOOK_MISSING, true))
+        .isEqualTo(FeatureState.offByConfiguration());
+    assertThat(FeatureStates.transactionRouting(true, null, false))
+        .isEqualTo(FeatureState.unsupported(FeatureStates.GRPC_GCP_OFF));
+    assertThat(FeatureStates.transactionRouting(true, null, true))
+        .as("the state the build expects of both routing features on this line")
+        .isEqualTo(FeatureStates.singleUse(true, null, true));
+    assertThat(FeatureStates.transactionRouting(true, null, true).status())
+        .isEqualTo(RoutingSubject.expected());
   }
 
   @Test
@@ -60,7 +73,9 @@ class FeatureStatesTest {
     FeatureState kept = FeatureStates.withoutPicker("no pool", true);
     assertThat(kept.status()).isEqualTo(Status.NATIVE);
     assertThat(kept.reason())
-        .endsWith(" sends each single-use read to the least busy channel itself; no pool");
+        .endsWith(
+            " sends each single-use read and each transaction to the least busy channel itself;"
+                + " no pool");
   }
 
   @Test

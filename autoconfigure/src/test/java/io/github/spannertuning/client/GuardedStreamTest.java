@@ -313,6 +313,7 @@ class GuardedStreamTest {
     Map<Feature, FeatureState> features = new EnumMap<>(Feature.class);
     features.put(Feature.STREAM_END_GUARD, FeatureState.on());
     features.put(Feature.SINGLE_USE_DISTRIBUTION, FeatureState.on());
+    features.put(Feature.TRANSACTION_ROUTING, FeatureState.on());
     features.put(Feature.GRPC_GCP, FeatureState.nativeIn("test"));
     return new SpannerTuningState(tuning, features, true);
   }
