@@ -3,7 +3,8 @@
 # docs/compatibility.md. Each line builds the starter in the reactor (nothing is installed) and runs
 # it as an application's dependency under that line's Spring Boot, spring-cloud-gcp and
 # google-cloud-spanner versions (compat/pom.xml profiles). The autoconfigure unit tests are not
-# repeated here (-Dtest=NONE): they run on the baseline, client-6.113 and client-6.122 lines in CI.
+# repeated here (-Dtest=NONE): they run on the baseline, client-6.113, client-6.122, client-6.127 and
+# client-6.125 lines in CI.
 #
 # Usage: scripts/compatibility.sh [line...]   (default: all lines; writes the document only then)
 set -uo pipefail
@@ -13,7 +14,8 @@ cd "$(dirname "$0")/.."
 LINES=(
   "baseline||Spring Boot 3.5.7, spring-cloud-gcp 7.4.10 (data-spanner 6.1.1), google-cloud-spanner 6.119.0, grpc-gcp 1.12.0"
   "client-6.113|-P client-6.113|Spring Boot 3.5.7, spring-cloud-gcp 7.4.10 (data-spanner 6.1.1), google-cloud-spanner 6.113.0, grpc-gcp 1.9.0"
-  "client-6.123|-P client-6.122,client-6.123|Spring Boot 3.5.7, spring-cloud-gcp 7.4.10 (data-spanner 6.1.1), google-cloud-spanner 6.123.0 (6.122.0 test-jar), grpc-gcp 1.16.0, protobuf 4.33.6, OpenTelemetry 1.61.0"
+  "client-6.123|-P client-6.122,client-6.123|Spring Boot 3.5.7, spring-cloud-gcp 7.4.10 (data-spanner 6.1.1), google-cloud-spanner 6.123.0, grpc-gcp 1.16.0, protobuf 4.33.6, OpenTelemetry 1.61.0"
+  "client-6.127|-P client-6.127|Spring Boot 3.5.7, spring-cloud-gcp 7.4.10 (data-spanner 6.1.1), google-cloud-spanner 6.127.0 on libraries-bom 26.93.0's versions: grpc-gcp 1.20.0, gax 2.90.0, grpc-java 1.83.0, protobuf 4.33.6, OpenTelemetry 1.62.0"
   "boot-4|-P boot-4|Spring Boot 4.0.7, spring-cloud-gcp 8.0.2 (no data-spanner served), google-cloud-spanner 6.113.0, grpc-gcp 1.9.0"
   "boot-4.1|-P boot-4.1 -Dnetty.version=4.2.18.Final -Dkafka.version=4.3.1|Spring Boot 4.1.2, spring-cloud-gcp 8.1.0 BOM (its modules not served: starter and autoconfigure 8.0.2, no data-spanner), google-cloud-spanner 6.119.0, grpc-gcp 1.12.0|"
   "java-25-virtual-threads|-P boot-4.1,virtual-threads -Dnetty.version=4.2.18.Final -Dkafka.version=4.3.1|Spring Boot 4.1.2 on Java 25 with spring.threads.virtual.enabled=true, google-cloud-spanner 6.119.0, grpc-gcp 1.12.0|25"

@@ -2,13 +2,16 @@
 # The whole test suite, fastest lines first; stops at the first line that fails.
 #   1. default line (google-cloud-spanner 6.119) with the release checks: sources, Javadoc, doclint
 #   2. the 6.113 client line (what Boot 4.0 applications get from spring-cloud-gcp 8.0), then the
-#      6.122 one (grpc-gcp 1.15, the newest with its test-jar served): the autoconfigure unit and
-#      integration tests; the application on 6.113 is the Boot 4.0 and AOT compat lines
+#      6.122 one (grpc-gcp 1.15): the autoconfigure unit and integration tests; the application on
+#      6.113 is the Boot 4.0 and AOT compat lines
 #   3. the starter as a dependency of a Boot 4.0 application, then of a Boot 4.1 one (spring-cloud-gcp
 #      8.1, client 6.119), then of a Boot 3.4 one (google-cloud-spanner 6.89, whose streaming
-#      methods take no request id), then on the 6.123 client (grpc-gcp 1.16, 6.122's test-jar)
+#      methods take no request id), then on the 6.123 client (grpc-gcp 1.16)
 #   4. the same application processed by Spring AOT and run from the generated code on the JVM
 #   5. the Boot 4.1 application on Java 25 with virtual threads, where a JDK 25 is installed
+#   6. the newest client lines, as libraries-bom 26.93.0 brings them: 6.127 (grpc-gcp 1.20, gax 2.90,
+#      grpc-java 1.83) and 6.125 on the same stack, the autoconfigure unit and integration tests, and
+#      the application on 6.127
 # Each compat line builds the starter in the reactor and runs only the compat module's
 # integration tests (-Dtest=NONE): the unit tests already ran in 1 and 2.
 set -euo pipefail
@@ -19,7 +22,8 @@ compat=(-pl compat -am verify -Dtest=NONE -Dsurefire.failIfNoSpecifiedTests=fals
 # take their versions from the command line, not from a POM.
 boot41=(-Dnetty.version=4.2.18.Final -Dkafka.version=4.3.1)
 
-step() { echo; echo "=== $*"; }
+# Each step's header gives the seconds the suite has run so far: the suite is sized for 2 cores.
+step() { echo; echo "=== [${SECONDS} s] $*"; }
 
 step "default line with the release profile"
 mvn -B -P release verify
@@ -54,5 +58,11 @@ else
   step "compat: Spring Boot 4.1 on Java 25 ($jdk25) with virtual threads"
   JAVA_HOME=$jdk25 mvn -B -P boot-4.1,virtual-threads "${boot41[@]}" "${compat[@]}"
 fi
+step "client 6.127 (autoconfigure; libraries-bom 26.93.0)"
+mvn -B -P client-6.127 -pl autoconfigure -am verify
+step "client 6.125 (autoconfigure; libraries-bom 26.93.0 but the client)"
+mvn -B -P client-6.127,client-6.125 -pl autoconfigure -am verify
+step "compat: client 6.127"
+mvn -B -P client-6.127 "${compat[@]}"
 echo
-echo "All test lines passed."
+echo "=== [${SECONDS} s] All test lines passed."

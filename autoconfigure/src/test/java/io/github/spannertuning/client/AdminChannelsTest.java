@@ -5,27 +5,34 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.google.cloud.NoCredentials;
 import com.google.cloud.spanner.DatabaseClient;
 import com.google.cloud.spanner.DatabaseId;
-import com.google.cloud.spanner.MockSpannerServiceImpl;
-import com.google.cloud.spanner.MockSpannerServiceImpl.StatementResult;
 import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
-import com.google.cloud.spanner.admin.database.v1.MockDatabaseAdminImpl;
-import com.google.cloud.spanner.admin.instance.v1.MockInstanceAdminImpl;
 import com.google.longrunning.Operation;
 import com.google.protobuf.Any;
 import com.google.protobuf.Empty;
+import com.google.spanner.admin.database.v1.DatabaseAdminGrpc;
+import com.google.spanner.admin.database.v1.GetDatabaseDdlRequest;
 import com.google.spanner.admin.database.v1.GetDatabaseDdlResponse;
 import com.google.spanner.admin.database.v1.UpdateDatabaseDdlMetadata;
+import com.google.spanner.admin.database.v1.UpdateDatabaseDdlRequest;
+import com.google.spanner.admin.instance.v1.GetInstanceRequest;
 import com.google.spanner.admin.instance.v1.Instance;
+import com.google.spanner.admin.instance.v1.InstanceAdminGrpc;
+import io.github.spannertuning.testing.MockSpannerService;
 import io.github.spannertuning.testing.ResultSets;
+import io.github.spannertuning.testing.StatementResult;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.stub.StreamObserver;
 import java.net.InetSocketAddress;
 import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -41,17 +48,20 @@ class AdminChannelsTest {
 
   private static final String QUERY = "SELECT 1";
 
-  private final MockSpannerServiceImpl spanner = new MockSpannerServiceImpl();
+  private static final String DDL = "CREATE TABLE T (Id INT64) PRIMARY KEY (Id)";
 
-  private final MockDatabaseAdminImpl databaseAdmin = new MockDatabaseAdminImpl();
+  private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
 
-  private final MockInstanceAdminImpl instanceAdmin = new MockInstanceAdminImpl();
+  private final MockSpannerService spanner = new MockSpannerService(this.scheduler);
+
+  private final DatabaseAdmin databaseAdmin = new DatabaseAdmin();
+
+  private final InstanceAdmin instanceAdmin = new InstanceAdmin();
 
   private Server server;
 
   @BeforeEach
   void startServer() throws Exception {
-    this.spanner.setAbortProbability(0.0);
     this.spanner.putStatementResult(
         StatementResult.query(Statement.of(QUERY), ResultSets.int64Row("C", 1)));
     this.server =
@@ -66,6 +76,7 @@ class AdminChannelsTest {
   @AfterEach
   void stopServer() throws Exception {
     this.server.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+    this.scheduler.shutdownNow();
   }
 
   @Test
@@ -78,37 +89,16 @@ class AdminChannelsTest {
             .setCredentials(NoCredentials.getInstance())
             .setNumChannels(CHANNELS);
     SpannerTuningState state = SpannerTuning.defaults().applyTo(builder);
-    this.instanceAdmin.addResponse(
-        Instance.newBuilder()
-            .setName("projects/test-project/instances/test-instance")
-            .setConfig("projects/test-project/instanceConfigs/test-config")
-            .build());
-    this.databaseAdmin.addResponse(
-        Operation.newBuilder()
-            .setName(
-                "projects/test-project/instances/test-instance/databases/test-db/operations/ddl")
-            .setDone(true)
-            .setResponse(Any.pack(Empty.getDefaultInstance()))
-            .setMetadata(Any.pack(UpdateDatabaseDdlMetadata.getDefaultInstance()))
-            .build());
-    this.databaseAdmin.addResponse(
-        GetDatabaseDdlResponse.newBuilder()
-            .addStatements("CREATE TABLE T (Id INT64) PRIMARY KEY (Id)")
-            .build());
 
     try (Spanner client = builder.build().getService()) {
       client.getInstanceAdminClient().getInstance("test-instance");
       client
           .getDatabaseAdminClient()
-          .updateDatabaseDdl(
-              "test-instance",
-              "test-db",
-              List.of("CREATE TABLE T (Id INT64) PRIMARY KEY (Id)"),
-              null)
+          .updateDatabaseDdl("test-instance", "test-db", List.of(DDL), null)
           .get(30, TimeUnit.SECONDS);
       client.getDatabaseAdminClient().getDatabaseDdl("test-instance", "test-db");
-      assertThat(this.instanceAdmin.getRequests()).hasSize(1);
-      assertThat(this.databaseAdmin.getRequests()).hasSize(2);
+      assertThat(this.instanceAdmin.calls).hasValue(1);
+      assertThat(this.databaseAdmin.calls).hasValue(2);
 
       DatabaseClient data =
           client.getDatabaseClient(DatabaseId.of("test-project", "test-instance", "test-db"));
@@ -128,6 +118,51 @@ class AdminChannelsTest {
       assertThat(counted)
           .as("calls counted on %d channels: data calls only", channels.size())
           .isEqualTo(this.spanner.getRequests().size());
+    }
+  }
+
+  /** Answers the instance lookup with an instance of a made-up config. */
+  private static final class InstanceAdmin extends InstanceAdminGrpc.InstanceAdminImplBase {
+
+    final AtomicInteger calls = new AtomicInteger();
+
+    @Override
+    public void getInstance(GetInstanceRequest request, StreamObserver<Instance> observer) {
+      this.calls.incrementAndGet();
+      observer.onNext(
+          Instance.newBuilder()
+              .setName(request.getName())
+              .setConfig("projects/test-project/instanceConfigs/test-config")
+              .build());
+      observer.onCompleted();
+    }
+  }
+
+  /** Applies DDL at once (an operation already done) and returns it back, without a schema. */
+  private static final class DatabaseAdmin extends DatabaseAdminGrpc.DatabaseAdminImplBase {
+
+    final AtomicInteger calls = new AtomicInteger();
+
+    @Override
+    public void updateDatabaseDdl(
+        UpdateDatabaseDdlRequest request, StreamObserver<Operation> observer) {
+      this.calls.incrementAndGet();
+      observer.onNext(
+          Operation.newBuilder()
+              .setName(request.getDatabase() + "/operations/ddl")
+              .setDone(true)
+              .setResponse(Any.pack(Empty.getDefaultInstance()))
+              .setMetadata(Any.pack(UpdateDatabaseDdlMetadata.getDefaultInstance()))
+              .build());
+      observer.onCompleted();
+    }
+
+    @Override
+    public void getDatabaseDdl(
+        GetDatabaseDdlRequest request, StreamObserver<GetDatabaseDdlResponse> observer) {
+      this.calls.incrementAndGet();
+      observer.onNext(GetDatabaseDdlResponse.newBuilder().addStatements(DDL).build());
+      observer.onCompleted();
     }
   }
 }

@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 
 import com.google.cloud.spanner.DatabaseClient;
 import com.google.cloud.spanner.ErrorCode;
-import com.google.cloud.spanner.MockSpannerServiceImpl.SimulatedExecutionTime;
 import com.google.cloud.spanner.Options;
 import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Spanner;
@@ -21,6 +20,7 @@ import com.google.spanner.v1.ExecuteSqlRequest;
 import io.github.spannertuning.client.ChannelLoad.ChannelStats;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServer.Call;
+import io.github.spannertuning.testing.SimulatedExecutionTime;
 import io.grpc.Context;
 import io.grpc.Status;
 import java.net.SocketAddress;
@@ -46,8 +46,8 @@ import org.junit.jupiter.api.Test;
  * TCP, served by the production-like {@link MockSpannerServer} ({@code last} on the final message,
  * trailers 1 ms later, 2-5 ms per call): a stream that breaks mid-way, commits that abort, and
  * deadlines and cancels mid-stream ({@link ServerRestartIT} restarts the server under load). What
- * the fault is and when it strikes is simulated by {@code MockSpannerServiceImpl} or by stopping
- * the server; the client's reaction is real.
+ * the fault is and when it strikes is simulated by {@code MockSpannerService} or by stopping the
+ * server; the client's reaction is real.
  */
 class FaultsTest extends TunedClientTests {
 

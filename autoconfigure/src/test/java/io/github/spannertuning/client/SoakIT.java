@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.cloud.spanner.DatabaseClient;
 import com.google.cloud.spanner.DatabaseId;
-import com.google.cloud.spanner.MockSpannerServiceImpl.StatementResult;
 import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerException;
@@ -13,6 +12,7 @@ import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.metrics.SpannerChannelMetrics;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.ResultSets;
+import io.github.spannertuning.testing.StatementResult;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.lang.management.ManagementFactory;

@@ -2,7 +2,6 @@ package io.github.spannertuning.client;
 
 import com.google.cloud.spanner.DatabaseClient;
 import com.google.cloud.spanner.KeySet;
-import com.google.cloud.spanner.MockSpannerServiceImpl.StatementResult;
 import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Statement;
 import com.google.protobuf.ListValue;
@@ -10,6 +9,7 @@ import com.google.protobuf.Value;
 import com.google.spanner.v1.TypeCode;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.ResultSets;
+import io.github.spannertuning.testing.StatementResult;
 import io.grpc.Status;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
@@ -46,19 +46,12 @@ final class StreamEndGuardFixtures {
         .mock()
         .putStatementResult(
             StatementResult.query(Statement.of(COUNT_QUERY), ResultSets.int64Row("", 3)));
-    // existsById reads the key column of one key. The mock looks a read up as a statement built
-    // from it: from table and columns (6.119), or with the key too (6.113).
+    // existsById reads the key column of one key; the server answers reads by table and columns.
     server
         .mock()
         .putStatementResult(
             StatementResult.read(
                 "Singers", KeySet.all(), List.of("SingerId"), ResultSets.int64Row("SingerId", 1)));
-    server
-        .mock()
-        .putStatementResult(
-            StatementResult.query(
-                Statement.of("SELECT SingerId FROM Singers WHERE ID=1"),
-                ResultSets.int64Row("SingerId", 1)));
     return server;
   }
 

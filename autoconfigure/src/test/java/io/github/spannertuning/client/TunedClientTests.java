@@ -5,13 +5,13 @@ import static org.awaitility.Awaitility.await;
 
 import com.google.cloud.spanner.DatabaseClient;
 import com.google.cloud.spanner.DatabaseId;
-import com.google.cloud.spanner.MockSpannerServiceImpl.StatementResult;
 import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.client.ChannelLoad.ChannelStats;
 import io.github.spannertuning.testing.MockSpannerServer;
+import io.github.spannertuning.testing.StatementResult;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;

@@ -2,7 +2,6 @@ package io.github.spannertuning.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.google.cloud.spanner.MockSpannerServiceImpl.StatementResult;
 import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.actuate.SpannerTuningEndpoint;
 import io.github.spannertuning.actuate.SpannerTuningEndpoint.ClientDescriptor;
@@ -14,6 +13,7 @@ import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServer.Arrival;
 import io.github.spannertuning.testing.MockSpannerServer.Call;
 import io.github.spannertuning.testing.ResultSets;
+import io.github.spannertuning.testing.StatementResult;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;

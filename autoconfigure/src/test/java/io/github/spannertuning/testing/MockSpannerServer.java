@@ -1,12 +1,9 @@
 package io.github.spannertuning.testing;
 
 import com.google.cloud.NoCredentials;
-import com.google.cloud.spanner.MockSpannerServiceImpl;
-import com.google.cloud.spanner.MockSpannerServiceImpl.StatementResult;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
 import com.google.protobuf.AbstractMessage;
-import com.google.protobuf.ByteString;
 import com.google.spanner.admin.instance.v1.InstanceAdminGrpc;
 import com.google.spanner.admin.instance.v1.ListInstanceConfigsRequest;
 import com.google.spanner.admin.instance.v1.ListInstanceConfigsResponse;
@@ -49,7 +46,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Google's {@link MockSpannerServiceImpl} served over real loopback TCP by Netty, made to behave
+ * The project's {@link MockSpannerService} served over real loopback TCP by Netty, made to behave
  * like a Cloud Spanner frontend where that matters to spanner-tuning, with the bookkeeping the
  * tests need.
  *
@@ -59,7 +56,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <ul>
  *   <li>the final {@code PartialResultSet} of a streaming query or read carries {@code last =
  *       true}, and the trailers follow {@link Builder#trailersDelay 1 ms} later, as real Spanner
- *       does (the mock itself never sets {@code last} and sends trailers at once);
+ *       does;
  *   <li>each data-plane call (queries, reads, DML, begin, commit) takes a service time drawn from 2
  *       to 5 ms, a point select's pace; session calls are answered at once;
  *   <li>at most 100 concurrent streams per connection, as Spanner's frontends allow.
@@ -73,9 +70,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Recorded: every call with the TCP connection it arrived on (one connection per client channel)
  * and the cancels the server saw.
  *
- * <p>What is simulated: the Spanner backend (the mock answers registered statements), its service
- * time, and, when asked, a slow connection. What is real: the client, its channel pool, gRPC, Netty
- * and TCP.
+ * <p>What is simulated: the Spanner backend ({@link MockSpannerService} answers registered
+ * statements), its service time, and, when asked, a slow connection. What is real: the client, its
+ * channel pool, gRPC, Netty and TCP.
  */
 public final class MockSpannerServer implements AutoCloseable {
 
@@ -92,7 +89,6 @@ public final class MockSpannerServer implements AutoCloseable {
   /** A GOAWAY for too many resets: ENHANCE_YOUR_CALM (11) with grpc-java's debug data. */
   private static final String TOO_MANY_RESETS = "11/too_many_rststreams";
 
-  /** One RPC as the server saw it. */
   /**
    * A streaming query or read as it reached the server, before any service time or stall.
    *
@@ -100,6 +96,7 @@ public final class MockSpannerServer implements AutoCloseable {
    */
   public record Arrival(SocketAddress connection, long nanos) {}
 
+  /** One RPC as the server saw it. */
   public record Call(String method, SocketAddress connection, AbstractMessage request) {
 
     /** The request tag, or "" when the request carries none. */
@@ -164,8 +161,6 @@ public final class MockSpannerServer implements AutoCloseable {
   private static final Set<String> SESSION_METHODS =
       Set.of("CreateSession", "BatchCreateSessions", "GetSession", "ListSessions", "DeleteSession");
 
-  private final MockSpannerServiceImpl mock = new MockSpannerServiceImpl();
-
   private final Queue<Call> calls = new ConcurrentLinkedQueue<>();
 
   private final Map<SocketAddress, AtomicInteger> connections = new ConcurrentHashMap<>();
@@ -184,6 +179,8 @@ public final class MockSpannerServer implements AutoCloseable {
             thread.setDaemon(true);
             return thread;
           });
+
+  private final MockSpannerService mock = new MockSpannerService(this.scheduler);
 
   private volatile ServiceTime serviceTime;
 
@@ -209,7 +206,6 @@ public final class MockSpannerServer implements AutoCloseable {
     this.serviceTime = builder.serviceTime;
     this.markLast = builder.markLast;
     this.trailersDelayNanos = nanos(builder.trailersDelay);
-    this.mock.setAbortProbability(0.0);
     this.mock.putStatementResult(
         StatementResult.query(Statement.of(POINT_SELECT), ResultSets.pointRow()));
     this.mock.putStatementResult(
@@ -222,8 +218,7 @@ public final class MockSpannerServer implements AutoCloseable {
   private Server newServer(int port) throws IOException {
     NettyServerBuilder server =
         NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
-            .addService(
-                ServerInterceptors.intercept(this.mock, new ResumeFromToken(), new Recorder()))
+            .addService(ServerInterceptors.intercept(this.mock, new Recorder()))
             .addService(new EmulatorCheck())
             // Spanner's frontends accept the client's flow-control (BDP) pings; grpc-java's
             // default policy would answer them with GOAWAY too_many_pings between calls.
@@ -263,7 +258,8 @@ public final class MockSpannerServer implements AutoCloseable {
     return new Builder();
   }
 
-  public MockSpannerServiceImpl mock() {
+  /** The backend: register results and faults on it. */
+  public MockSpannerService mock() {
     return this.mock;
   }
 
@@ -678,55 +674,6 @@ public final class MockSpannerServer implements AutoCloseable {
 
     public MockSpannerServer start() throws IOException {
       return new MockSpannerServer(this);
-    }
-  }
-
-  /**
-   * Makes a resumed streaming query start after its resume token, as Spanner does.
-   * google-cloud-spanner 6.113's {@code MockSpannerServiceImpl} ignores the token and sends the
-   * whole result again (6.119's honours it, and then nothing is dropped here): the messages up to
-   * the token, which the client already has, are dropped, keeping only the result's metadata.
-   */
-  private static final class ResumeFromToken implements ServerInterceptor {
-
-    @Override
-    public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
-        ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
-      if (!call.getMethodDescriptor().getBareMethodName().equals("ExecuteStreamingSql")) {
-        return next.startCall(call, headers);
-      }
-      long[] resumeAfter = {-1};
-      ServerCall<ReqT, RespT> skipping =
-          new SimpleForwardingServerCall<>(call) {
-            @Override
-            @SuppressWarnings("unchecked")
-            public void sendMessage(RespT message) {
-              PartialResultSet part = (PartialResultSet) message;
-              if (resumeAfter[0] >= 0) {
-                String token = part.getResumeToken().toStringUtf8();
-                if (token.isEmpty() || Long.parseLong(token) <= resumeAfter[0]) {
-                  if (part.hasMetadata()) {
-                    super.sendMessage(
-                        (RespT)
-                            PartialResultSet.newBuilder().setMetadata(part.getMetadata()).build());
-                  }
-                  return;
-                }
-                resumeAfter[0] = -1;
-              }
-              super.sendMessage(message);
-            }
-          };
-      return new SimpleForwardingServerCallListener<>(next.startCall(skipping, headers)) {
-        @Override
-        public void onMessage(ReqT message) {
-          ByteString token = ((ExecuteSqlRequest) message).getResumeToken();
-          if (!token.isEmpty()) {
-            resumeAfter[0] = Long.parseLong(token.toStringUtf8());
-          }
-          super.onMessage(message);
-        }
-      };
     }
   }
 

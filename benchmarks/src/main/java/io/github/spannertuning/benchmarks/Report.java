@@ -421,8 +421,8 @@ public final class Report {
     StringBuilder md = new StringBuilder();
     md.append("# spanner-tuning load benchmark\n\n");
     md.append(
-        "Simulated frontend (its own JVM, loopback TCP): autoconfigure's MockSpannerServer on"
-            + " Google's MockSpannerServiceImpl. Real: the Spanner client, gax, grpc-gcp, grpc-java,"
+        "Simulated frontend (its own JVM, loopback TCP): autoconfigure's MockSpannerServer, the"
+            + " project's own Spanner service. Real: the Spanner client, gax, grpc-gcp, grpc-java,"
             + " Netty, TCP. Latency is measured from each query's scheduled (open-loop) start.\n\n");
     if (lines.isEmpty()) {
       return md.append("No results.\n").toString();

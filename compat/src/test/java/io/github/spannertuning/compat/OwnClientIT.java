@@ -4,7 +4,6 @@ import static io.github.spannertuning.compat.CompatLine.text;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.cloud.spanner.DatabaseClient;
-import com.google.cloud.spanner.MockSpannerServiceImpl.StatementResult;
 import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
@@ -13,6 +12,7 @@ import com.google.gson.JsonObject;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServer.Call;
 import io.github.spannertuning.testing.MockSpannerServer.ServiceTime;
+import io.github.spannertuning.testing.StatementResult;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
