@@ -3,10 +3,12 @@ package io.github.spannertuning.experiment;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.spannertuning.experiment.SliceSummary.KindSlice;
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
-/** The recorder of one slice's calls: what it counts and what it drops. */
+/** The recorder of one slice's calls: what it counts, what it drops, and what a call costs. */
 class SliceRecorderTest {
 
   private static final long MS = 1_000_000;
@@ -72,5 +74,42 @@ class SliceRecorderTest {
     KindSlice commit = recorder.close(0, Arm.TUNED, T0 + MS).kind(CallKind.COMMIT);
     assertThat(commit.calls()).isEqualTo(2);
     assertThat(commit.p99Nanos()).isGreaterThanOrEqualTo(Duration.ofMinutes(59).toNanos());
+  }
+
+  @Test
+  void recordingAllocatesNothingPerCall() {
+    ManualTimer timer = new ManualTimer();
+    ExperimentSlot slot = new ExperimentSlot(timer, timer, () -> new SplittableRandom(1));
+    slot.start(
+        new ExperimentPlan(
+            Duration.ofSeconds(20),
+            Duration.ofSeconds(10),
+            Duration.ofSeconds(2),
+            GuardRail.DEFAULT),
+        (arm) -> {});
+    timer.advance(Duration.ofSeconds(3));
+    assertThat(slot.result().progress().recording()).isTrue();
+    com.sun.management.ThreadMXBean threads =
+        (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    long start = timer.getAsLong();
+    recordCalls(slot, start, 100_000);
+    long before = threads.getCurrentThreadAllocatedBytes();
+    recordCalls(slot, start, 100_000);
+    long allocated = threads.getCurrentThreadAllocatedBytes() - before;
+    System.out.printf("recording 100,000 calls allocated %d bytes%n", allocated);
+    assertThat(allocated).as("bytes allocated by 100,000 records").isLessThan(1024);
+    timer.advance(Duration.ofSeconds(8));
+    assertThat(slot.result().progress().slicesDone()).isOne();
+  }
+
+  private static void recordCalls(ExperimentSlot slot, long start, int calls) {
+    CallKind[] kinds = CallKind.values();
+    for (int i = 0; i < calls; i++) {
+      slot.record(kinds[i % kinds.length], start + i, start + i + (i % 5000) * 1_000L, i % 17);
+      if (i % 100 == 0) {
+        slot.cancelOfFinishedStream();
+        slot.goAway();
+      }
+    }
   }
 }
