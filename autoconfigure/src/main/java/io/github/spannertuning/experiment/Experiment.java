@@ -168,11 +168,6 @@ final class Experiment {
         warnings);
   }
 
-  /** The arm of every slice, in order. */
-  List<Arm> arms() {
-    return List.of(this.arms);
-  }
-
   private void beginSlice(int index) {
     this.slice = index;
     this.recording = false;
