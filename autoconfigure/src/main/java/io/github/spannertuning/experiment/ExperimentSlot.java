@@ -1,0 +1,144 @@
+package io.github.spannertuning.experiment;
+
+import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+import java.util.random.RandomGenerator;
+
+/**
+ * One client's experiments: at most one runs at a time, and the last one is kept for its result.
+ *
+ * <p>The RPC path calls {@link #record}, {@link #cancelOfFinishedStream} and {@link #goAway} on
+ * every call whatever the state: with no experiment running each is one volatile read; while one
+ * runs, one histogram record (or counter increment), no lock and no allocation.
+ *
+ * <p>A feature switched by hand while an experiment runs makes the experiment meaningless: call
+ * {@link #abort} with the reason first, which switches the client back to its configured states,
+ * then apply the switch, so that the hand's switch is the one that stays. Call {@link #abort} too
+ * when the client closes.
+ */
+public final class ExperimentSlot {
+
+  private static final AtomicReferenceFieldUpdater<ExperimentSlot, Experiment> RUNNING =
+      AtomicReferenceFieldUpdater.newUpdater(ExperimentSlot.class, Experiment.class, "running");
+
+  private final ExperimentTimer timer;
+
+  private final LongSupplier clock;
+
+  private final Supplier<? extends RandomGenerator> random;
+
+  /** The running experiment, read on every call; cleared by the experiment as it ends. */
+  private volatile Experiment running;
+
+  private volatile Experiment latest;
+
+  /**
+   * @param timer where the experiments' steps run
+   * @param clock nanoseconds, the clock the calls' start and end times given to {@link #record} are
+   *     read from ({@code System::nanoTime})
+   * @param random a source of each experiment's order of arms
+   */
+  public ExperimentSlot(
+      ExperimentTimer timer, LongSupplier clock, Supplier<? extends RandomGenerator> random) {
+    this.timer = timer;
+    this.clock = clock;
+    this.random = random;
+  }
+
+  /**
+   * Starts an experiment: switches the client to the first slice's arm and schedules the rest.
+   *
+   * @param armSwitch puts the client in an arm; see {@link ArmSwitch} for how it is called
+   * @return the experiment as it started; {@code aborted} if the first switch failed
+   * @throws IllegalStateException when an experiment is running on this client already
+   */
+  public synchronized ExperimentResult start(ExperimentPlan plan, ArmSwitch armSwitch) {
+    Experiment current = this.running;
+    if (current != null) {
+      ExperimentResult.Progress progress = current.result().progress();
+      throw new IllegalStateException(
+          "an experiment is already running on this client (slice "
+              + (progress.slicesDone() + 1)
+              + " of "
+              + progress.slices()
+              + "); stop it before starting another");
+    }
+    Experiment experiment =
+        new Experiment(
+            plan,
+            armSwitch,
+            this.timer,
+            this.clock,
+            this.random.get(),
+            (ended) -> RUNNING.compareAndSet(this, ended, null));
+    this.latest = experiment;
+    this.running = experiment;
+    experiment.start();
+    return experiment.result();
+  }
+
+  /**
+   * Stops the running experiment, as a user asked: {@code stopped}, with {@code reason}, and the
+   * client switched back to the tuned arm. Its whole pairs so far keep their figures.
+   *
+   * @return whether an experiment was running
+   */
+  public boolean stop(String reason) {
+    Experiment current = this.running;
+    return current != null && current.stop(reason);
+  }
+
+  /**
+   * Ends the running experiment as {@code aborted}, with {@code reason}, and switches the client
+   * back to the tuned arm before it returns. Must not be called holding a lock the {@link
+   * ArmSwitch} takes.
+   *
+   * @return whether an experiment was running
+   */
+  public boolean abort(String reason) {
+    Experiment current = this.running;
+    return current != null && current.abort(reason);
+  }
+
+  /** Whether an experiment is running. */
+  public boolean isRunning() {
+    return this.running != null;
+  }
+
+  /** The running experiment, or else the last one; {@code null} when none was ever started. */
+  public ExperimentResult result() {
+    Experiment last = this.latest;
+    return (last != null) ? last.result() : null;
+  }
+
+  /**
+   * A call of {@code kind} that ran from {@code startNanos} to {@code endNanos}, on the slot's
+   * clock, and ended with gRPC status code {@code statusCode} (0 for OK). Counted when an
+   * experiment is recording and the call started after its slice's carry-over; every call is
+   * counted in the latency histogram, failed ones too, since the application waited for them as
+   * well.
+   */
+  public void record(CallKind kind, long startNanos, long endNanos, int statusCode) {
+    Experiment current = this.running;
+    if (current != null) {
+      current.record(kind, startNanos, endNanos, statusCode);
+    }
+  }
+
+  /** The client sent a cancel for a stream that had finished (the stream-end guard let it go). */
+  public void cancelOfFinishedStream() {
+    Experiment current = this.running;
+    if (current != null) {
+      current.cancelOfFinishedStream();
+    }
+  }
+
+  /** The client saw a GOAWAY on one of its connections. */
+  public void goAway() {
+    Experiment current = this.running;
+    if (current != null) {
+      current.goAway();
+    }
+  }
+}
