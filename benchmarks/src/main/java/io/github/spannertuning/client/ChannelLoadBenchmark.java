@@ -77,7 +77,8 @@ public class ChannelLoadBenchmark {
       // Registers the channel with the load, in order: channel i is the i-th counted.
       callOnce(counted[i], this.pooled[i]);
     }
-    this.picker = ChannelPicker.over(state.channelLoad().channels());
+    this.picker =
+        ChannelPicker.over(state.channelLoad().channels(), ChannelPicker.Rule.defaults(90));
     this.pool =
         new Channel() {
           @Override
