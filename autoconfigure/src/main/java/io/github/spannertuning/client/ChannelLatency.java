@@ -189,18 +189,20 @@ final class ChannelLatency {
   }
 
   /**
-   * Moves the estimate towards a sample. The sample is weighed against what the channel was
-   * expected to take until now, the estimate as forgotten so far: a channel tried again after it
-   * was left alone is judged by its new answer, so one that recovered is used again at once.
+   * Moves the estimate towards a sample. A channel tried again after it was left alone, its
+   * estimate being forgotten ({@link #unverified}), is judged by its new answer alone: one that
+   * recovered is used again at once, and one still slow is left alone again, not let back into the
+   * band by an average of its answer and the forgotten estimate that let the probe through.
    */
   private void sample(long latencyNanos, long nowNanos, boolean penalty) {
     long previous = forgotten(nowNanos);
+    long sinceLast = nowNanos - this.sampledAtNanos;
+    boolean unverified = sinceLast >= forgetHalfLife();
     if (penalty) {
       this.penalties++;
     }
-    long sinceLast = nowNanos - this.sampledAtNanos;
     double weight =
-        penalty
+        (penalty || unverified)
             ? 1.0
             : Math.max(
                 MIN_WEIGHT, (sinceLast <= 0) ? 0 : sinceLast / (double) (sinceLast + DECAY_NANOS));

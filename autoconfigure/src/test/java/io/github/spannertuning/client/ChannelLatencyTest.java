@@ -108,6 +108,25 @@ class ChannelLatencyTest {
   }
 
   @Test
+  void aProbeOfAForgottenChannelIsJudgedByItsAnswerAlone() {
+    ChannelLatency slow = answering(100 * MS);
+    long probed = T0 + 1000 * MS + ChannelLatency.FORGET_HALF_LIFE_NANOS + 100 * MS;
+    slow.answered(probed - 100 * MS, probed);
+    assertThat(slow.estimateNanos())
+        .as("still 100 ms: not averaged with the forgotten estimate that let the probe through")
+        .isEqualTo(100 * MS);
+    ChannelLatency recovered = answering(100 * MS);
+    recovered.answered(probed - 3 * MS, probed);
+    assertThat(recovered.estimateNanos()).as("recovered: 3 ms at once").isEqualTo(3 * MS);
+    ChannelLatency busy = answering(100 * MS);
+    long soon = T0 + 1000 * MS + 10 * MS;
+    busy.answered(soon - 3 * MS, soon);
+    assertThat(busy.estimateNanos())
+        .as("a channel in use moves by the sample's weight")
+        .isGreaterThan(80 * MS);
+  }
+
+  @Test
   void anEstimateIsUnverifiedOnceAHalfLifePassesWithoutAnAnswer() {
     ChannelLatency latency = answering(3 * MS);
     long answered = T0 + 1000 * MS;
