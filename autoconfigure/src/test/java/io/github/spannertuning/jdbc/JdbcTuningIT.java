@@ -296,6 +296,76 @@ class JdbcTuningIT {
         .isLessThanOrEqualTo(0.25);
   }
 
+  /**
+   * Spring Data JPA runs every repository method in a read-only transaction, and a {@code
+   * Transactional(readOnly = true)} service method is one too: after a warm-up by 16 threads, the
+   * busiest connection answers 100 ms later, and 16 threads then run repository reads and a service
+   * method of two reads for 3 s. Each transaction's first call picks its connection, and the rest
+   * follow it; with transaction routing switched off through the endpoint the client's own pick
+   * decides, and its share is printed beside.
+   */
+  @Test
+  void readOnlyTransactionsOfRepositoriesAvoidAConnectionAnsweringLater() throws Exception {
+    Function<Boolean, double[]> run =
+        (tuned) -> {
+          switchFeature("transaction-routing", tuned);
+          SocketAddress slow = null;
+          try {
+            SERVER.reset();
+            closedLoop(THREADS, Duration.ofSeconds(1));
+            slow = busiestConnection();
+            SERVER.slowDown(slow, 100);
+            SERVER.reset();
+            repositoryLoop(THREADS, Duration.ofSeconds(3));
+            List<Call> calls =
+                SERVER.calls().stream()
+                    .filter((call) -> TRANSACTION_METHODS.contains(call.method()))
+                    .toList();
+            SocketAddress slowed = slow;
+            long on = calls.stream().filter((call) -> call.connection().equals(slowed)).count();
+            return new double[] {on / (calls.size() / (double) CHANNELS), calls.size()};
+          } catch (Exception ex) {
+            throw new AssertionError(ex);
+          } finally {
+            if (slow != null) {
+              SERVER.slowDown(slow, 0);
+            }
+            switchFeature("transaction-routing", true);
+          }
+        };
+    double[] stock = run.apply(false);
+    double[] tuned = run.apply(true);
+    String figures =
+        String.format(
+            "[jdbc %s] connection +100 ms, 16 threads of read-only repository transactions, its"
+                + " share of its even share of their calls: client's pick %.2f (%.0f calls) |"
+                + " tuned %.2f (%.0f calls)",
+            VERSION, stock[0], stock[1], tuned[0], tuned[1]);
+    System.out.println(figures);
+    assertThat(tuned[0]).as("tuned: " + figures).isLessThanOrEqualTo(0.25);
+  }
+
+  private void repositoryLoop(int threads, Duration duration) throws Exception {
+    long end = System.nanoTime() + duration.toNanos();
+    List<Future<?>> running = new ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      running.add(
+          workers.submit(
+              () -> {
+                for (int i = 0; System.nanoTime() < end; i++) {
+                  if (i % 2 == 0) {
+                    assertThat(this.singers.findById(1L)).isPresent();
+                  } else {
+                    assertThat(this.service.readTwice(1L)).isEqualTo(2L);
+                  }
+                }
+              }));
+    }
+    for (Future<?> future : running) {
+      future.get(60, TimeUnit.SECONDS);
+    }
+  }
+
   private Map<String, Integer> resetsPerCase(Map<String, Runnable> cases, int perThread)
       throws Exception {
     Map<String, Integer> resets = new LinkedHashMap<>();
@@ -411,6 +481,10 @@ class JdbcTuningIT {
   }
 
   private void switchSingleUse(boolean enabled) {
-    this.endpoint.switchFeature("dataSource", "single-use-distribution", enabled, null);
+    switchFeature("single-use-distribution", enabled);
+  }
+
+  private void switchFeature(String feature, boolean enabled) {
+    this.endpoint.switchFeature("dataSource", feature, enabled, null);
   }
 }
