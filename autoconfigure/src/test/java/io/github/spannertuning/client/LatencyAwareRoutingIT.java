@@ -125,6 +125,8 @@ class LatencyAwareRoutingIT {
               subject.closedLoop(threads, Duration.ofSeconds(1), Duration.ZERO);
               SocketAddress slow = subject.busiestConnection();
               server.slowDown(slow, 50);
+              // The share measured is the settled one: the first second learns the change.
+              subject.closedLoop(threads, Duration.ofSeconds(1), Duration.ZERO);
               server.reset();
               Load load = subject.closedLoop(threads, Duration.ofSeconds(4), Duration.ZERO);
               return new Concurrent(shareOf(slow, server.arrivals()), load);
@@ -142,14 +144,18 @@ class LatencyAwareRoutingIT {
             VERSION, threads, stock.share(), stock.load(), tuned.share(), tuned.load());
     System.out.println(figures);
     assertThat(tuned.load().failed()).as("tuned: failed queries: " + figures).isZero();
+    // A median under half again the service time: the client's cores are not what limits it.
+    assertThat(tuned.load().p50Millis())
+        .as("tuned: median latency against 50-52 ms of service: " + figures)
+        .isLessThan(service.toMillis() * 1.5);
     // Twice the others' latency is far outside the band of half again: what reaches it are the
     // probes of a forgotten estimate, one call at a time.
     assertThat(tuned.share())
         .as("tuned: the slowed connection's share of its even share: " + figures)
-        .isLessThanOrEqualTo(0.2);
-    assertThat(tuned.load().p50Millis())
-        .as("tuned: median latency against 50-52 ms of service: " + figures)
-        .isLessThan(service.toMillis() * 1.5);
+        .isLessThanOrEqualTo(0.15);
+    assertThat(stock.share())
+        .as("stock: the same bound does not hold for the client's own pick: " + figures)
+        .isGreaterThan(0.15);
   }
 
   /** The slowed connection's share of its even share, and the load that measured it. */

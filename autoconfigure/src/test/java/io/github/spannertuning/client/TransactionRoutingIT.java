@@ -13,6 +13,9 @@ import com.google.cloud.spanner.ReadOnlyTransaction;
 import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Statement;
 import com.google.cloud.spanner.TimestampBound;
+import com.google.cloud.spring.data.spanner.core.SpannerQueryOptions;
+import com.google.cloud.spring.data.spanner.core.SpannerReadOptions;
+import com.google.cloud.spring.data.spanner.core.SpannerTemplate;
 import com.google.spanner.v1.BeginTransactionRequest;
 import io.github.spannertuning.testing.MockSpannerServer.Arrival;
 import io.github.spannertuning.testing.MockSpannerServer.Call;
@@ -38,23 +41,27 @@ import org.junit.jupiter.api.Test;
  */
 class TransactionRoutingIT {
 
-  /** Transactions per run: half read-only (two queries), half read/write (query, update). */
+  /**
+   * Transactions per run: half read-only (two queries; half of those through Spring Data Spanner),
+   * half read/write (a query and an update).
+   */
   private static final int TRANSACTIONS = 1600;
 
   private static final int THREADS = 16;
 
   /**
-   * Sixteen threads run read-only and read/write transactions while one connection answers every
-   * call 100 ms later than the others. The slowed connection's share of the transactions, over its
-   * even share, is small for the tuned client on every line; stock sends it its even share or more
-   * (6.113's sticky keys pile onto it), and no transaction's calls are split between connections.
+   * Sixteen threads run read-only transactions (on the client, and through Spring Data Spanner's
+   * template) and read/write transactions while one connection answers every call 200 ms later than
+   * the others. The slowed connection's share of the transactions, over its even share, is small
+   * for the tuned client on every line; stock sends it its even share or more (6.113's sticky keys
+   * pile onto it), and no transaction's calls are split between connections.
    */
   @Test
   void transactionsAvoidAConnectionAnsweringLater() throws Exception {
     Spread stock = RoutingSubject.measure(false, TransactionRoutingIT::slowedConnection);
     Spread tuned = RoutingSubject.measure(true, TransactionRoutingIT::slowedConnection);
     System.out.printf(
-        "[transaction routing %s] connection +100 ms, %d threads: its share of its even share of"
+        "[transaction routing %s] connection +200 ms, %d threads: its share of its even share of"
             + " the transactions: stock %s | tuned %s%n",
         VERSION, THREADS, stock, tuned);
     assertThat(tuned.transactions())
@@ -62,10 +69,8 @@ class TransactionRoutingIT {
         .isEqualTo(TRANSACTIONS);
     assertThat(tuned.split()).as("tuned: transactions with calls on two connections").isZero();
     // What it gets tuned: the few transactions that begin there before its first answer comes
-    // back, and about one probe a second. Stock 6.119's least-busy pick leaves it about a quarter
-    // of
-    // its even share (its calls in flight pile up), stock 6.113's sticky keys two to three times
-    // it.
+    // back, and its probes. Stock 6.119's least-busy pick leaves it a fifth to a half of its even
+    // share (its calls in flight pile up), stock 6.113's sticky keys about its even share or more.
     assertThat(tuned.slowedShare())
         .as("tuned: the slowed connection's share of its even share (stock %s)", stock)
         .isLessThanOrEqualTo(0.12);
@@ -113,7 +118,7 @@ class TransactionRoutingIT {
     // Every connection opened and estimated: single-use reads from 8 threads for a second.
     Workers.concurrently(8, 1, (thread, i) -> readFor(subject, Duration.ofSeconds(1)));
     SocketAddress slowed = busiest(subject.server.arrivals());
-    subject.server.slowDown(slowed, 100);
+    subject.server.slowDown(slowed, 200);
     subject.server.reset();
     transactions(subject, TRANSACTIONS, "t");
     return Spread.of(subject.server.calls(), slowed);
@@ -142,8 +147,10 @@ class TransactionRoutingIT {
         THREADS,
         count,
         (index) -> {
-          if (index % 2 == 0) {
+          if (index % 4 == 0) {
             readOnly(subject, prefix + "-ro-" + index, index);
+          } else if (index % 4 == 2) {
+            readOnlyTemplate(subject, prefix + "-ro-" + index, index);
           } else {
             subject
                 .client
@@ -170,6 +177,32 @@ class TransactionRoutingIT {
         }
       }
     }
+  }
+
+  /**
+   * A read-only transaction of two queries through Spring Data Spanner's template, as a {@code
+   * Transactional(readOnly = true)} method runs its repository queries: one read-only transaction
+   * of the client, its queries made through the template.
+   */
+  private static void readOnlyTemplate(RoutingSubject subject, String tag, int index) {
+    SpannerTemplate template = SpannerTemplates.of(subject.client);
+    int rows =
+        template.performReadOnlyTransaction(
+            (tx) -> {
+              int read = 0;
+              for (int j = 0; j < 2; j++) {
+                read +=
+                    tx.query(
+                            (row) -> row.getString(1),
+                            Statement.of(POINT_SELECT),
+                            new SpannerQueryOptions().addQueryOption(Options.tag(tag)))
+                        .size();
+              }
+              return read;
+            },
+            new SpannerReadOptions()
+                .setTimestampBound(TimestampBound.ofExactStaleness(100 + index, TimeUnit.SECONDS)));
+    assertThat(rows).as("rows of two point selects").isEqualTo(2);
   }
 
   /** Where the transactions ran: how many, how many on the slowed connection, how many split. */

@@ -299,7 +299,7 @@ class JdbcTuningIT {
   /**
    * Spring Data JPA runs every repository method in a read-only transaction, and a {@code
    * Transactional(readOnly = true)} service method is one too: after a warm-up by 16 threads, the
-   * busiest connection answers 100 ms later, and 16 threads then run repository reads and a service
+   * busiest connection answers 200 ms later, and 16 threads then run repository reads and a service
    * method of two reads for 3 s. Each transaction's first call picks its connection, and the rest
    * follow it; with transaction routing switched off through the endpoint the client's own pick
    * decides, and its share is printed beside.
@@ -314,7 +314,7 @@ class JdbcTuningIT {
             SERVER.reset();
             closedLoop(THREADS, Duration.ofSeconds(1));
             slow = busiestConnection();
-            SERVER.slowDown(slow, 100);
+            SERVER.slowDown(slow, 200);
             SERVER.reset();
             repositoryLoop(THREADS, Duration.ofSeconds(3));
             List<Call> calls =
@@ -337,7 +337,7 @@ class JdbcTuningIT {
     double[] tuned = run.apply(true);
     String figures =
         String.format(
-            "[jdbc %s] connection +100 ms, 16 threads of read-only repository transactions, its"
+            "[jdbc %s] connection +200 ms, 16 threads of read-only repository transactions, its"
                 + " share of its even share of their calls: client's pick %.2f (%.0f calls) |"
                 + " tuned %.2f (%.0f calls)",
             VERSION, stock[0], stock[1], tuned[0], tuned[1]);
