@@ -7,22 +7,27 @@ const NATIVE_MEANS = {
   'single-use-distribution':
     'this client routes single-use reads itself; spanner-tuning leaves routing alone, so nothing to ' +
     'switch and no "routed" count. The bars show the client\'s own spread.',
+  'transaction-routing':
+    'this client picks each transaction\'s channel itself; spanner-tuning leaves it alone.',
   'grpc-gcp': 'this client already uses the grpc-gcp pool; nothing to switch on.',
   'stream-end-guard': 'this client already skips cancels of finished streams itself.',
 };
 const COUNTER_MEANS = {
-  singleUseRouted: 'single-use reads spanner-tuning sent to the channel with the lowest expected wait',
+  singleUseRouted: 'single-use reads spanner-tuning sent to the channel expected to answer first',
+  transactionsRouted: 'transactions whose first call spanner-tuning sent to the channel expected to answer first',
   streamEndGuardSkipped: 'cancels of already-finished streams skipped (existsById closes after one row)',
   streamEndGuardDrained: 'streams closed at their last row that then completed by themselves, no cancel sent',
   streamEndGuardDrainTimeouts: 'streams closed at their last row whose trailers did not come in time: cancelled',
 };
 const EXPLAIN = {
   'single-use-distribution':
-    'Single-use reads go to the channel with the lowest expected wait (calls in flight x latency estimate) instead of a sticky one.',
+    'Single-use reads go to the channel expected to answer first (latency estimate; calls in flight near the stream limit or as a tie-break) instead of a sticky one.',
+  'transaction-routing':
+    'Each transaction\'s first call picks its channel the same way; the rest of the transaction follows it.',
   'stream-end-guard': 'Skips the cancel of a read whose stream had already ended (existsById, point selects).',
   'grpc-gcp': 'The grpc-gcp channel pool, which load-aware picking needs. Chosen when channels are built.',
 };
-const SWITCHABLE = new Set(['single-use-distribution', 'stream-end-guard']);
+const SWITCHABLE = new Set(['single-use-distribution', 'transaction-routing', 'stream-end-guard']);
 
 let clientName = null;
 let baseline = null;      // channel -> calls when the last burst began

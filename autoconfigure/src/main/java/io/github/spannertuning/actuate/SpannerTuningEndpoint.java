@@ -87,7 +87,8 @@ public class SpannerTuningEndpoint {
    * that cannot be switched on this client, is a bad request; its reason is logged at debug level.
    *
    * @param client the Spanner bean name, or the DataSource bean name of a JDBC driver's client
-   * @param feature {@code single-use-distribution} or {@code stream-end-guard}
+   * @param feature {@code single-use-distribution}, {@code transaction-routing} or {@code
+   *     stream-end-guard}
    * @param enabled the new state
    * @param principal the caller, when the request was authenticated
    */

@@ -15,4 +15,15 @@ public final class BenchmarkTuning {
   public static SpannerTuning.Builder drainMargin(SpannerTuning.Builder builder, int margin) {
     return builder.streamEndGuardDrainMargin(margin);
   }
+
+  /**
+   * Sets the routing rule's constants, to compare candidates for the starter's defaults: a channel
+   * is hot above the pool's mean calls in flight plus the mean shifted right by {@code hotShift},
+   * and about as fast as the fastest within its expected latency plus that shifted right by {@code
+   * bandShift}.
+   */
+  public static SpannerTuning.Builder routingRule(
+      SpannerTuning.Builder builder, int hotShift, int bandShift) {
+    return builder.routingHotShift(hotShift).routingBandShift(bandShift);
+  }
 }

@@ -10,7 +10,8 @@ import java.util.List;
 final class Endpoint {
 
   static final List<String> FEATURES =
-      List.of("single-use-distribution", "stream-end-guard", "grpc-gcp");
+      List.of(
+          "single-use-distribution", "transaction-routing", "stream-end-guard", "grpc-gcp");
 
   private Endpoint() {}
 
