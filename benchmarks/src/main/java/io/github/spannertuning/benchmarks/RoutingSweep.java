@@ -108,6 +108,7 @@ public final class RoutingSweep {
   public static void main(String[] args) throws Exception {
     Map<String, String> flags = new LinkedHashMap<>();
     flags.put("out", "benchmarks/target/routing.md");
+    flags.put("command", "");
     flags.put("parts", "sweep,transactions");
     flags.put("levels", "1,4,16,64");
     flags.put("variants", "stock,tuned,band-2,hot-2");
@@ -135,9 +136,13 @@ public final class RoutingSweep {
         "# Routing under load: stock and tuned, google-cloud-spanner "
             + ClientVersions.detected().spanner());
     line("");
+    if (!this.flags.get("command").isEmpty()) {
+      line("Command: `" + this.flags.get("command") + "`  ");
+    }
     line(
-        "Command: `RoutingSweep "
+        "Flags: `"
             + this.flags.entrySet().stream()
+                .filter((e) -> !e.getKey().equals("command"))
                 .map((e) -> "--" + e.getKey() + " " + e.getValue())
                 .collect(Collectors.joining(" "))
             + "`  ");
