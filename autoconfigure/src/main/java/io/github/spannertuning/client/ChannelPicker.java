@@ -35,8 +35,8 @@ import java.util.concurrent.atomic.AtomicReference;
  *       one more: an estimate that happens to be low, or a channel no answer has measured yet, does
  *       not draw every call until it is full.
  *   <li>Among the other channels, the latency each one's {@link ChannelLatency} expects decides: a
- *       call goes to the channel with the fewest calls in flight among those expected within the
- *       band above the least, the first one met from a random start among equals. A channel that
+ *       call goes to the channel with the fewest calls in flight among those expected within a
+ *       quarter above the least, the first one met from a random start among equals. A channel that
  *       answers slower, has calls stuck, or failed recently gets none while the others are about as
  *       fast and have room.
  *   <li>When every channel is hot, full or in doubt, the one with the fewest calls in flight takes
@@ -89,14 +89,16 @@ final class ChannelPicker {
   record Rule(int room, int hotShift, int bandShift) {
 
     /**
-     * Hot at half again the mean, a band of half again: chosen from the benchmark's concurrency
-     * sweep and healthy workloads (docs/benchmarking.md). The band is wide enough that the noise of
-     * estimates at a few milliseconds per query, on a client short of CPU, does not pin traffic to
-     * the channel that happened to answer fastest, and narrow enough that a channel half again as
-     * slow is set apart.
+     * Hot at half again the mean, a band of a quarter: chosen from the routing benchmark's
+     * concurrency sweep (docs/benchmarking.md). The band is wide enough that the noise of estimates
+     * at a few milliseconds per query does not pin traffic to the channel that happened to answer
+     * fastest, and narrow enough that a connection twice as slow on the server stays out of it on a
+     * client short of CPU, whose own queueing, added to every answer, brings the estimates closer.
+     * Within the band the fewest calls in flight decide, and a channel left alone has the fewest: a
+     * wider band lets a slower channel draw every call until it carries as many as the others.
      */
     static Rule defaults(int room) {
-      return new Rule(room, 1, 1);
+      return new Rule(room, 1, 2);
     }
   }
 

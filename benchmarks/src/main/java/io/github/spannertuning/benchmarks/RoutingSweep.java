@@ -111,7 +111,7 @@ public final class RoutingSweep {
     flags.put("command", "");
     flags.put("parts", "sweep,transactions");
     flags.put("levels", "1,4,16,64");
-    flags.put("variants", "stock,tuned,band-2,hot-2");
+    flags.put("variants", "stock,tuned,band-1,lowest");
     flags.put("sweep-ms-per-call", "10");
     flags.put("tx-threads", "32");
     flags.put("channels", "8");
@@ -234,8 +234,10 @@ public final class RoutingSweep {
     line("");
     line(
         "Variants: `tuned` is the starter's default rule (hot above half again the pool's mean"
-            + " calls in flight, band of half again over the least expected latency); `band-2` a band"
-            + " of a quarter; `hot-2` hot above a quarter over the mean.");
+            + " calls in flight, a band of a quarter over the least expected latency); `band-<n>` a"
+            + " band of 1/2^n (`band-1`: half again), `hot-<n>` hot above 1/2^n over the mean, with"
+            + " the default band; `lowest` no band: the lowest expected latency among channels not"
+            + " hot, as in Prequal.");
     line("");
   }
 
@@ -375,20 +377,20 @@ public final class RoutingSweep {
     static Client open(MockSpannerServer server, String variant, int channels) {
       SpannerOptions.Builder builder = server.clientOptions(channels);
       SpannerTuning.Builder tuning = SpannerTuning.newBuilder().logWhenBuilt(false);
-      switch (variant) {
-        case "stock" -> {
-          return new Client(builder.build().getService());
-        }
-        case "tuned" -> {}
-        case "band-2" -> BenchmarkTuning.routingRule(tuning, 1, 2);
-        case "band-0" -> BenchmarkTuning.routingRule(tuning, 1, 0);
-        case "hot-2" -> BenchmarkTuning.routingRule(tuning, 2, 1);
-        case "hot-0" -> BenchmarkTuning.routingRule(tuning, 0, 1);
-        default ->
-            throw new IllegalArgumentException(
-                "--variants: unknown variant '"
-                    + variant
-                    + "'; use stock, tuned, band-0, band-2, hot-0, hot-2");
+      if (variant.equals("stock")) {
+        return new Client(builder.build().getService());
+      }
+      if (variant.startsWith("band-")) {
+        BenchmarkTuning.routingRule(tuning, 1, Integer.parseInt(variant.substring(5)));
+      } else if (variant.startsWith("hot-")) {
+        BenchmarkTuning.routingRule(tuning, Integer.parseInt(variant.substring(4)), 2);
+      } else if (variant.equals("lowest")) {
+        BenchmarkTuning.routingRule(tuning, 1, 16);
+      } else if (!variant.equals("tuned")) {
+        throw new IllegalArgumentException(
+            "--variants: unknown variant '"
+                + variant
+                + "'; use stock, tuned, band-<shift>, hot-<shift> or lowest");
       }
       tuning.build().applyTo(builder);
       return new Client(builder.build().getService());
