@@ -444,6 +444,7 @@ public final class BenchmarkMain {
               ? frontend.stall()
               : frontend.degrade(workload.degradeMillis(), this.seed + round);
       long serverCpuStart = frontend.resetCounters();
+      MachineCpu machineStart = MachineCpu.now();
       if (workload.fault() == Workload.Fault.RECOVERED) {
         restorer = restoreAfter(frontend, phase.windowSeconds() / 2);
       }
@@ -483,8 +484,9 @@ public final class BenchmarkMain {
       for (int i = 0; i < after.length; i++) {
         delta[i] = after[i] - ((i < before.length) ? before[i] : 0);
       }
-      tally.add(
-          window, cost, stats, stats.path("processCpuNanos").asLong() - serverCpuStart, delta);
+      long serverCpu = stats.path("processCpuNanos").asLong() - serverCpuStart;
+      tally.add(window, cost, stats, serverCpu, delta);
+      tally.addMachineCpu(machineStart.until(MachineCpu.now(), serverCpu));
       log(
           "%-8s round %d %-17s ops %6d errors %4d p50 %7.2f ms p99 %8.2f ms cpu %5.0f ms/1000q%s",
           workload.name(),

@@ -802,6 +802,14 @@ public final class Report {
         (v) -> fmt(v.path("clientBusiestOverMean"), 2),
         null);
     row(md, "P99 per round (ms)", columns, delta, (v) -> perRound(v, "p99Ms", 1), null);
+    row(md, "CPU steal per round (%; ! over 5 %)", columns, delta, (v) -> stealPerRound(v), null);
+    row(
+        md,
+        "other processes' CPU per round (% of the machine)",
+        columns,
+        delta,
+        (v) -> perRound(v, "othersCpuPct", 0),
+        null);
     row(
         md,
         "busiest / mean per round",
@@ -926,6 +934,20 @@ public final class Report {
   static String perRound(JsonNode variant, String key, int digits) {
     List<String> values = new ArrayList<>();
     variant.path("rounds").forEach((round) -> values.add(fmt(round.path(key), digits)));
+    return String.join(", ", values);
+  }
+
+  /** Each round's CPU steal in percent, marked {@code !} where it was over 5 %. */
+  static String stealPerRound(JsonNode variant) {
+    List<String> values = new ArrayList<>();
+    variant
+        .path("rounds")
+        .forEach(
+            (round) -> {
+              JsonNode steal = round.path("stealPct");
+              boolean marked = steal.isNumber() && steal.asDouble() > MachineCpu.Share.MARK * 100;
+              values.add(fmt(steal, 1) + (marked ? " !" : ""));
+            });
     return String.join(", ", values);
   }
 

@@ -18,7 +18,6 @@ import io.github.spannertuning.testing.MockSpannerServer.Call;
 import io.github.spannertuning.testing.MockSpannerServer.ServiceTime;
 import io.github.spannertuning.testing.StatementResult;
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.net.SocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -252,11 +251,11 @@ public final class RoutingSweep {
       server.slowDown(slow, this.degradeMillis);
       Load.closedLoop(threads, this.settle, client::pointSelect);
       server.reset();
-      CpuSample before = CpuSample.now();
+      MachineCpu before = MachineCpu.now();
       Load load = Load.closedLoop(threads, this.window, client::pointSelect);
-      CpuSample after = CpuSample.now();
+      MachineCpu after = MachineCpu.now();
       return new Window(
-          shareOf(slow, server.calls("ExecuteStreamingSql")), load, before.until(after));
+          shareOf(slow, server.calls("ExecuteStreamingSql")), load, before.until(after, 0));
     } finally {
       server.close();
     }
@@ -313,10 +312,10 @@ public final class RoutingSweep {
       server.slowDown(slow, this.degradeMillis);
       Load.closedLoop(threads, this.settle, client::transaction);
       server.reset();
-      CpuSample before = CpuSample.now();
+      MachineCpu before = MachineCpu.now();
       Load load = Load.closedLoop(threads, this.window, client::transaction);
-      CpuSample after = CpuSample.now();
-      return new Window(shareOf(slow, transactionCalls(server)), load, before.until(after));
+      MachineCpu after = MachineCpu.now();
+      return new Window(shareOf(slow, transactionCalls(server)), load, before.until(after, 0));
     } finally {
       server.close();
     }
@@ -585,51 +584,8 @@ public final class RoutingSweep {
     }
   }
 
-  /** The machine's CPU over a window: steal, and other processes' CPU, as shares of it. */
-  record Cpu(double steal, double others) {}
-
-  /** A reading of /proc/stat's cpu line and this process's CPU time. */
-  record CpuSample(long[] jiffies, long processNanos) {
-
-    static CpuSample now() {
-      long[] values = new long[8];
-      try {
-        String cpu =
-            Files.readAllLines(Paths.get("/proc/stat")).stream()
-                .filter((l) -> l.startsWith("cpu "))
-                .findFirst()
-                .orElse("");
-        String[] fields = cpu.trim().split("\\s+");
-        for (int i = 0; i < values.length && i + 1 < fields.length; i++) {
-          values[i] = Long.parseLong(fields[i + 1]);
-        }
-      } catch (IOException | RuntimeException ex) {
-        Arrays.fill(values, 0);
-      }
-      com.sun.management.OperatingSystemMXBean os =
-          (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
-      return new CpuSample(values, os.getProcessCpuTime());
-    }
-
-    /** user nice system idle iowait irq softirq steal, in USER_HZ (100 a second). */
-    Cpu until(CpuSample later) {
-      long total = 0;
-      long[] delta = new long[8];
-      for (int i = 0; i < 8; i++) {
-        delta[i] = later.jiffies[i] - this.jiffies[i];
-        total += delta[i];
-      }
-      if (total <= 0) {
-        return new Cpu(Double.NaN, Double.NaN);
-      }
-      long busy = total - delta[3] - delta[4] - delta[7];
-      double ownJiffies = (later.processNanos - this.processNanos) / 1e7;
-      return new Cpu(delta[7] / (double) total, Math.max(0, busy - ownJiffies) / total);
-    }
-  }
-
   /** One measured window. */
-  record Window(double share, Load load, Cpu cpu) {
+  record Window(double share, Load load, MachineCpu.Share cpu) {
 
     @Override
     public String toString() {
@@ -655,7 +611,7 @@ public final class RoutingSweep {
           median(windows, (w) -> w.load().ok() / w.load().seconds()),
           windows.stream().mapToLong((w) -> w.load().failed()).sum(),
           steal * 100,
-          (steal > 0.05) ? " !" : "",
+          (steal > MachineCpu.Share.MARK) ? " !" : "",
           others * 100);
     }
 

@@ -198,6 +198,13 @@ final class VariantTally {
   }
 
   /** Closes at last that the guard cancelled instead of drained, in one window. */
+  /** The machine's CPU steal, and other processes' CPU, over the round just added. */
+  void addMachineCpu(MachineCpu.Share share) {
+    Map<String, Object> round = this.rounds.get(this.rounds.size() - 1);
+    round.put("stealPct", Double.isNaN(share.steal()) ? null : share.steal() * 100);
+    round.put("othersCpuPct", Double.isNaN(share.others()) ? null : share.others() * 100);
+  }
+
   void addCancelledAtLimit(long cancels) {
     this.cancelledAtLimit += cancels;
   }
