@@ -13,6 +13,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.UnaryOperator;
 import java.util.logging.Logger;
 
 /**
@@ -68,6 +69,8 @@ public final class SpannerTuning {
 
   private final int routingBandShift;
 
+  private final UnaryOperator<String> environment;
+
   private SpannerTuning(Builder builder) {
     this.singleUseDistribution = builder.singleUseDistribution;
     this.transactionRouting = builder.transactionRouting;
@@ -83,6 +86,12 @@ public final class SpannerTuning {
             : defaultDrainMargin(builder.streamEndGuardMaxConcurrentStreams);
     this.routingHotShift = builder.routingHotShift;
     this.routingBandShift = builder.routingBandShift;
+    this.environment = builder.environment;
+  }
+
+  /** Reads an environment variable: {@code System::getenv}, or a test's own. */
+  UnaryOperator<String> environment() {
+    return this.environment;
   }
 
   /**
@@ -328,6 +337,20 @@ public final class SpannerTuning {
         && ClientSupport.HAS_OPTIONS_CONSTRUCTOR;
   }
 
+  /**
+   * One warning, once per JVM for the same reason, that routing steps aside for the client's own
+   * channel choice.
+   */
+  static void warnRoutingAside(String reason) {
+    if (warned.add("aside: " + reason)) {
+      logger.warning(
+          "spanner-tuning: single-use-distribution and transaction-routing step aside for this"
+              + " Spanner client: "
+              + reason
+              + ". Spanner traffic is not affected.");
+    }
+  }
+
   /** One warning for a hook found missing once the client was built. */
   static void warnOnce(String what, String reason) {
     warnOnce(what + ": " + reason);
@@ -385,6 +408,8 @@ public final class SpannerTuning {
     private int streamEndGuardMaxConcurrentStreams = DEFAULT_MAX_CONCURRENT_STREAMS;
 
     private Integer streamEndGuardDrainMargin;
+
+    private UnaryOperator<String> environment = System::getenv;
 
     private int routingHotShift = ChannelPicker.Rule.defaults(1).hotShift();
 
@@ -476,6 +501,12 @@ public final class SpannerTuning {
      * Overrides the slots a connection keeps free of draining streams (a tenth of the stream limit
      * by default); for the benchmark that chooses that default.
      */
+    /** Where environment variables are read from; a test's own lookup in place of the process's. */
+    Builder environment(UnaryOperator<String> environment) {
+      this.environment = Objects.requireNonNull(environment, "environment");
+      return this;
+    }
+
     Builder streamEndGuardDrainMargin(int margin) {
       if (margin < 0) {
         throw new IllegalArgumentException(

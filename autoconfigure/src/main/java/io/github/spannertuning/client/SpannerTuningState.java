@@ -300,6 +300,27 @@ public final class SpannerTuningState {
   }
 
   /**
+   * The client chooses channels or endpoints in a way the picker must not fight ({@link
+   * RoutingAside}): the routing features that were on are unsupported, with the reason, and one
+   * warning is logged. The client's pool is left as it is.
+   */
+  synchronized void routingStepsAside(String reason) {
+    Map<Feature, FeatureState> next = new EnumMap<>(this.features);
+    boolean changed = false;
+    for (Feature feature : ROUTING) {
+      FeatureState current = next.get(feature);
+      if (current.isApplied() || current.status() == FeatureState.Status.NATIVE) {
+        next.put(feature, FeatureState.unsupported(reason));
+        changed = true;
+      }
+    }
+    if (changed) {
+      SpannerTuning.warnRoutingAside(reason);
+      publish(next);
+    }
+  }
+
+  /**
    * Whether the open client was built with the picker. One built with both routing features off has
    * none, and they then cannot be switched on while it is open.
    */
