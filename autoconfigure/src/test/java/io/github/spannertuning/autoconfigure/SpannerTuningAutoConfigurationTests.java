@@ -262,6 +262,33 @@ class SpannerTuningAutoConfigurationTests {
   }
 
   @Test
+  void anApplicationThatTurnsTheDynamicChannelPoolOnStartsQueriesAndRoutingStepsAside(
+      CapturedOutput output) {
+    this.contextRunner
+        .withPropertyValues("test.dynamic-channel-pool=true")
+        .run(
+            (context) -> {
+              assertThat(context).hasNotFailed();
+              assertThat(context.getBean(SpannerOptions.class).isDynamicChannelPoolEnabled())
+                  .isTrue();
+              SpannerTuningState state = tuningOf(context);
+              for (Feature routing :
+                  new Feature[] {Feature.SINGLE_USE_DISTRIBUTION, Feature.TRANSACTION_ROUTING}) {
+                assertThat(state.feature(routing).status()).isEqualTo(Status.UNSUPPORTED);
+                assertThat(state.feature(routing).reason())
+                    .startsWith("the client's dynamic channel pool is on");
+              }
+              assertThat(state.feature(Feature.STREAM_END_GUARD).status())
+                  .isEqualTo(GuardLine.expected());
+              pointSelects(context, 10);
+              assertThat(state.singleUseRoutedCount()).isZero();
+              assertThat(output)
+                  .contains(
+                      "single-use-distribution=unsupported (the client's dynamic channel pool");
+            });
+  }
+
+  @Test
   void worksWithoutMicrometerOrActuator() {
     this.contextRunner
         .withClassLoader(new FilteredClassLoader(MeterRegistry.class, Endpoint.class))
@@ -304,12 +331,17 @@ class SpannerTuningAutoConfigurationTests {
     SpannerOptionsCustomizer localServer(org.springframework.core.env.Environment environment) {
       boolean disableGrpcGcp =
           environment.getProperty("test.disable-grpc-gcp", Boolean.class, false);
+      boolean dynamicPool =
+          environment.getProperty("test.dynamic-channel-pool", Boolean.class, false);
       return (builder) -> {
         builder
             .setHost("http://127.0.0.1:" + server.get().port())
             .setChannelConfigurator(ManagedChannelBuilder::usePlaintext);
         if (disableGrpcGcp) {
           builder.disableGrpcGcpExtension();
+        }
+        if (dynamicPool) {
+          builder.enableDynamicChannelPool();
         }
       };
     }
