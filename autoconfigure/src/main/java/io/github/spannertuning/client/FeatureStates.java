@@ -89,7 +89,7 @@ final class FeatureStates {
   /** What spanner-tuning still adds where the client does that itself. */
   static final String GUARD_ADDED_PART =
       "spanner-tuning adds: a stream finished at last is cancelled at once when its connection has"
-          + " no stream slot to spare, a finished stream whose trailers do not come is cancelled"
+          + " no stream slot to spare (within a budget of resets per connection), a finished stream whose trailers do not come is cancelled"
           + " after the drain timeout, and the counters";
 
   /**

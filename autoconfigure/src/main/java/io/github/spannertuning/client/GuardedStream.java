@@ -46,8 +46,10 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * the client has the message queued with its end of stream, and only the trailers are missing. It
  * cancels the call at once when its sub-channel has no stream slot to spare, by the same rule as a
  * close, and otherwise lets it drain, cancelling it if its trailers have not come within the drain
- * timeout. A stream the client closes before it took {@code last} is then already draining or
- * cancelled: its cancel is dropped.
+ * timeout. Such a release is a reset the stock client would not send there, and servers limit
+ * resets per connection: at most {@link SpannerTuning#releaseResets()} per connection and window
+ * are sent, and past that budget finished streams drain as they do stock. A stream the client
+ * closes before it took {@code last} is then already draining or cancelled: its cancel is dropped.
  */
 final class GuardedStream implements ResultStreamConsumer, StreamingCall {
 
@@ -211,7 +213,8 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
     StreamingCall started = this.call;
     if (started != null
         && stats != null
-        && stats.activeStreams() > this.tuning.drainWhileInFlightAtMost()) {
+        && stats.activeStreams() > this.tuning.drainWhileInFlightAtMost()
+        && this.tuning.mayRelease(stats)) {
       if (PHASE.compareAndSet(this, LAST, CLOSED)) {
         this.tuning.streamEndGuardCancelledAtLimit();
         started.cancel(
@@ -226,9 +229,13 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
     }
     if (PHASE.compareAndSet(this, LAST, DRAINING)) {
       startDraining();
-    } else if (stats != null) {
-      // The call ended meanwhile.
-      stats.decrementDraining();
+    } else {
+      // The call ended, or the client closed the stream before it took last, meanwhile: that
+      // close decided, and a drain it started skipped the client's cancel.
+      this.drainingAtLast = false;
+      if (stats != null) {
+        stats.decrementDraining();
+      }
     }
   }
 

@@ -49,6 +49,10 @@ public final class SpannerTuningState {
 
   private final int drainWhileInFlightAtMost;
 
+  private final int releaseResets;
+
+  private final long releaseWindowNanos;
+
   private final ChannelLoad channelLoad = new ChannelLoad();
 
   private volatile OpenTelemetry openTelemetry;
@@ -70,6 +74,8 @@ public final class SpannerTuningState {
     this.drainTimeoutNanos = tuning.getStreamEndGuardDrainTimeout().toNanos();
     this.drainWhileInFlightAtMost =
         tuning.getStreamEndGuardMaxConcurrentStreams() - tuning.streamEndGuardDrainMargin();
+    this.releaseResets = tuning.releaseResets();
+    this.releaseWindowNanos = tuning.releaseWindow().toNanos();
     publish(new EnumMap<>(features));
   }
 
@@ -359,6 +365,14 @@ public final class SpannerTuningState {
    */
   boolean guardFinishesAtLast() {
     return this.streamEndGuardAtLast;
+  }
+
+  /**
+   * Whether a stream that finished at {@code last} on this full connection may be released by a
+   * reset: within the connection's budget ({@link SpannerTuning#releaseResets()}).
+   */
+  boolean mayRelease(ChannelLoad.ChannelStats channel) {
+    return channel.tryRelease(System.nanoTime(), this.releaseWindowNanos, this.releaseResets);
   }
 
   long drainTimeoutNanos() {

@@ -365,6 +365,9 @@ class DrainingStreamSlotsIT {
           SpannerTuning.newBuilder()
               .streamEndGuardDrainTimeout(drainTimeout)
               .streamEndGuardMaxConcurrentStreams(STREAM_LIMIT)
+              // The slot rule itself: where the guard is native, releases are budgeted by default
+              // (GuardedStreamAtLastTest), and this server has no reset limit.
+              .streamEndGuardReleaseBudget(Integer.MAX_VALUE, Duration.ofSeconds(30))
               .build()
               .applyTo(builder);
       assertThat(state.isActive(Feature.STREAM_END_GUARD)).isTrue();

@@ -67,6 +67,31 @@ class GuardedStreamAtLastTest {
   }
 
   @Test
+  void pastTheConnectionsResetBudgetAFinishedStreamDrainsAsItDoesStock() {
+    // 2 streams per connection, none kept free (the margin is a tenth, rounded down): a finished
+    // stream is released while more than 2 are in flight; 3 releases per window at most.
+    SpannerTuningState state =
+        state(
+            SpannerTuning.newBuilder()
+                .streamEndGuardMaxConcurrentStreams(2)
+                .streamEndGuardReleaseBudget(3, Duration.ofHours(1)));
+    ChannelLoad.ChannelStats channel = new ChannelLoad.ChannelStats(0);
+    channel.countCall(System.nanoTime());
+    channel.countCall(System.nanoTime());
+    for (int i = 0; i < 5; i++) {
+      finishedAtLast(state, channel);
+    }
+    assertThat(this.call.cancels).as("released within the budget").hasSize(3);
+    assertThat(state.streamEndGuardCancelledAtLimitCount()).isEqualTo(3);
+    assertThat(channel.drainingStreams()).as("past it, drained").isEqualTo(2);
+    ChannelLoad.ChannelStats other = new ChannelLoad.ChannelStats(1);
+    other.countCall(System.nanoTime());
+    other.countCall(System.nanoTime());
+    finishedAtLast(state, other);
+    assertThat(this.call.cancels).as("each connection has its own budget").hasSize(4);
+  }
+
+  @Test
   void withSlotsToSpareAFinishedStreamDrainsAndItsTrailersEndTheDrain() {
     SpannerTuningState state = state(Duration.ofSeconds(5), 10);
     ChannelLoad.ChannelStats channel = new ChannelLoad.ChannelStats(0);
@@ -145,11 +170,14 @@ class GuardedStreamAtLastTest {
 
   /** A client whose guard is native: it drops its call at last, spanner-tuning adds the rest. */
   private static SpannerTuningState state(Duration drainTimeout, int maxConcurrentStreams) {
-    SpannerTuning tuning =
+    return state(
         SpannerTuning.newBuilder()
             .streamEndGuardDrainTimeout(drainTimeout)
-            .streamEndGuardMaxConcurrentStreams(maxConcurrentStreams)
-            .build();
+            .streamEndGuardMaxConcurrentStreams(maxConcurrentStreams));
+  }
+
+  private static SpannerTuningState state(SpannerTuning.Builder builder) {
+    SpannerTuning tuning = builder.build();
     Map<Feature, FeatureState> features = new EnumMap<>(Feature.class);
     features.put(Feature.STREAM_END_GUARD, FeatureStates.streamEndGuard(true, null, true));
     features.put(Feature.SINGLE_USE_DISTRIBUTION, FeatureState.on());
