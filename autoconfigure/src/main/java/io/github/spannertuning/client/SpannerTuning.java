@@ -367,7 +367,7 @@ public final class SpannerTuning {
    * channel choice.
    */
   static void warnRoutingAside(String reason) {
-    if (warned.add("aside: " + reason)) {
+    if (warned.add(ASIDE + reason)) {
       logger.warning(
           "spanner-tuning: single-use-distribution and transaction-routing step aside for this"
               + " Spanner client: "
@@ -375,6 +375,13 @@ public final class SpannerTuning {
               + ". Spanner traffic is not affected.");
     }
   }
+
+  /** Whether {@link #warnRoutingAside} warned of this reason in this JVM. */
+  static boolean warnedRoutingAside(String reason) {
+    return warned.contains(ASIDE + reason);
+  }
+
+  private static final String ASIDE = "aside: ";
 
   /** One warning for a hook found missing once the client was built. */
   static void warnOnce(String what, String reason) {
