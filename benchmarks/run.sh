@@ -16,7 +16,8 @@
 #
 # Extra arguments are flags of BenchmarkMain (see docs/benchmarking.md). SKIP_JMH=1 skips JMH; JMH_ARGS adds
 # JMH options (e.g. JMH_ARGS="-wi 1 -i 2" for a shorter run); LINES=6.119 or LINES=6.113 runs one
-# client line only, LINES=6.122 the 6.122 line (grpc-gcp 1.15). --client-cpus needs taskset (util-linux) and more cores than N; without them
+# client line only, LINES=6.122 the 6.122 line (grpc-gcp 1.15), LINES=6.127 or LINES=6.125 the
+# lines libraries-bom 26.93.0 brings (grpc-gcp 1.20; from 6.125 the client skips the cancel at last). --client-cpus needs taskset (util-linux) and more cores than N; without them
 # that part is skipped, and the report says why.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,7 +35,9 @@ for line_name in ${LINES:-6.119 6.113}; do
     6.119) profile="" ;;
     6.113) profile=client-6.113 ;;
     6.122) profile=client-6.122 ;;
-    *) echo "LINES: unknown client line '$line_name'; use 6.119, 6.113 and/or 6.122" >&2; exit 2 ;;
+    6.127) profile=client-6.127 ;;
+    6.125) profile=client-6.127,client-6.125 ;;
+    *) echo "LINES: unknown client line '$line_name'; use 6.119, 6.113, 6.122, 6.125 and/or 6.127" >&2; exit 2 ;;
   esac
   echo "== client line: ${profile:-default (6.119)}"
   mvn -B -q ${profile:+-P "$profile"} -pl benchmarks -am package -DskipTests

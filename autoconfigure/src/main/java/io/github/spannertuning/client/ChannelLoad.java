@@ -180,9 +180,28 @@ public final class ChannelLoad {
 
     private final AtomicInteger drainingStreams = new AtomicInteger();
 
+    /** Start of the window of {@link #tryRelease}'s budget, in {@link System#nanoTime()}. */
+    private final AtomicLong releaseWindowStart = new AtomicLong(System.nanoTime());
+
+    private final AtomicInteger releasesInWindow = new AtomicInteger();
+
     ChannelStats(int index) {
       this.index = index;
       this.latency = new ChannelLatency(System.nanoTime());
+    }
+
+    /**
+     * Takes one reset from this connection's budget for releasing finished streams: at most {@code
+     * max} per window of {@code windowNanos}, so that spanner-tuning's own resets stay well within
+     * a server's rapid-reset limit. Approximate under races; called only for a finished stream on a
+     * full connection, never per call.
+     */
+    boolean tryRelease(long now, long windowNanos, int max) {
+      long start = this.releaseWindowStart.get();
+      if (now - start >= windowNanos && this.releaseWindowStart.compareAndSet(start, now)) {
+        this.releasesInWindow.set(0);
+      }
+      return this.releasesInWindow.incrementAndGet() <= max;
     }
 
     /** The sub-channel's number, from 0, in the order it carried its first call. */

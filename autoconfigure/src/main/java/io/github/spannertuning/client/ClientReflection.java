@@ -131,6 +131,13 @@ public final class ClientReflection {
   static final Member PARTIAL_RESULT_SET_LAST =
       method(Access.INTROSPECT, "com.google.spanner.v1.PartialResultSet", "getLast");
 
+  /**
+   * google-cloud-spanner 6.125+: the result set's stream iterator drops its call when it takes the
+   * message marked {@code last}, and {@code close()} then cancels nothing.
+   */
+  static final Member STREAM_ITERATOR_CLEAR_CALL =
+      method(Access.INTROSPECT, "com.google.cloud.spanner.GrpcStreamIterator", "clearCall");
+
   static final Member EXECUTE_QUERY_ASYNC =
       method(
           Access.INTROSPECT,
@@ -217,6 +224,7 @@ public final class ClientReflection {
           EXECUTE_QUERY_WITHOUT_REQUEST_ID,
           READ_WITHOUT_REQUEST_ID,
           PARTIAL_RESULT_SET_LAST,
+          STREAM_ITERATOR_CLEAR_CALL,
           BEGIN_TRANSACTION_ASYNC,
           COMMIT_ASYNC,
           ROLLBACK_ASYNC,

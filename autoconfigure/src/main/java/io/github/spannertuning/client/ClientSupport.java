@@ -46,6 +46,15 @@ final class ClientSupport {
   static final boolean STREAMS_MARK_LAST = hasMethod(ClientReflection.PARTIAL_RESULT_SET_LAST);
 
   /**
+   * Whether the client itself sends no cancel for a result set closed after it took the message
+   * marked {@code last}: from google-cloud-spanner 6.125, {@code GrpcStreamIterator.computeNext}
+   * clears its call ({@code clearCall()}) when it takes that message, and {@code close()} cancels
+   * only a call it has not cleared. The stream-end guard's skip is then the client's own.
+   */
+  static final boolean CLIENT_CLEARS_CALL_AT_LAST =
+      hasMethod(ClientReflection.STREAM_ITERATOR_CLEAR_CALL);
+
+  /**
    * Whether {@link GapicSpannerRpc} has the public constructor the client's default factory uses.
    */
   static final boolean HAS_OPTIONS_CONSTRUCTOR = hasOptionsConstructor();

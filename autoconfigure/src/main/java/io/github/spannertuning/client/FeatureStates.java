@@ -46,13 +46,71 @@ final class FeatureStates {
    * @param hookMissing why the rpc cannot be installed on this client, or {@code null}
    */
   static FeatureState streamEndGuard(boolean configured, String hookMissing) {
+    return streamEndGuard(configured, hookMissing, ClientSupport.CLIENT_CLEARS_CALL_AT_LAST);
+  }
+
+  /**
+   * The stream-end guard on a client that does, or does not, skip the cancel at {@code last}
+   * itself.
+   *
+   * @param hookMissing why the rpc cannot be installed on this client, or {@code null}
+   * @param clientClearsCallAtLast whether the client drops its call when it takes the message
+   *     marked {@code last} ({@link ClientSupport#CLIENT_CLEARS_CALL_AT_LAST})
+   */
+  static FeatureState streamEndGuard(
+      boolean configured, String hookMissing, boolean clientClearsCallAtLast) {
     if (!configured) {
       return FeatureState.offByConfiguration();
     }
     if (hookMissing != null) {
       return FeatureState.unsupported(hookMissing);
     }
-    return FeatureState.on();
+    return clientClearsCallAtLast ? guardSplit() : FeatureState.on();
+  }
+
+  /**
+   * The guard where the client skips the cancel at {@code last} itself: the state is {@code
+   * native}, and its reason names what spanner-tuning still does there.
+   */
+  static FeatureState guardSplit() {
+    return FeatureState.nativeIn(
+        "google-cloud-spanner "
+            + ClientVersions.detected().spanner()
+            + " "
+            + GUARD_NATIVE_PART
+            + "; "
+            + GUARD_ADDED_PART);
+  }
+
+  /** What the client does itself from 6.125 on. */
+  static final String GUARD_NATIVE_PART =
+      "sends no cancel for a stream closed after its last message (it drops the call at last)";
+
+  /** What spanner-tuning still adds where the client does that itself. */
+  static final String GUARD_ADDED_PART =
+      "spanner-tuning adds: a stream finished at last is cancelled at once when its connection has"
+          + " no stream slot to spare (within a budget of resets per connection), a finished stream whose trailers do not come is cancelled"
+          + " after the drain timeout, and the counters";
+
+  /**
+   * Whether spanner-tuning does work for the stream-end guard in this state: on, or native where
+   * the client skips the cancel itself and spanner-tuning adds the rest ({@link #guardSplit()}).
+   */
+  static boolean guardWorks(FeatureState state) {
+    return state.status() == FeatureState.Status.ON || state.status() == FeatureState.Status.NATIVE;
+  }
+
+  /**
+   * Whether a feature in this state can be switched at runtime: not one the client does all by
+   * itself, not one this client lacks a hook for. The guard's split state can: spanner-tuning's
+   * part of it switches.
+   */
+  static boolean isSwitchable(Feature feature, FeatureState state) {
+    return switch (state.status()) {
+      case UNSUPPORTED -> false;
+      case NATIVE -> feature == Feature.STREAM_END_GUARD;
+      default -> true;
+    };
   }
 
   /**
@@ -141,6 +199,9 @@ final class FeatureStates {
 
   /** The state of a feature spanner-tuning applies on this client version. */
   static FeatureState on(Feature feature) {
+    if (feature == Feature.STREAM_END_GUARD) {
+      return ClientSupport.CLIENT_CLEARS_CALL_AT_LAST ? guardSplit() : FeatureState.on();
+    }
     return (isRouting(feature) && ClientSupport.NATIVE_SINGLE_USE_ROUTING)
         ? FeatureState.on(REPLACES_NATIVE_PICK)
         : FeatureState.on();

@@ -38,6 +38,18 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * one connection. With trailers as prompt as Spanner's a connection has next to nothing draining,
  * even when it is full of queries. A stream whose sub-channel is not known (a later attempt of a
  * retried stream, or a client whose interceptors could not be extended) drains as before.
+ *
+ * <p>From google-cloud-spanner 6.125 the client drops its call when its iterator takes the message
+ * marked {@code last}, and a close after that sends no cancel: the skip is the client's own, and
+ * the close never reaches this class. There ({@link SpannerTuningState#guardFinishesAtLast()}) the
+ * guard acts when the consumer is handed {@code last}, not at the close: the stream is finished,
+ * the client has the message queued with its end of stream, and only the trailers are missing. It
+ * cancels the call at once when its sub-channel has no stream slot to spare, by the same rule as a
+ * close, and otherwise lets it drain, cancelling it if its trailers have not come within the drain
+ * timeout. Such a release is a reset the stock client would not send there, and servers limit
+ * resets per connection: at most {@link SpannerTuning#releaseResets()} per connection and window
+ * are sent, and past that budget finished streams drain as they do stock. A stream the client
+ * closes before it took {@code last} is then already draining or cancelled: its cancel is dropped.
  */
 final class GuardedStream implements ResultStreamConsumer, StreamingCall {
 
@@ -88,7 +100,10 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
   /** The sub-channel whose stream slot the first attempt's call holds; set as that call is made. */
   private volatile ChannelLoad.ChannelStats channel;
 
-  private StreamingCall call;
+  private volatile StreamingCall call;
+
+  /** Whether this stream drains because it finished at {@code last}, not because it was closed. */
+  private volatile boolean drainingAtLast;
 
   GuardedStream(ResultStreamConsumer consumer, SpannerTuningState tuning) {
     this.consumer = consumer;
@@ -178,10 +193,50 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
       return;
     }
     // Before the consumer sees it: once it has, the application may close at once.
-    if (results.getLast() && current == OPEN) {
-      PHASE.compareAndSet(this, OPEN, LAST);
+    if (results.getLast() && current == OPEN && PHASE.compareAndSet(this, OPEN, LAST)) {
+      this.consumer.onPartialResultSet(results);
+      if (this.tuning.guardFinishesAtLast()) {
+        finishedAtLast();
+      }
+      return;
     }
     this.consumer.onPartialResultSet(results);
+  }
+
+  /**
+   * The consumer holds the message marked {@code last}, on a client that will not cancel this call
+   * once its iterator takes it: release the stream's slot at once if its connection has none to
+   * spare, or else drain it with the timeout.
+   */
+  private void finishedAtLast() {
+    ChannelLoad.ChannelStats stats = this.channel;
+    StreamingCall started = this.call;
+    if (started != null
+        && stats != null
+        && stats.activeStreams() > this.tuning.drainWhileInFlightAtMost()
+        && this.tuning.mayRelease(stats)) {
+      if (PHASE.compareAndSet(this, LAST, CLOSED)) {
+        this.tuning.streamEndGuardCancelledAtLimit();
+        started.cancel(
+            "spanner-tuning: the stream finished at its last message and its connection has no"
+                + " stream slot to spare");
+      }
+      return;
+    }
+    this.drainingAtLast = true;
+    if (stats != null) {
+      stats.incrementDraining();
+    }
+    if (PHASE.compareAndSet(this, LAST, DRAINING)) {
+      startDraining();
+    } else {
+      // The call ended, or the client closed the stream before it took last, meanwhile: that
+      // close decided, and a drain it started skipped the client's cancel.
+      this.drainingAtLast = false;
+      if (stats != null) {
+        stats.decrementDraining();
+      }
+    }
   }
 
   @Override
@@ -208,9 +263,15 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
     return this.call.getCallContext();
   }
 
+  /**
+   * The client's iterator asks for more messages as it takes each one. A draining or closed stream
+   * has none to come.
+   */
   @Override
   public void request(int numMessages) {
-    this.call.request(numMessages);
+    if (this.phase < DRAINING) {
+      this.call.request(numMessages);
+    }
   }
 
   /**
@@ -278,7 +339,10 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
             timer.cancel(false);
           }
           drainingEnded();
-          this.tuning.streamEndGuardSkipped();
+          if (!this.drainingAtLast) {
+            // At last on a client that drops its call there, the skip was the client's.
+            this.tuning.streamEndGuardSkipped();
+          }
           this.tuning.streamEndGuardDrained();
           return false;
         }
@@ -302,7 +366,10 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
     if (PHASE.compareAndSet(this, DRAINING, CLOSED)) {
       drainingEnded();
       this.tuning.streamEndGuardDrainTimedOut();
-      this.call.cancel("spanner-tuning: no trailers within the stream-end guard's drain timeout");
+      StreamingCall started = this.call;
+      if (started != null) {
+        started.cancel("spanner-tuning: no trailers within the stream-end guard's drain timeout");
+      }
     }
   }
 

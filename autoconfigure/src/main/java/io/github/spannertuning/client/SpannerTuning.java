@@ -13,6 +13,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.UnaryOperator;
 import java.util.logging.Logger;
 
 /**
@@ -36,6 +37,11 @@ public final class SpannerTuning {
 
   /** How long a stream closed at its {@code last} message waits for its trailers by default. */
   public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(5);
+
+  /** Resets per connection and window for releasing finished streams where the guard is native. */
+  static final int DEFAULT_RELEASE_RESETS = 100;
+
+  static final Duration DEFAULT_RELEASE_WINDOW = Duration.ofSeconds(30);
 
   /** Concurrent streams per connection that Cloud Spanner's frontends allow. */
   public static final int DEFAULT_MAX_CONCURRENT_STREAMS = 100;
@@ -68,6 +74,12 @@ public final class SpannerTuning {
 
   private final int routingBandShift;
 
+  private final UnaryOperator<String> environment;
+
+  private final int releaseResets;
+
+  private final Duration releaseWindow;
+
   private SpannerTuning(Builder builder) {
     this.singleUseDistribution = builder.singleUseDistribution;
     this.transactionRouting = builder.transactionRouting;
@@ -83,6 +95,28 @@ public final class SpannerTuning {
             : defaultDrainMargin(builder.streamEndGuardMaxConcurrentStreams);
     this.routingHotShift = builder.routingHotShift;
     this.routingBandShift = builder.routingBandShift;
+    this.environment = builder.environment;
+    this.releaseResets = builder.releaseResets;
+    this.releaseWindow = builder.releaseWindow;
+  }
+
+  /**
+   * Where the client skips the cancel at {@code last} itself (6.125+), a finished stream released
+   * on a full connection is a reset the stock client would not send: at most this many per
+   * connection and {@link #releaseWindow()}, half of grpc-java's default rapid-reset limit (200 per
+   * 30 s). Past it, finished streams drain as they do stock.
+   */
+  int releaseResets() {
+    return this.releaseResets;
+  }
+
+  Duration releaseWindow() {
+    return this.releaseWindow;
+  }
+
+  /** Reads an environment variable: {@code System::getenv}, or a test's own. */
+  UnaryOperator<String> environment() {
+    return this.environment;
   }
 
   /**
@@ -328,6 +362,27 @@ public final class SpannerTuning {
         && ClientSupport.HAS_OPTIONS_CONSTRUCTOR;
   }
 
+  /**
+   * One warning, once per JVM for the same reason, that routing steps aside for the client's own
+   * channel choice.
+   */
+  static void warnRoutingAside(String reason) {
+    if (warned.add(ASIDE + reason)) {
+      logger.warning(
+          "spanner-tuning: single-use-distribution and transaction-routing step aside for this"
+              + " Spanner client: "
+              + reason
+              + ". Spanner traffic is not affected.");
+    }
+  }
+
+  /** Whether {@link #warnRoutingAside} warned of this reason in this JVM. */
+  static boolean warnedRoutingAside(String reason) {
+    return warned.contains(ASIDE + reason);
+  }
+
+  private static final String ASIDE = "aside: ";
+
   /** One warning for a hook found missing once the client was built. */
   static void warnOnce(String what, String reason) {
     warnOnce(what + ": " + reason);
@@ -385,6 +440,12 @@ public final class SpannerTuning {
     private int streamEndGuardMaxConcurrentStreams = DEFAULT_MAX_CONCURRENT_STREAMS;
 
     private Integer streamEndGuardDrainMargin;
+
+    private UnaryOperator<String> environment = System::getenv;
+
+    private int releaseResets = DEFAULT_RELEASE_RESETS;
+
+    private Duration releaseWindow = DEFAULT_RELEASE_WINDOW;
 
     private int routingHotShift = ChannelPicker.Rule.defaults(1).hotShift();
 
@@ -476,6 +537,19 @@ public final class SpannerTuning {
      * Overrides the slots a connection keeps free of draining streams (a tenth of the stream limit
      * by default); for the benchmark that chooses that default.
      */
+    /** The budget of {@link SpannerTuning#releaseResets()}; for tests and benchmark variants. */
+    Builder streamEndGuardReleaseBudget(int resets, Duration window) {
+      this.releaseResets = resets;
+      this.releaseWindow = Objects.requireNonNull(window, "window");
+      return this;
+    }
+
+    /** Where environment variables are read from; a test's own lookup in place of the process's. */
+    Builder environment(UnaryOperator<String> environment) {
+      this.environment = Objects.requireNonNull(environment, "environment");
+      return this;
+    }
+
     Builder streamEndGuardDrainMargin(int margin) {
       if (margin < 0) {
         throw new IllegalArgumentException(

@@ -31,6 +31,8 @@ public final class SpannerTuningState {
 
   private volatile boolean streamEndGuardActive;
 
+  private volatile boolean streamEndGuardAtLast;
+
   private final LongAdder singleUseRouted = new LongAdder();
 
   private final LongAdder transactionsRouted = new LongAdder();
@@ -46,6 +48,10 @@ public final class SpannerTuningState {
   private final long drainTimeoutNanos;
 
   private final int drainWhileInFlightAtMost;
+
+  private final int releaseResets;
+
+  private final long releaseWindowNanos;
 
   private final ChannelLoad channelLoad = new ChannelLoad();
 
@@ -68,6 +74,8 @@ public final class SpannerTuningState {
     this.drainTimeoutNanos = tuning.getStreamEndGuardDrainTimeout().toNanos();
     this.drainWhileInFlightAtMost =
         tuning.getStreamEndGuardMaxConcurrentStreams() - tuning.streamEndGuardDrainMargin();
+    this.releaseResets = tuning.releaseResets();
+    this.releaseWindowNanos = tuning.releaseWindow().toNanos();
     publish(new EnumMap<>(features));
   }
 
@@ -93,7 +101,10 @@ public final class SpannerTuningState {
     return this.features.get(feature);
   }
 
-  /** Whether spanner-tuning does the work of this feature on this client right now. */
+  /**
+   * Whether spanner-tuning does the work of this feature on this client right now: for the
+   * stream-end guard, also where it is native and spanner-tuning adds the rest of it.
+   */
   public boolean isActive(Feature feature) {
     return switch (feature) {
       case SINGLE_USE_DISTRIBUTION -> this.singleUseDistributionActive;
@@ -117,7 +128,8 @@ public final class SpannerTuningState {
 
   /**
    * Closes of finished streams that sent no cancel: the stream had ended, or it was closed at its
-   * {@code last} message and its trailers then arrived within the drain timeout.
+   * {@code last} message and its trailers then arrived within the drain timeout. Where the client
+   * sends no cancel after {@code last} itself (the guard is native), those are not counted here.
    */
   public long streamEndGuardSkippedCount() {
     return this.streamEndGuardSkipped.sum();
@@ -125,23 +137,25 @@ public final class SpannerTuningState {
 
   /**
    * Streams closed at their {@code last} message, before their trailers, that then completed on
-   * their own within the drain timeout (also counted as skipped).
+   * their own within the drain timeout (also counted as skipped); where the guard is native, the
+   * streams that delivered {@code last} and then completed within the drain timeout.
    */
   public long streamEndGuardDrainedCount() {
     return this.streamEndGuardDrained.sum();
   }
 
   /**
-   * Streams closed at their {@code last} message whose trailers did not arrive within the drain
-   * timeout, and were cancelled then.
+   * Streams closed at their {@code last} message (where the guard is native: finished at it) whose
+   * trailers did not arrive within the drain timeout, and were cancelled then.
    */
   public long streamEndGuardDrainTimeoutCount() {
     return this.streamEndGuardDrainTimeouts.sum();
   }
 
   /**
-   * Streams closed at their {@code last} message that were cancelled at once instead of drained,
-   * because their connection had too few of its stream slots free to hold one while it drains.
+   * Streams closed at their {@code last} message (where the guard is native: finished at it) that
+   * were cancelled at once instead of drained, because their connection had too few of its stream
+   * slots free to hold one while it drains.
    */
   public long streamEndGuardCancelledAtLimitCount() {
     return this.streamEndGuardCancelledAtLimit.sum();
@@ -177,8 +191,7 @@ public final class SpannerTuningState {
           "grpc-gcp is chosen when the channels are built and cannot be switched at runtime");
     }
     FeatureState current = this.features.get(feature);
-    if (current.status() == FeatureState.Status.NATIVE
-        || current.status() == FeatureState.Status.UNSUPPORTED) {
+    if (!FeatureStates.isSwitchable(feature, current)) {
       throw new IllegalStateException(
           feature.id() + " cannot be switched on this client: it is " + current);
     }
@@ -293,6 +306,27 @@ public final class SpannerTuningState {
   }
 
   /**
+   * The client chooses channels or endpoints in a way the picker must not fight ({@link
+   * RoutingAside}): the routing features that were on are unsupported, with the reason, and one
+   * warning is logged. The client's pool is left as it is.
+   */
+  synchronized void routingStepsAside(String reason) {
+    Map<Feature, FeatureState> next = new EnumMap<>(this.features);
+    boolean changed = false;
+    for (Feature feature : ROUTING) {
+      FeatureState current = next.get(feature);
+      if (current.isApplied() || current.status() == FeatureState.Status.NATIVE) {
+        next.put(feature, FeatureState.unsupported(reason));
+        changed = true;
+      }
+    }
+    if (changed) {
+      SpannerTuning.warnRoutingAside(reason);
+      publish(next);
+    }
+  }
+
+  /**
    * Whether the open client was built with the picker. One built with both routing features off has
    * none, and they then cannot be switched on while it is open.
    */
@@ -324,6 +358,23 @@ public final class SpannerTuningState {
     this.streamEndGuardCancelledAtLimit.increment();
   }
 
+  /**
+   * Whether the guard acts when a stream delivers its {@code last} message rather than when it is
+   * closed: where the client drops its call at {@code last} and sends no cancel itself, the guard
+   * is native and only its release at the slot limit, its drain timeout and its counters remain.
+   */
+  boolean guardFinishesAtLast() {
+    return this.streamEndGuardAtLast;
+  }
+
+  /**
+   * Whether a stream that finished at {@code last} on this full connection may be released by a
+   * reset: within the connection's budget ({@link SpannerTuning#releaseResets()}).
+   */
+  boolean mayRelease(ChannelLoad.ChannelStats channel) {
+    return channel.tryRelease(System.nanoTime(), this.releaseWindowNanos, this.releaseResets);
+  }
+
   long drainTimeoutNanos() {
     return this.drainTimeoutNanos;
   }
@@ -340,7 +391,9 @@ public final class SpannerTuningState {
     this.features = Collections.unmodifiableMap(next);
     this.singleUseDistributionActive = next.get(Feature.SINGLE_USE_DISTRIBUTION).isApplied();
     this.transactionRoutingActive = next.get(Feature.TRANSACTION_ROUTING).isApplied();
-    this.streamEndGuardActive = next.get(Feature.STREAM_END_GUARD).isApplied();
+    FeatureState guard = next.get(Feature.STREAM_END_GUARD);
+    this.streamEndGuardActive = FeatureStates.guardWorks(guard);
+    this.streamEndGuardAtLast = guard.status() == FeatureState.Status.NATIVE;
   }
 
   @Override

@@ -28,6 +28,10 @@ final class TunedSpannerRpcFactory implements SpannerRpcFactory {
   public ServiceRpc create(SpannerOptions options) {
     this.state.resolve(
         options.isGrpcGcpExtensionEnabled(), options.getNumChannels(), options.getOpenTelemetry());
+    String routingAside = RoutingAside.reason(options, this.state.tuning().environment());
+    if (routingAside != null) {
+      this.state.routingStepsAside(routingAside);
+    }
     ServiceRpc rpc;
     if (!this.state.rpcInstalled()) {
       rpc = new ObservedSpannerRpc(options, this.state);

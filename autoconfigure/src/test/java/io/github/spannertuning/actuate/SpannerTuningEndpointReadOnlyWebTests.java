@@ -2,6 +2,7 @@ package io.github.spannertuning.actuate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.spannertuning.testing.GuardLine;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -36,7 +37,8 @@ class SpannerTuningEndpointReadOnlyWebTests {
                 .is4xxClientError())
         .isTrue();
     String body = this.http.getForObject("/actuator/spannertuning/spanner", String.class);
-    assertThat(body).contains("\"stream-end-guard\":{\"state\":\"on\"");
+    assertThat(body)
+        .contains("\"stream-end-guard\":{\"state\":\"" + GuardLine.expectedName() + "\"");
     SpannerTuningEndpointWebTests.assertNothingSecret(body);
   }
 }

@@ -17,6 +17,7 @@ import io.github.spannertuning.client.Feature;
 import io.github.spannertuning.client.FeatureState.Status;
 import io.github.spannertuning.client.SpannerTuning;
 import io.github.spannertuning.client.SpannerTuningState;
+import io.github.spannertuning.testing.GuardLine;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServerExtension;
 import java.time.Duration;
@@ -61,7 +62,7 @@ class SpannerTuningEndpointTests {
     pointSelects(first, 6);
     await()
         .atMost(Duration.ofSeconds(10))
-        .until(() -> this.clients.get("first").streamEndGuardSkippedCount() == 6);
+        .until(() -> GuardLine.closedAtLastCount(this.clients.get("first")) == 6);
     Map<String, ClientDescriptor> described = this.endpoint.clients().clients();
     assertThat(described).containsOnlyKeys("first", "second");
     assertThat(described.keySet()).containsExactly("first", "second");
@@ -74,7 +75,11 @@ class SpannerTuningEndpointTests {
     assertThat(client.imbalance()).isNotNull().isGreaterThanOrEqualTo(1.0);
     assertThat(client.versions().googleCloudSpanner())
         .isEqualTo(SpannerOptions.class.getPackage().getImplementationVersion());
-    assertThat(client.streamEndGuardSkipped()).isEqualTo(6);
+    assertThat(
+            GuardLine.clientSkipsCancelAtLast()
+                ? client.streamEndGuardDrained()
+                : client.streamEndGuardSkipped())
+        .isEqualTo(6);
     assertThat(described.get("second").pool().size()).isEqualTo(3);
   }
 
@@ -96,7 +101,7 @@ class SpannerTuningEndpointTests {
     assertThat(features.keySet())
         .containsExactly(
             "single-use-distribution", "transaction-routing", "stream-end-guard", "grpc-gcp");
-    assertThat(features.get("stream-end-guard")).isEqualTo(new FeatureDescriptor("on", null, null));
+    assertThat(features.get("stream-end-guard").state()).isEqualTo(GuardLine.expectedName());
     assertThat(features.get("grpc-gcp").state()).isEqualTo("native");
     assertThat(features.get("grpc-gcp").reason()).isEqualTo("the client already uses grpc-gcp");
     assertThat(features.get("single-use-distribution").state())
@@ -133,14 +138,15 @@ class SpannerTuningEndpointTests {
     this.endpoint.switchFeature("spanner", "stream-end-guard", false, () -> "alice");
     assertThat(state.feature(Feature.STREAM_END_GUARD).status()).isEqualTo(Status.OFF);
     pointSelects(spanner, 5);
-    assertThat(state.streamEndGuardSkippedCount()).isZero();
+    assertThat(GuardLine.closedAtLastCount(state)).isZero();
     this.endpoint.switchFeature("spanner", "stream-end-guard", true, null);
     pointSelects(spanner, 5);
-    await().atMost(Duration.ofSeconds(10)).until(() -> state.streamEndGuardSkippedCount() == 5);
+    await().atMost(Duration.ofSeconds(10)).until(() -> GuardLine.closedAtLastCount(state) == 5);
     assertThat(output)
         .contains(
             "spanner-tuning: stream-end-guard switched off on Spanner client 'spanner' by alice"
-                + " through the spannertuning endpoint (was on)")
+                + " through the spannertuning endpoint (was "
+                + (GuardLine.clientSkipsCancelAtLast() ? "native (" : "on)"))
         .contains(
             "spanner-tuning: stream-end-guard switched on on Spanner client 'spanner' by"
                 + " anonymous through the spannertuning endpoint (was off (switched off at"
@@ -217,8 +223,8 @@ class SpannerTuningEndpointTests {
     assertThat(state.feature(Feature.SINGLE_USE_DISTRIBUTION).byConfiguration()).isTrue();
     // The guard needs nothing set up when the client is built.
     ClientDescriptor after = this.endpoint.switchFeature("spanner", "stream-end-guard", true, null);
-    assertThat(after.features().get("stream-end-guard"))
-        .isEqualTo(new FeatureDescriptor("on", null, null));
+    assertThat(after.features().get("stream-end-guard").state())
+        .isEqualTo(GuardLine.expectedName());
   }
 
   @Test

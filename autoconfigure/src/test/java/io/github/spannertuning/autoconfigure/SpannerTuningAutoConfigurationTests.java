@@ -18,6 +18,7 @@ import io.github.spannertuning.client.Feature;
 import io.github.spannertuning.client.FeatureState.Status;
 import io.github.spannertuning.client.SpannerTuning;
 import io.github.spannertuning.client.SpannerTuningState;
+import io.github.spannertuning.testing.GuardLine;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServerExtension;
 import io.grpc.ManagedChannelBuilder;
@@ -69,7 +70,8 @@ class SpannerTuningAutoConfigurationTests {
         (context) -> {
           assertThat(context).hasNotFailed();
           SpannerTuningState state = tuningOf(context);
-          assertThat(state.feature(Feature.STREAM_END_GUARD).status()).isEqualTo(Status.ON);
+          assertThat(state.feature(Feature.STREAM_END_GUARD).status())
+              .isEqualTo(GuardLine.expected());
           assertThat(state.feature(Feature.SINGLE_USE_DISTRIBUTION).status())
               .isIn(Status.ON, Status.NATIVE);
           assertThat(state.feature(Feature.GRPC_GCP).status()).isIn(Status.ON, Status.NATIVE);
@@ -78,12 +80,12 @@ class SpannerTuningAutoConfigurationTests {
               .isEqualTo("http://127.0.0.1:" + server.get().port());
           assertThat(context.getBean(SpannerTuningRegistry.class).clients())
               .containsOnlyKeys("spanner");
-          long skippedBefore = state.streamEndGuardSkippedCount();
+          long skippedBefore = GuardLine.closedAtLastCount(state);
           pointSelects(context, 20);
           // Closed on their last row, the point selects drain: counted as their trailers arrive.
           await()
               .atMost(Duration.ofSeconds(10))
-              .until(() -> state.streamEndGuardSkippedCount() > skippedBefore);
+              .until(() -> GuardLine.closedAtLastCount(state) > skippedBefore);
         });
   }
 
@@ -118,7 +120,8 @@ class SpannerTuningAutoConfigurationTests {
               SpannerTuningState state = tuningOf(context);
               assertThat(state.feature(Feature.SINGLE_USE_DISTRIBUTION).status())
                   .isEqualTo(Status.OFF);
-              assertThat(state.feature(Feature.STREAM_END_GUARD).status()).isEqualTo(Status.ON);
+              assertThat(state.feature(Feature.STREAM_END_GUARD).status())
+                  .isEqualTo(GuardLine.expected());
               pointSelects(context, 10);
               assertThat(state.singleUseRoutedCount()).isZero();
             });
@@ -134,6 +137,7 @@ class SpannerTuningAutoConfigurationTests {
               assertThat(state.feature(Feature.STREAM_END_GUARD).status()).isEqualTo(Status.OFF);
               pointSelects(context, 20);
               assertThat(state.streamEndGuardSkippedCount()).isZero();
+              assertThat(state.streamEndGuardDrainedCount()).isZero();
             });
   }
 
@@ -231,14 +235,15 @@ class SpannerTuningAutoConfigurationTests {
             (context) -> {
               assertThat(context).hasNotFailed();
               SpannerTuningState state = tuningOf(context);
-              assertThat(state.feature(Feature.STREAM_END_GUARD).status()).isEqualTo(Status.ON);
-              long skippedBefore = state.streamEndGuardSkippedCount();
+              assertThat(state.feature(Feature.STREAM_END_GUARD).status())
+                  .isEqualTo(GuardLine.expected());
+              long skippedBefore = GuardLine.closedAtLastCount(state);
               pointSelects(context, 20);
               // Closed on their last row, the point selects drain: counted as their trailers
               // arrive.
               await()
                   .atMost(Duration.ofSeconds(10))
-                  .until(() -> state.streamEndGuardSkippedCount() > skippedBefore);
+                  .until(() -> GuardLine.closedAtLastCount(state) > skippedBefore);
             });
   }
 
@@ -257,6 +262,33 @@ class SpannerTuningAutoConfigurationTests {
   }
 
   @Test
+  void anApplicationThatTurnsTheDynamicChannelPoolOnStartsQueriesAndRoutingStepsAside(
+      CapturedOutput output) {
+    this.contextRunner
+        .withPropertyValues("test.dynamic-channel-pool=true")
+        .run(
+            (context) -> {
+              assertThat(context).hasNotFailed();
+              assertThat(context.getBean(SpannerOptions.class).isDynamicChannelPoolEnabled())
+                  .isTrue();
+              SpannerTuningState state = tuningOf(context);
+              for (Feature routing :
+                  new Feature[] {Feature.SINGLE_USE_DISTRIBUTION, Feature.TRANSACTION_ROUTING}) {
+                assertThat(state.feature(routing).status()).isEqualTo(Status.UNSUPPORTED);
+                assertThat(state.feature(routing).reason())
+                    .startsWith("the client's dynamic channel pool is on");
+              }
+              assertThat(state.feature(Feature.STREAM_END_GUARD).status())
+                  .isEqualTo(GuardLine.expected());
+              pointSelects(context, 10);
+              assertThat(state.singleUseRoutedCount()).isZero();
+              assertThat(output)
+                  .contains(
+                      "single-use-distribution=unsupported (the client's dynamic channel pool");
+            });
+  }
+
+  @Test
   void worksWithoutMicrometerOrActuator() {
     this.contextRunner
         .withClassLoader(new FilteredClassLoader(MeterRegistry.class, Endpoint.class))
@@ -264,7 +296,7 @@ class SpannerTuningAutoConfigurationTests {
             (context) -> {
               assertThat(context).hasNotFailed();
               assertThat(tuningOf(context).feature(Feature.STREAM_END_GUARD).status())
-                  .isEqualTo(Status.ON);
+                  .isEqualTo(GuardLine.expected());
               pointSelects(context, 5);
             });
   }
@@ -299,12 +331,17 @@ class SpannerTuningAutoConfigurationTests {
     SpannerOptionsCustomizer localServer(org.springframework.core.env.Environment environment) {
       boolean disableGrpcGcp =
           environment.getProperty("test.disable-grpc-gcp", Boolean.class, false);
+      boolean dynamicPool =
+          environment.getProperty("test.dynamic-channel-pool", Boolean.class, false);
       return (builder) -> {
         builder
             .setHost("http://127.0.0.1:" + server.get().port())
             .setChannelConfigurator(ManagedChannelBuilder::usePlaintext);
         if (disableGrpcGcp) {
           builder.disableGrpcGcpExtension();
+        }
+        if (dynamicPool) {
+          builder.enableDynamicChannelPool();
         }
       };
     }

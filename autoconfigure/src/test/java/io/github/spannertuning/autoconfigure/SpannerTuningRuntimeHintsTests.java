@@ -33,6 +33,8 @@ class SpannerTuningRuntimeHintsTests {
       Set.of(
           // grpc-gcp 1.12+ (the 6.119 line) only.
           "com.google.cloud.grpc.GcpManagedChannel.CHANNEL_AFFINITY_REF_KEY",
+          // google-cloud-spanner 6.125+ only: the iterator that drops its call at last.
+          "com.google.cloud.spanner.GrpcStreamIterator.clearCall",
           // Clients whose streaming methods take no request id (6.89 to 6.104): the compat lines.
           "com.google.cloud.spanner.spi.v1.GapicSpannerRpc.executeQuery(com.google.spanner.v1"
               + ".ExecuteSqlRequest, com.google.cloud.spanner.spi.v1.SpannerRpc$ResultStreamConsumer,"

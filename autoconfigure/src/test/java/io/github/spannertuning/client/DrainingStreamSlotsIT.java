@@ -11,6 +11,7 @@ import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
 import com.google.cloud.spanner.spi.v1.SpannerInterceptorProvider;
 import io.github.spannertuning.metrics.SpannerChannelMetrics;
+import io.github.spannertuning.testing.GuardLine;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -120,6 +121,7 @@ class DrainingStreamSlotsIT {
    * each of those, and only those, reached gRPC.
    */
   private static void assertCancelledPastTheBound(Run run, Counts counts, String figures) {
+    System.out.println(figures);
     assertThat(run.maxDraining())
         .as("streams draining at once on the channel, sampled: " + figures)
         .isLessThanOrEqualTo(DRAINING_CAP);
@@ -129,9 +131,22 @@ class DrainingStreamSlotsIT {
     assertThat(run.cancels())
         .as("cancels reaching gRPC: the closes cancelled at the limit, each counted: " + figures)
         .isEqualTo(counts.cancelledAtLimit());
-    assertThat(counts.skipped() + counts.cancelledAtLimit())
-        .as("every point select: its cancel skipped, or cancelled at the limit: " + figures)
+    assertThat(counts.closedAtLast() + counts.cancelledAtLimit())
+        .as(
+            "every point select: drained (its cancel skipped where the client sends one), or"
+                + " cancelled at the limit: "
+                + figures)
         .isEqualTo(run.queries());
+    assertNoSkipWhereTheClientSkips(counts, figures);
+  }
+
+  /** Where the client sends no cancel after last itself, the guard has none to skip. */
+  private static void assertNoSkipWhereTheClientSkips(Counts counts, String figures) {
+    if (GuardLine.clientSkipsCancelAtLast()) {
+      assertThat(counts.skipped())
+          .as("skipped, on a client that skips itself: " + figures)
+          .isZero();
+    }
   }
 
   @Test
@@ -150,7 +165,10 @@ class DrainingStreamSlotsIT {
           .isZero();
       assertThat(run.cancels()).as("cancels reaching gRPC: " + figures).isZero();
       assertThat(counts.cancelledAtLimit()).as("cancelled at the limit: " + figures).isZero();
-      assertThat(counts.skipped()).as("cancels skipped: " + figures).isEqualTo(run.queries());
+      assertThat(counts.closedAtLast())
+          .as("drained (cancels skipped where the client sends them): " + figures)
+          .isEqualTo(run.queries());
+      assertNoSkipWhereTheClientSkips(counts, figures);
     }
   }
 
@@ -196,6 +214,69 @@ class DrainingStreamSlotsIT {
     }
   }
 
+  /**
+   * The stock figure beside the tuned one, trailers never sent: the same point selects, one at a
+   * time (fewer than the connection's slots, so the stock client never waits for one), then the
+   * streams the server still holds open once the drain timeout and its slack have passed. Where the
+   * client cancels a stream closed at last (up to 6.124), stock holds none either; where it drops
+   * the call instead (6.125+), stock holds every one until the call's deadline, and only the
+   * guard's drain timeout gives them back.
+   */
+  @Test
+  void trailersThatNeverComeHoldEveryStockSlotWhereTheClientDropsItsCall() throws Exception {
+    Duration drainTimeout = Duration.ofSeconds(1);
+    Duration slack = Duration.ofSeconds(2);
+    int selects = STREAM_LIMIT / 2;
+    try (MockSpannerServer server =
+            MockSpannerServer.builder().trailersDelay(MockSpannerServer.TRAILERS_NEVER).start();
+        TestClient tuned = TestClient.open(server, drainTimeout)) {
+      Spanner stock = server.clientOptions(1).build().getService();
+      int stockHeld;
+      int tunedHeld;
+      try {
+        // Counted as differences: streams the other client holds stay as they are meanwhile.
+        stockHeld =
+            heldAfter(server, stock.getDatabaseClient(DATABASE), selects, drainTimeout.plus(slack));
+        tunedHeld = heldAfter(server, tuned.database(), selects, drainTimeout.plus(slack));
+      } finally {
+        stock.close();
+      }
+      String figures =
+          String.format(
+              Locale.ROOT,
+              "[slots %s] trailers never sent, %d point selects one at a time, 1 channel: streams"
+                  + " still open on the server %d ms after the last close: stock %d, tuned %d"
+                  + " (drain timeout %d ms) | tuned drain timeouts %d",
+              ClientVersions.detected().spanner(),
+              selects,
+              drainTimeout.plus(slack).toMillis(),
+              stockHeld,
+              tunedHeld,
+              drainTimeout.toMillis(),
+              tuned.state().streamEndGuardDrainTimeoutCount());
+      System.out.println(figures);
+      assertThat(tunedHeld).as("tuned: " + figures).isZero();
+      assertThat(stockHeld)
+          .as("stock: " + figures)
+          .isEqualTo(GuardLine.clientSkipsCancelAtLast() ? selects : 0);
+    }
+  }
+
+  /** Runs point selects one at a time, waits, and returns the streams the server still holds. */
+  private static int heldAfter(
+      MockSpannerServer server, DatabaseClient database, int selects, Duration wait)
+      throws InterruptedException {
+    // The first opens the session; the count starts after it.
+    assertThat(readOneRow(database)).isTrue();
+    Thread.sleep(wait.toMillis());
+    int before = server.awaitingTrailers();
+    for (int i = 0; i < selects; i++) {
+      assertThat(readOneRow(database)).isTrue();
+    }
+    Thread.sleep(wait.toMillis());
+    return server.awaitingTrailers() - before;
+  }
+
   private static boolean readOneRow(DatabaseClient database) {
     try (ResultSet rs =
         database.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
@@ -212,6 +293,14 @@ class DrainingStreamSlotsIT {
           state.streamEndGuardDrainedCount(),
           state.streamEndGuardDrainTimeoutCount(),
           state.streamEndGuardCancelledAtLimitCount());
+    }
+
+    /**
+     * Point selects closed on their last row that drained: counted as skipped where the client
+     * cancels them, as drained where it does not (6.125+).
+     */
+    long closedAtLast() {
+      return GuardLine.clientSkipsCancelAtLast() ? this.drained : this.skipped;
     }
 
     Counts minus(Counts other) {
@@ -276,6 +365,9 @@ class DrainingStreamSlotsIT {
           SpannerTuning.newBuilder()
               .streamEndGuardDrainTimeout(drainTimeout)
               .streamEndGuardMaxConcurrentStreams(STREAM_LIMIT)
+              // The slot rule itself: where the guard is native, releases are budgeted by default
+              // (GuardedStreamAtLastTest), and this server has no reset limit.
+              .streamEndGuardReleaseBudget(Integer.MAX_VALUE, Duration.ofSeconds(30))
               .build()
               .applyTo(builder);
       assertThat(state.isActive(Feature.STREAM_END_GUARD)).isTrue();

@@ -3,6 +3,7 @@ package io.github.spannertuning.client;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.spannertuning.client.FeatureState.Status;
+import io.github.spannertuning.testing.GuardLine;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -29,7 +30,7 @@ class FeatureStatesTest {
   void aMissingHookLeavesTheGuardUnsupportedWithItsReason() {
     assertThat(FeatureStates.streamEndGuard(true, HOOK_MISSING))
         .isEqualTo(FeatureState.unsupported(HOOK_MISSING));
-    assertThat(FeatureStates.streamEndGuard(true, null)).isEqualTo(FeatureState.on());
+    assertThat(FeatureStates.streamEndGuard(true, null, false)).isEqualTo(FeatureState.on());
   }
 
   @Test
@@ -83,6 +84,51 @@ class FeatureStatesTest {
     FeatureState off = FeatureStates.switched(Feature.STREAM_END_GUARD, false);
     assertThat(off).isEqualTo(FeatureState.off(FeatureStates.SWITCHED_OFF));
     assertThat(off.byConfiguration()).isFalse();
-    assertThat(FeatureStates.switched(Feature.STREAM_END_GUARD, true)).isEqualTo(FeatureState.on());
+    assertThat(FeatureStates.switched(Feature.STREAM_END_GUARD, true).status())
+        .as("switched back on, the guard is what this line makes it")
+        .isEqualTo(GuardLine.expected());
+  }
+
+  @Test
+  void theGuardsStateComesFromTheClientLine() {
+    assertThat(FeatureStates.streamEndGuard(true, null).status())
+        .as("the guard on google-cloud-spanner %s", ClientVersions.detected().spanner())
+        .isEqualTo(GuardLine.expected());
+    assertThat(ClientSupport.CLIENT_CLEARS_CALL_AT_LAST)
+        .as("GrpcStreamIterator.clearCall on this line")
+        .isEqualTo(GuardLine.clientSkipsCancelAtLast());
+  }
+
+  @Test
+  void whereTheClientSkipsTheCancelAtLastTheGuardIsNativeAndSaysWhatItStillAdds() {
+    FeatureState split = FeatureStates.streamEndGuard(true, null, true);
+    assertThat(split.status()).isEqualTo(Status.NATIVE);
+    assertThat(split.reason())
+        .startsWith("google-cloud-spanner " + ClientVersions.detected().spanner())
+        .contains("sends no cancel for a stream closed after its last message")
+        .contains("cancelled at once when its connection has no stream slot to spare")
+        .contains("cancelled after the drain timeout")
+        .endsWith("and the counters");
+    assertThat(FeatureStates.guardWorks(split)).as("spanner-tuning still does its part").isTrue();
+    assertThat(FeatureStates.isSwitchable(Feature.STREAM_END_GUARD, split)).isTrue();
+    assertThat(FeatureStates.streamEndGuard(true, null, false)).isEqualTo(FeatureState.on());
+    assertThat(FeatureStates.streamEndGuard(true, HOOK_MISSING, true))
+        .isEqualTo(FeatureState.unsupported(HOOK_MISSING));
+    assertThat(FeatureStates.streamEndGuard(false, null, true))
+        .isEqualTo(FeatureState.offByConfiguration());
+    assertThat(FeatureStates.guardWorks(FeatureState.offByConfiguration())).isFalse();
+    assertThat(FeatureStates.guardWorks(FeatureState.unsupported(HOOK_MISSING))).isFalse();
+  }
+
+  @Test
+  void aFeatureTheClientDoesAllByItselfCannotBeSwitched() {
+    FeatureState nativeRouting = FeatureStates.withoutPicker("no pool", true);
+    assertThat(FeatureStates.isSwitchable(Feature.SINGLE_USE_DISTRIBUTION, nativeRouting))
+        .isFalse();
+    assertThat(
+            FeatureStates.isSwitchable(
+                Feature.STREAM_END_GUARD, FeatureState.unsupported(HOOK_MISSING)))
+        .isFalse();
+    assertThat(FeatureStates.isSwitchable(Feature.STREAM_END_GUARD, FeatureState.on())).isTrue();
   }
 }

@@ -201,8 +201,8 @@ class SingleUseDistributionTest {
 
   /**
    * grpc-gcp's dynamic pool creates channels as it is built and scales them itself, so keys cannot
-   * be bound one per channel: the feature must say so, and the client must route as stock. On 6.119
-   * the client's own least-busy pick stays in charge (native); on 6.113 it is unsupported.
+   * be bound one per channel: routing steps aside, reports unsupported with the reason on every
+   * line, and the client routes as stock ({@link RoutingAsideTest}).
    */
   @Test
   void poolThatCannotBeSetUpLeavesRoutingToTheClient() throws Exception {
@@ -222,11 +222,8 @@ class SingleUseDistributionTest {
                 "[routing %s] dynamic pool: single-use-distribution=%s", VERSION, feature);
         assertThat(feature.status())
             .as("single-use distribution on a dynamic pool: " + figures)
-            .isEqualTo(
-                VERSION.startsWith("6.113.")
-                    ? FeatureState.Status.UNSUPPORTED
-                    : FeatureState.Status.NATIVE);
-        assertThat(feature.reason()).contains("channel pool");
+            .isEqualTo(FeatureState.Status.UNSUPPORTED);
+        assertThat(feature.reason()).contains("dynamic channel pool");
         DatabaseClient client = spanner.getDatabaseClient(DATABASE);
         for (int i = 0; i < 20; i++) {
           try (ResultSet rs = client.singleUse().executeQuery(Statement.of(POINT_SELECT))) {

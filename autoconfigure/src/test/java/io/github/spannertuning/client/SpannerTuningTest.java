@@ -3,6 +3,7 @@ package io.github.spannertuning.client;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.awaitility.Awaitility.await;
 
 import com.google.api.gax.grpc.GrpcInterceptorProvider;
 import com.google.api.gax.rpc.FixedHeaderProvider;
@@ -14,6 +15,7 @@ import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.client.FeatureState.Status;
+import io.github.spannertuning.testing.GuardLine;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServerExtension;
 import io.opentelemetry.api.OpenTelemetry;
@@ -181,10 +183,11 @@ class SpannerTuningTest {
     state.setEnabled(Feature.STREAM_END_GUARD, false);
     assertThat(state.feature(Feature.STREAM_END_GUARD).status()).isEqualTo(Status.OFF);
     pointSelects(options, 20);
-    assertThat(state.streamEndGuardSkippedCount()).isZero();
+    assertThat(GuardLine.closedAtLastCount(state)).isZero();
     state.setEnabled(Feature.STREAM_END_GUARD, true);
+    assertThat(state.feature(Feature.STREAM_END_GUARD).status()).isEqualTo(GuardLine.expected());
     pointSelects(options, 20);
-    assertThat(state.streamEndGuardSkippedCount()).isPositive();
+    await().atMost(Duration.ofSeconds(10)).until(() -> GuardLine.closedAtLastCount(state) > 0);
     assertThatIllegalArgumentException()
         .isThrownBy(() -> state.setEnabled(Feature.GRPC_GCP, false));
 

@@ -20,6 +20,7 @@ import com.google.cloud.spanner.SpannerException;
 import com.google.cloud.spanner.Statement;
 import com.google.cloud.spring.data.spanner.core.SpannerTemplate;
 import io.github.spannertuning.client.EmulatorIntegrationIT.SingerEntity;
+import io.github.spannertuning.testing.GuardLine;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.SimulatedExecutionTime;
 import io.grpc.Context;
@@ -182,7 +183,10 @@ class StreamEndGuardTest {
       }
       try (GuardedTestClient client = GuardedTestClient.open(server, true)) {
         on = workload(client);
-        assertThat(client.state().streamEndGuardSkippedCount()).isPositive();
+        // Closed on their last row, the point selects drain: counted as their trailers arrive.
+        await()
+            .atMost(Duration.ofSeconds(10))
+            .until(() -> GuardLine.closedAtLastCount(client.state()) > 0);
       }
       assertThat(on).isEqualTo(off);
       assertThat(off).contains(3L, true);

@@ -9,6 +9,7 @@ import io.github.spannertuning.autoconfigure.SpannerTuningRegistry;
 import io.github.spannertuning.jdbc.app.JpaApplication;
 import io.github.spannertuning.jdbc.app.SingerRepository;
 import io.github.spannertuning.jdbc.app.SingerService;
+import io.github.spannertuning.testing.GuardLine;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServer.Arrival;
 import io.github.spannertuning.testing.MockSpannerServer.Call;
@@ -178,7 +179,8 @@ class JdbcTuningIT {
     assertThat(client).as("the endpoint's entry for DataSource 'dataSource'").isNotNull();
     assertThat(client.features().get("single-use-distribution").state())
         .isEqualTo(System.getProperty("spanner-tuning.expected.single-use-distribution"));
-    assertThat(client.features().get("stream-end-guard").state()).isEqualTo("on");
+    assertThat(client.features().get("stream-end-guard").state())
+        .isEqualTo(GuardLine.expectedName());
     assertThat(client.jdbc().database()).isEqualTo("projects/p/instances/i/databases/d");
     assertThat(client.jdbc().googleCloudSpannerJdbc()).isEqualTo(VERSION);
     assertThat(client.pool().size())
@@ -231,9 +233,17 @@ class JdbcTuningIT {
       assertThat(guarded)
           .as("RST_STREAM frames per case, guard on")
           .allSatisfy((k, v) -> assertThat(v).isZero());
-      assertThat(unguarded.values().stream().mapToInt(Integer::intValue).sum())
-          .as("RST_STREAM frames with the guard switched off through the endpoint")
-          .isPositive();
+      int unguardedResets = unguarded.values().stream().mapToInt(Integer::intValue).sum();
+      if (GuardLine.clientSkipsCancelAtLast()) {
+        // 6.125+: the client itself sends no cancel once it took the last message.
+        assertThat(unguardedResets)
+            .as("RST_STREAM frames with the guard switched off, on a client that skips itself")
+            .isZero();
+      } else {
+        assertThat(unguardedResets)
+            .as("RST_STREAM frames with the guard switched off through the endpoint")
+            .isPositive();
+      }
     } finally {
       SERVER.setTrailersDelay(Duration.ofMillis(1));
     }

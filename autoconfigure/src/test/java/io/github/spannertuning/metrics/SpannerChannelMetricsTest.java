@@ -14,6 +14,7 @@ import io.github.spannertuning.client.Feature;
 import io.github.spannertuning.client.FeatureState.Status;
 import io.github.spannertuning.client.SpannerTuning;
 import io.github.spannertuning.client.SpannerTuningState;
+import io.github.spannertuning.testing.GuardLine;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
@@ -89,14 +90,20 @@ class SpannerChannelMetricsTest {
         assertThat(routed)
             .as("single-use reads routed by spanner-tuning: " + figures)
             .isEqualTo((expected == Status.ON) ? QUERIES : 0);
-        // Every early-closed point select either had its cancel skipped or sent.
-        assertThat(skipped).isPositive();
-        assertThat(skipped + streamCancels.get()).isEqualTo(QUERIES);
         assertThat(skipped).isEqualTo(state.streamEndGuardSkippedCount());
         // The server marks each point select's only message last: closed on it, they drain.
         double drained = counter(registry, "spanner.tuning.stream.end.guard.drained");
-        assertThat(drained).isPositive().isLessThanOrEqualTo(skipped);
-        assertThat(drained).isEqualTo(state.streamEndGuardDrainedCount());
+        assertThat(drained).isPositive().isEqualTo(state.streamEndGuardDrainedCount());
+        if (GuardLine.clientSkipsCancelAtLast()) {
+          // The client sends no cancel after last itself: none to skip, each select drained.
+          assertThat(skipped).as("skipped: " + figures).isZero();
+          assertThat(drained + streamCancels.get()).as(figures).isEqualTo(QUERIES);
+        } else {
+          // Every early-closed point select either had its cancel skipped or sent.
+          assertThat(skipped).isPositive();
+          assertThat(skipped + streamCancels.get()).isEqualTo(QUERIES);
+          assertThat(drained).isLessThanOrEqualTo(skipped);
+        }
         assertThat(counter(registry, "spanner.tuning.stream.end.guard.drain.timeouts")).isZero();
       }
       assertThat(registry.find("spanner.tuning.channel.calls").meters())
