@@ -162,17 +162,17 @@ public class SpannerTuningEndpoint {
       @Nullable String slice,
       @Nullable Principal principal) {
     SpannerTuningState state = experimentClient(client, experiment, true);
+    ExperimentPlan plan;
     ExperimentResult started;
     try {
-      ExperimentPlan plan =
-          state.experimentPlan(duration("duration", duration), duration("slice", slice));
+      plan = state.experimentPlan(duration("duration", duration), duration("slice", slice));
       started = state.startExperiment(plan);
     } catch (IllegalArgumentException | IllegalStateException ex) {
       throw refusedExperiment(client, ex.getMessage());
     }
     logger.info(
         "spanner-tuning: experiment of "
-            + started.pairs()
+            + plan.pairs()
             + " pairs of "
             + started.slice()
             + " slices started on Spanner client '"

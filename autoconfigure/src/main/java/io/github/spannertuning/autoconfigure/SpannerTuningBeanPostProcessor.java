@@ -4,6 +4,7 @@ import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
 import io.github.spannertuning.client.SpannerTuning;
 import io.github.spannertuning.client.SpannerTuningState;
+import io.github.spannertuning.experiment.ExperimentPlan;
 import io.github.spannertuning.experiment.ExperimentResult;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -90,12 +91,11 @@ class SpannerTuningBeanPostProcessor implements BeanPostProcessor, Ordered {
       return;
     }
     try {
-      ExperimentResult started =
-          state.startExperiment(
-              state.experimentPlan(experiment.getDuration(), experiment.getSlice()));
+      ExperimentPlan plan = state.experimentPlan(experiment.getDuration(), experiment.getSlice());
+      ExperimentResult started = state.startExperiment(plan);
       logger.info(
           "spanner-tuning: experiment of "
-              + started.pairs()
+              + plan.pairs()
               + " pairs of "
               + started.slice()
               + " slices started on Spanner client '"

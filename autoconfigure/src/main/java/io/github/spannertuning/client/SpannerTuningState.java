@@ -62,12 +62,6 @@ public final class SpannerTuningState {
 
   private final ChannelLoad channelLoad = new ChannelLoad(this.experiment);
 
-  /**
-   * The switchable features' states when the running experiment started: what its tuned arm puts
-   * back. Guarded by this.
-   */
-  private Map<Feature, FeatureState> experimentTuned;
-
   private volatile OpenTelemetry openTelemetry;
 
   private volatile boolean grpcGcpEnabled;
@@ -256,27 +250,25 @@ public final class SpannerTuningState {
    *     applies itself is on, so the two arms would be the same client
    */
   public ExperimentResult startExperiment(ExperimentPlan plan) {
+    Map<Feature, FeatureState> tuned;
     synchronized (this) {
       if (!this.open) {
         throw new IllegalStateException("the client is not open");
       }
-      if (!this.rpcInstalled || switchableOn(this.features).isEmpty()) {
+      tuned = switchableOn(this.features);
+      // A running experiment is refused by the slot, with its progress.
+      if (!this.experiment.isRunning() && (!this.rpcInstalled || tuned.isEmpty())) {
         throw new IllegalStateException(
             "no feature spanner-tuning applies itself is on on this client, so the two arms"
                 + " would be the same client: "
                 + summaryOfFeatures());
       }
     }
-    return startExperiment(plan, this::switchTo);
+    return startExperiment(plan, (arm) -> switchTo(arm, tuned));
   }
 
   /** Starts an experiment with another arm switch: for a test that makes both arms alike (A/A). */
   ExperimentResult startExperiment(ExperimentPlan plan, ArmSwitch armSwitch) {
-    synchronized (this) {
-      if (!this.experiment.isRunning()) {
-        this.experimentTuned = switchableOn(this.features);
-      }
-    }
     return this.experiment.start(plan, armSwitch);
   }
 
@@ -296,15 +288,11 @@ public final class SpannerTuningState {
   }
 
   /**
-   * The arm switch: stock switches off every feature the tuned arm has on, tuned puts them back.
-   * Only a feature in the state the experiment gave it is put back, so nothing the client resolved
-   * meanwhile is overwritten.
+   * The arm switch: stock switches off every feature that was on when the experiment started
+   * ({@code tuned}), tuned puts them back. Only a feature in the state the experiment gave it is
+   * put back, so nothing the client resolved meanwhile is overwritten.
    */
-  private synchronized void switchTo(Arm arm) {
-    Map<Feature, FeatureState> tuned = this.experimentTuned;
-    if (tuned == null) {
-      return;
-    }
+  private synchronized void switchTo(Arm arm, Map<Feature, FeatureState> tuned) {
     Map<Feature, FeatureState> next = new EnumMap<>(this.features);
     for (Map.Entry<Feature, FeatureState> feature : tuned.entrySet()) {
       FeatureState current = next.get(feature.getKey());
