@@ -2,6 +2,7 @@ package io.github.spannertuning.client;
 
 import io.github.spannertuning.experiment.Arm;
 import io.github.spannertuning.experiment.ArmSwitch;
+import io.github.spannertuning.experiment.ArmTotals;
 import io.github.spannertuning.experiment.CarryOver;
 import io.github.spannertuning.experiment.ExperimentPlan;
 import io.github.spannertuning.experiment.ExperimentResult;
@@ -280,6 +281,11 @@ public final class SpannerTuningState {
   /** The running experiment, or else the last one; {@code null} when none was started. */
   public ExperimentResult experiment() {
     return this.experiment.result();
+  }
+
+  /** This client's experiment figures per call kind and arm, for meters tagged {@code arm}. */
+  public ArmTotals experimentTotals() {
+    return this.experiment.totals();
   }
 
   /** Whether an experiment is running on this client. */
