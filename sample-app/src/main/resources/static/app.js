@@ -181,7 +181,7 @@ function renderExperiment(experiment) {
   const ratio = (v) => (v == null ? '–' : v.toFixed(2));
   const pct = (v) => (v == null ? '–' : (100 * v).toFixed(2) + ' %');
   const head = `${experiment.state}` + (experiment.reason ? ` (${experiment.reason})` : '') +
-    ` · ${experiment.pairs} pairs of ${experiment.slice} slices recorded · slice ${p.slicesDone} of ${p.slices}` +
+    ` · ${experiment.pairs} pairs of ${experiment.slice} slices recorded · ${p.slicesDone} of ${p.slices} slices done` +
     (p.arm ? ` · now ${p.arm}${p.recording ? ', recording' : ', carry-over'}` : '') +
     ` · carry-over ${experiment.carryOver}`;
   const rows = [el('tr', {}, ...['kind', 'calls tuned / stock', 'P50 ratio', 'P99 ratio', '95 % interval',
