@@ -103,15 +103,18 @@ final class CountingInterceptor implements ClientInterceptor {
   /** A commit. */
   private static final int COMMIT = 2;
 
-  /** What an experiment makes of a method of the Spanner service. */
+  /**
+   * What an experiment makes of a method of the Spanner service. By its full name, a field: the
+   * bare name is cut from it anew, allocating, on every call to {@code getBareMethodName()}.
+   */
   static int methodKind(MethodDescriptor<?, ?> method) {
-    String name = method.getBareMethodName();
-    if (name == null) {
-      return OTHER;
-    }
-    return switch (name) {
-      case "ExecuteStreamingSql", "StreamingRead", "ExecuteSql", "Read" -> QUERY;
-      case "Commit" -> COMMIT;
+    return switch (method.getFullMethodName()) {
+      case DATA_SERVICE + "/ExecuteStreamingSql",
+          DATA_SERVICE + "/StreamingRead",
+          DATA_SERVICE + "/ExecuteSql",
+          DATA_SERVICE + "/Read" ->
+          QUERY;
+      case DATA_SERVICE + "/Commit" -> COMMIT;
       default -> OTHER;
     };
   }
