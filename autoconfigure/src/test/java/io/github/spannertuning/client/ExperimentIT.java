@@ -9,6 +9,7 @@ import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
+import io.github.spannertuning.experiment.Arm;
 import io.github.spannertuning.experiment.ArmSwitch;
 import io.github.spannertuning.experiment.ExperimentPlan;
 import io.github.spannertuning.experiment.ExperimentResult;
@@ -20,6 +21,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -51,9 +53,16 @@ import org.junit.jupiter.api.Test;
  *       interval 0.43 to 1.10, estimate 0.66). With 10 pairs the interval leaves out the 8 most
  *       extreme of the 55 averages of pairs at each end, so one or two such pairs move it only a
  *       little.
- *   <li>With an arm switch that leaves both arms tuned (A/A), 6 pairs, it must find no difference.
- *       That check is a 95 % test's: with 6 pairs exactly 2 in 64 runs whose arms are alike find a
- *       difference (all 6 pairs leaning the same way), whatever the load.
+ *   <li>With an arm switch that leaves both arms tuned (A/A), 6 pairs, it must find no difference
+ *       of the size the slow connection makes: the P99 interval must reach into 0.8 to 1.25 (the
+ *       slow connection's lies near 0.4 to 0.6), every pair must have calls in both arms so that
+ *       the interval exists, and nothing that only the stock arm does (a cancel of a finished
+ *       stream) may be counted. Its verdict is printed, not asserted: a 95 % interval over 6 pairs
+ *       of alike arms excludes 1 exactly when all 6 pairs lean the same way, which the random order
+ *       makes happen in 2 runs of 64 by design (5 s slices, run 2 of 5 beside two CPU burners: all
+ *       6 leaned to the arm labelled tuned, interval 0.56 to 0.87, verdict better). That rate is
+ *       the statistics tests' to check, over 1,000 seeded experiments ({@code
+ *       SwitchbackSimulationTest}: 952 of 1,000 find no difference).
  * </ul>
  *
  * <p>Figures of both runs are printed.
@@ -95,18 +104,23 @@ class ExperimentIT {
   }
 
   @Test
-  void bothArmsTunedFindNoDifference() throws Exception {
-    ExperimentResult result = run(false, (arm) -> {}, 6);
+  void bothArmsTunedFindNoDifferenceOfTheSlowConnectionsSize() throws Exception {
+    List<Arm> switched = new CopyOnWriteArrayList<>();
+    ExperimentResult result = run(false, switched::add, 6);
     KindResult singleUse = result.results().get("single-use");
     System.out.printf(
         "[experiment %s] A/A (both arms tuned), %d pairs of %s: %s%n",
         VERSION, result.pairs(), result.slice(), describe(result));
     assertThat(result.state()).as(describe(result)).isEqualTo("done");
-    assertThat(singleUse.pairs()).isEqualTo(6);
-    assertThat(singleUse.p99RatioLow()).as(describe(result)).isNotNull();
-    assertThat(singleUse.verdict()).as(describe(result)).isEqualTo("no-detectable-difference");
+    assertThat(switched).as("arms asked for").hasSize(13).contains(Arm.STOCK);
+    assertThat(singleUse.pairs()).as(describe(result)).isEqualTo(6);
+    assertThat(singleUse.p99RatioLow()).as(describe(result)).isNotNull().isLessThan(1.25);
+    assertThat(singleUse.p99RatioHigh()).as(describe(result)).isGreaterThan(0.8);
+    assertThat(singleUse.failedRate().tuned()).isZero();
+    assertThat(singleUse.failedRate().stock()).isZero();
     // Both arms drain: no cancel of a finished stream in either.
-    assertThat(result.cancelsOfFinishedStreams().stock()).isZero();
+    assertThat(result.cancelsOfFinishedStreams().stock()).as(describe(result)).isZero();
+    assertThat(result.cancelsOfFinishedStreams().tuned()).as(describe(result)).isZero();
   }
 
   /**
