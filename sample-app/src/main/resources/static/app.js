@@ -83,6 +83,7 @@ function render(client) {
   renderChannels(client);
   renderFeatures(client.features);
   renderCounters(client);
+  renderExperiment(client.experiment);
 }
 
 function renderChannels(client) {
@@ -148,7 +149,7 @@ function renderCounters(client) {
     if (typeof v === 'number') add(key, v);
     else if (v && typeof v === 'object' && !Array.isArray(v)) walk(v, key);
   });
-  const { features, versions, pool, channels, imbalance, ...rest } = client;
+  const { features, versions, pool, channels, imbalance, experiment, ...rest } = client;
   walk(rest, '');
   if (rows.length === 0) rows.push(el('div', { class: 'dim' }, 'no counters reported'));
   $('counters').replaceChildren(...rows);
@@ -169,6 +170,69 @@ async function switchFeature(feature, enabled, box) {
     box.checked = !enabled;
   } finally {
     box.disabled = false;
+  }
+}
+
+// The client's experiment, running or the last one, as GET /actuator/spannertuning shows it.
+function renderExperiment(experiment) {
+  const box = $('experiment');
+  if (!experiment) {
+    box.dataset.state = 'none';
+    box.replaceChildren(el('div', { class: 'dim' }, 'no experiment started on this client'));
+    return;
+  }
+  box.dataset.state = experiment.state;
+  const p = experiment.progress;
+  const ratio = (v) => (v == null ? '–' : v.toFixed(2));
+  const pct = (v) => (v == null ? '–' : (100 * v).toFixed(2) + ' %');
+  const head = `${experiment.state}` + (experiment.reason ? ` (${experiment.reason})` : '') +
+    ` · ${experiment.pairs} pairs of ${experiment.slice} slices recorded · ${p.slicesDone} of ${p.slices} slices done` +
+    (p.arm ? ` · now ${p.arm}${p.recording ? ', recording' : ', carry-over'}` : '') +
+    ` · carry-over ${experiment.carryOver}`;
+  const rows = [el('tr', {}, ...['kind', 'calls tuned / stock', 'P50 ratio', 'P99 ratio', '95 % interval',
+    'failed tuned / stock', 'verdict'].map((h) => el('th', {}, h)))];
+  for (const [kind, r] of Object.entries(experiment.results || {})) {
+    rows.push(el('tr', { 'data-kind': kind, 'data-verdict': r.verdict },
+      el('td', {}, kind),
+      el('td', {}, `${r.calls.tuned} / ${r.calls.stock}`),
+      el('td', {}, ratio(r.p50Ratio)),
+      el('td', {}, ratio(r.p99Ratio)),
+      el('td', {}, r.p99RatioLow == null ? 'needs 6 pairs' : `${ratio(r.p99RatioLow)} – ${ratio(r.p99RatioHigh)}`),
+      el('td', {}, `${pct(r.failedRate.tuned)} / ${pct(r.failedRate.stock)}`),
+      el('td', { class: 'verdict' }, r.verdict)));
+  }
+  const warnings = (experiment.warnings || []).map((w) => el('div', { class: 'hint' }, w));
+  box.replaceChildren(el('div', { id: 'experiment-head' }, head), el('table', {}, ...rows),
+    el('div', { class: 'hint' }, 'Ratios are tuned over stock: below 1 the tuned client is faster.'), ...warnings);
+}
+
+async function experimentRequest(method, body) {
+  const options = { method, headers: { 'Content-Type': 'application/json' } };
+  if (body) options.body = JSON.stringify(body);
+  const response = await fetch(ENDPOINT + '/' + encodeURIComponent(clientName) + '/experiment', options);
+  if (!response.ok) {
+    const text = await response.text();
+    let reason = text;
+    try { reason = JSON.parse(text).message || text; } catch (ignored) { /* not JSON */ }
+    throw new Error(response.status + ' ' + reason);
+  }
+  await poll();
+}
+
+async function startExperiment(event) {
+  event.preventDefault();
+  try {
+    await experimentRequest('POST', { duration: $('experiment-duration').value, slice: $('experiment-slice').value });
+  } catch (e) {
+    $('status').textContent = 'experiment refused: ' + e.message;
+  }
+}
+
+async function stopExperiment() {
+  try {
+    await experimentRequest('DELETE');
+  } catch (e) {
+    $('status').textContent = 'stop refused: ' + e.message;
   }
 }
 
@@ -216,6 +280,8 @@ async function burst(event) {
 }
 
 $('burst-form').addEventListener('submit', burst);
+$('experiment-form').addEventListener('submit', startExperiment);
+$('experiment-stop').addEventListener('click', stopExperiment);
 $('write-example').textContent = `curl -X POST '${location.origin}/singers/1/albums/1/sales?copies=10'`;
 loadBackend();
 poll();

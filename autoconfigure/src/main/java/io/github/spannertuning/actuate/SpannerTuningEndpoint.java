@@ -6,8 +6,14 @@ import io.github.spannertuning.client.ClientVersions;
 import io.github.spannertuning.client.Feature;
 import io.github.spannertuning.client.FeatureState;
 import io.github.spannertuning.client.SpannerTuningState;
+import io.github.spannertuning.experiment.ExperimentPlan;
+import io.github.spannertuning.experiment.ExperimentResult;
+import io.github.spannertuning.experiment.ExperimentResult.KindResult;
+import io.github.spannertuning.experiment.ExperimentResult.PerArm;
+import io.github.spannertuning.experiment.ExperimentResult.Progress;
 import io.github.spannertuning.jdbc.TunedJdbcClient;
 import java.security.Principal;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -22,17 +28,21 @@ import org.apache.commons.logging.LogFactory;
 import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.OperationResponseBody;
+import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+import org.springframework.boot.convert.DurationStyle;
 import org.springframework.lang.Nullable;
 
 /**
  * {@code /actuator/spannertuning}: what spanner-tuning does to each Spanner client, and a switch
  * for single-use distribution and the stream-end guard at runtime (for A/B comparison without a
- * restart). Read-only unless {@code management.endpoint.spannertuning.access=unrestricted}. Shows
- * no SQL, parameters or credentials: it knows none.
+ * restart), and a switchback experiment per client ({@code POST} and {@code DELETE} on {@code
+ * /actuator/spannertuning/{client}/experiment}). Read-only unless {@code
+ * management.endpoint.spannertuning.access=unrestricted}. Shows no SQL, parameters or credentials:
+ * it knows none.
  */
 @Endpoint(id = "spannertuning", defaultAccess = Access.READ_ONLY)
 public class SpannerTuningEndpoint {
@@ -121,6 +131,125 @@ public class SpannerTuningEndpoint {
     return describe(client, state);
   }
 
+  /**
+   * The experiment of one client: running, or the last one; {@code null} (404) when the client is
+   * unknown or none was started.
+   */
+  @ReadOperation
+  @Nullable
+  public ExperimentDescriptor experiment(@Selector String client, @Selector String experiment) {
+    SpannerTuningState state = experimentClient(client, experiment, false);
+    if (state == null) {
+      return null;
+    }
+    return ExperimentDescriptor.of(state.experiment());
+  }
+
+  /**
+   * Starts a switchback experiment on one client, and logs who did. A bad duration or slice, an
+   * experiment already running, or a client with nothing to compare is a bad request.
+   *
+   * @param client the Spanner bean name, or the DataSource bean name of a JDBC driver's client
+   * @param experiment the word {@code experiment}
+   * @param duration how long it runs, in Boot's duration format ({@code 20m}); 20 minutes if absent
+   * @param slice how long each slice lasts ({@code 60s}); 60 seconds if absent
+   * @param principal the caller, when the request was authenticated
+   */
+  @WriteOperation
+  public ExperimentDescriptor startExperiment(
+      @Selector String client,
+      @Selector String experiment,
+      @Nullable String duration,
+      @Nullable String slice,
+      @Nullable Principal principal) {
+    SpannerTuningState state = experimentClient(client, experiment, true);
+    ExperimentPlan plan;
+    ExperimentResult started;
+    try {
+      plan = state.experimentPlan(duration("duration", duration), duration("slice", slice));
+      started = state.startExperiment(plan);
+    } catch (IllegalArgumentException | IllegalStateException ex) {
+      throw refusedExperiment(client, ex.getMessage());
+    }
+    logger.info(
+        "spanner-tuning: experiment of "
+            + plan.pairs()
+            + " pairs of "
+            + started.slice()
+            + " slices started on Spanner client '"
+            + client
+            + "' by "
+            + ((principal != null) ? principal.getName() : "anonymous")
+            + " through the spannertuning endpoint");
+    return ExperimentDescriptor.of(started);
+  }
+
+  /**
+   * Stops the experiment running on one client, as {@code stopped}, and logs who did; the client is
+   * left tuned as configured. With none running, the last one is returned unchanged.
+   */
+  @DeleteOperation
+  public ExperimentDescriptor stopExperiment(
+      @Selector String client, @Selector String experiment, @Nullable Principal principal) {
+    SpannerTuningState state = experimentClient(client, experiment, true);
+    String who = (principal != null) ? principal.getName() : "anonymous";
+    if (state.stopExperiment("stopped by " + who + " through the spannertuning endpoint")) {
+      logger.info(
+          "spanner-tuning: experiment stopped on Spanner client '"
+              + client
+              + "' by "
+              + who
+              + " through the spannertuning endpoint");
+    }
+    ExperimentResult last = state.experiment();
+    if (last == null) {
+      throw refusedExperiment(
+          client, "no experiment was started on Spanner client '" + client + "'");
+    }
+    return ExperimentDescriptor.of(last);
+  }
+
+  private SpannerTuningState experimentClient(String client, String path, boolean write) {
+    if (!"experiment".equals(path)) {
+      if (write) {
+        throw refusedExperiment(
+            client, "Unknown operation '" + path + "'; the only one is 'experiment'");
+      }
+      return null;
+    }
+    SpannerTuningState state = this.clients.get().get(client);
+    if (state == null && write) {
+      throw refusedExperiment(client, "Unknown Spanner client '" + client + "'");
+    }
+    return state;
+  }
+
+  /** A duration in Boot's format, as properties take it: {@code 60s}, {@code 20m}, {@code PT1M}. */
+  @Nullable
+  private static Duration duration(String field, @Nullable String value) {
+    if (value == null || value.isBlank()) {
+      return null;
+    }
+    try {
+      return DurationStyle.detectAndParse(value.trim());
+    } catch (IllegalArgumentException ex) {
+      throw new IllegalArgumentException(
+          field
+              + " must be a duration such as 20m, 60s or 500ms (Boot's duration format), was '"
+              + value
+              + "'");
+    }
+  }
+
+  private static InvalidEndpointRequestException refusedExperiment(String client, String reason) {
+    logger.debug(
+        "spanner-tuning: refused an experiment request on Spanner client '"
+            + client
+            + "': "
+            + reason);
+    return new InvalidEndpointRequestException(reason, reason);
+  }
+
   private static Feature switchable(String client, String id) {
     Feature feature;
     try {
@@ -176,6 +305,7 @@ public class SpannerTuningEndpoint {
       long streamEndGuardDrained,
       long streamEndGuardDrainTimeouts,
       long streamEndGuardCancelledAtLimit,
+      @JsonInclude(JsonInclude.Include.ALWAYS) @Nullable ExperimentDescriptor experiment,
       @JsonInclude(JsonInclude.Include.NON_NULL) @Nullable JdbcDescriptor jdbc)
       implements OperationResponseBody {
 
@@ -199,7 +329,47 @@ public class SpannerTuningEndpoint {
           state.streamEndGuardDrainedCount(),
           state.streamEndGuardDrainTimeoutCount(),
           state.streamEndGuardCancelledAtLimitCount(),
+          ExperimentDescriptor.of(state.experiment()),
           jdbc);
+    }
+  }
+
+  /**
+   * A client's experiment, running or the last one: {@link ExperimentResult}, with {@code reason}
+   * always present ({@code null} while running and when done). Figures that need more pairs than
+   * there are are left out.
+   */
+  public record ExperimentDescriptor(
+      String state,
+      @JsonInclude(JsonInclude.Include.ALWAYS) @Nullable String reason,
+      int pairs,
+      String slice,
+      String duration,
+      String carryOver,
+      Progress progress,
+      PerArm<Long> cancelsOfFinishedStreams,
+      PerArm<Long> goAways,
+      Map<String, KindResult> results,
+      List<String> warnings)
+      implements OperationResponseBody {
+
+    @Nullable
+    static ExperimentDescriptor of(@Nullable ExperimentResult result) {
+      if (result == null) {
+        return null;
+      }
+      return new ExperimentDescriptor(
+          result.state(),
+          result.reason(),
+          result.pairs(),
+          result.slice(),
+          result.duration(),
+          result.carryOver(),
+          result.progress(),
+          result.cancelsOfFinishedStreams(),
+          result.goAways(),
+          result.results(),
+          result.warnings());
     }
   }
 

@@ -3,6 +3,9 @@ package io.github.spannertuning.autoconfigure;
 import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
 import io.github.spannertuning.client.SpannerTuning;
+import io.github.spannertuning.client.SpannerTuningState;
+import io.github.spannertuning.experiment.ExperimentPlan;
+import io.github.spannertuning.experiment.ExperimentResult;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -71,9 +74,36 @@ class SpannerTuningBeanPostProcessor implements BeanPostProcessor, Ordered {
                 this.registry.getObject().register(beanName, state);
                 logger.info(
                     "spanner-tuning: tuned Spanner client '" + beanName + "' " + state.summary());
+                startExperiment(beanName, state);
               });
     } catch (RuntimeException | LinkageError ex) {
       logger.warn("spanner-tuning could not record Spanner bean '" + beanName + "'", ex);
+    }
+  }
+
+  /**
+   * Starts the experiment {@code spanner.tuning.experiment.*} asks for. Fails open: a client with
+   * nothing to compare runs on tuned, with a warning.
+   */
+  private void startExperiment(String beanName, SpannerTuningState state) {
+    SpannerTuningProperties.Experiment experiment = this.properties.getObject().getExperiment();
+    if (!experiment.startsAtStartup()) {
+      return;
+    }
+    try {
+      ExperimentPlan plan = state.experimentPlan(experiment.getDuration(), experiment.getSlice());
+      ExperimentResult started = state.startExperiment(plan);
+      logger.info(
+          "spanner-tuning: experiment of "
+              + plan.pairs()
+              + " pairs of "
+              + started.slice()
+              + " slices started on Spanner client '"
+              + beanName
+              + "' (spanner.tuning.experiment.*); its result is in the spannertuning endpoint");
+    } catch (IllegalStateException ex) {
+      logger.warn(
+          "spanner-tuning: no experiment on Spanner client '" + beanName + "': " + ex.getMessage());
     }
   }
 

@@ -1,6 +1,9 @@
 package io.github.spannertuning.autoconfigure;
 
 import io.github.spannertuning.client.SpannerTuning;
+import io.github.spannertuning.experiment.CarryOver;
+import io.github.spannertuning.experiment.ExperimentPlan;
+import io.github.spannertuning.experiment.GuardRail;
 import java.time.Duration;
 import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -22,6 +25,16 @@ public class SpannerTuningProperties implements Validator {
       "an integer of at least 1, the concurrent streams the server allows per connection (Cloud"
           + " Spanner allows 100)";
 
+  static final String EXPERIMENT_DURATION_ALLOWED =
+      "a duration holding 1 to "
+          + ExperimentPlan.MAX_PAIRS
+          + " pairs of slices (duration / (2 x slice)), such as 20m; unset, no experiment starts"
+          + " at startup unless spanner.tuning.experiment.slice is set (then 20m)";
+
+  static final String EXPERIMENT_SLICE_ALLOWED =
+      "a duration longer than the carry-over discarded after each switch (the larger of the"
+          + " stream-end guard's drain timeout and 2s), such as 60s; unset, 60s";
+
   /**
    * What each property that is not a true/false switch accepts, by bean path as {@link #validate}
    * names it: the failure analyzer's advice (its tests fail for a property missing here).
@@ -33,7 +46,11 @@ public class SpannerTuningProperties implements Validator {
           "streamEndGuard.drainTimeout",
           DRAIN_TIMEOUT_ALLOWED,
           "streamEndGuard.maxConcurrentStreams",
-          MAX_CONCURRENT_STREAMS_ALLOWED);
+          MAX_CONCURRENT_STREAMS_ALLOWED,
+          "experiment.duration",
+          EXPERIMENT_DURATION_ALLOWED,
+          "experiment.slice",
+          EXPERIMENT_SLICE_ALLOWED);
 
   /** Whether to tune the Spanner clients of this application at all. */
   private boolean enabled = true;
@@ -53,6 +70,8 @@ public class SpannerTuningProperties implements Validator {
   private final GrpcGcp grpcGcp = new GrpcGcp();
 
   private final Metrics metrics = new Metrics();
+
+  private final Experiment experiment = new Experiment();
 
   public boolean isEnabled() {
     return this.enabled;
@@ -90,6 +109,10 @@ public class SpannerTuningProperties implements Validator {
     return this.metrics;
   }
 
+  public Experiment getExperiment() {
+    return this.experiment;
+  }
+
   @Override
   public boolean supports(Class<?> type) {
     return SpannerTuningProperties.class.isAssignableFrom(type);
@@ -113,6 +136,39 @@ public class SpannerTuningProperties implements Validator {
           "streamEndGuard.maxConcurrentStreams",
           "range",
           "must be " + MAX_CONCURRENT_STREAMS_ALLOWED);
+    }
+    validateExperiment(properties.getExperiment(), drainTimeout, errors);
+  }
+
+  private static void validateExperiment(
+      Experiment experiment, Duration drainTimeout, Errors errors) {
+    if (!experiment.startsAtStartup()) {
+      return;
+    }
+    Duration duration = experiment.getDuration();
+    Duration slice = experiment.getSlice();
+    boolean bad = false;
+    if (duration != null && (duration.isNegative() || duration.isZero())) {
+      errors.rejectValue("experiment.duration", "range", "must be " + EXPERIMENT_DURATION_ALLOWED);
+      bad = true;
+    }
+    if (slice != null && (slice.isNegative() || slice.isZero())) {
+      errors.rejectValue("experiment.slice", "range", "must be " + EXPERIMENT_SLICE_ALLOWED);
+      bad = true;
+    }
+    if (bad || drainTimeout == null || drainTimeout.isNegative() || drainTimeout.isZero()) {
+      return;
+    }
+    try {
+      experiment.plan(drainTimeout);
+    } catch (IllegalArgumentException ex) {
+      boolean ofSlice = ex.getMessage().startsWith("slice");
+      errors.rejectValue(
+          ofSlice ? "experiment.slice" : "experiment.duration",
+          "range",
+          ex.getMessage()
+              + "; must be "
+              + (ofSlice ? EXPERIMENT_SLICE_ALLOWED : EXPERIMENT_DURATION_ALLOWED));
     }
   }
 
@@ -237,6 +293,56 @@ public class SpannerTuningProperties implements Validator {
 
     public void setEnabled(boolean enabled) {
       this.enabled = enabled;
+    }
+  }
+
+  /**
+   * A switchback experiment started on each Spanner client as it is built, for a canary instance:
+   * the client alternates between tuned and stock in slices and reports which is faster (see
+   * docs/experiment.md). None starts unless one of the two is set.
+   */
+  public static class Experiment {
+
+    /**
+     * How long the experiment started at startup runs: whole pairs of slices, 1 to 500 of them.
+     * Unset, no experiment starts at startup, unless the slice is set (then 20m).
+     */
+    private Duration duration;
+
+    /**
+     * How long the client stays in one arm; longer than the carry-over discarded after each switch
+     * (the larger of the stream-end guard's drain timeout and 2s). Unset, 60s.
+     */
+    private Duration slice;
+
+    public Duration getDuration() {
+      return this.duration;
+    }
+
+    public void setDuration(Duration duration) {
+      this.duration = duration;
+    }
+
+    public Duration getSlice() {
+      return this.slice;
+    }
+
+    public void setSlice(Duration slice) {
+      this.slice = slice;
+    }
+
+    /** Whether an experiment starts on each client as it is built. */
+    public boolean startsAtStartup() {
+      return this.duration != null || this.slice != null;
+    }
+
+    /** The plan these give with this drain timeout, as a client tuned by it would make it. */
+    ExperimentPlan plan(Duration drainTimeout) {
+      return ExperimentPlan.of(
+          this.duration,
+          this.slice,
+          CarryOver.forDrainTimeout(drainTimeout).length(),
+          GuardRail.DEFAULT);
     }
   }
 

@@ -1,5 +1,6 @@
 package io.github.spannertuning.client;
 
+import io.github.spannertuning.experiment.ExperimentSlot;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptor;
 import java.lang.ref.WeakReference;
@@ -33,7 +34,20 @@ public final class ChannelLoad {
 
   private final List<Consumer<ChannelStats>> listeners = new CopyOnWriteArrayList<>();
 
-  private final ClientInterceptor interceptor = new CountingInterceptor(this);
+  private final ClientInterceptor interceptor;
+
+  /** A load whose calls no experiment records. */
+  ChannelLoad() {
+    this(null);
+  }
+
+  /**
+   * @param experiment the client's experiments, told of every data-plane call while one runs; or
+   *     {@code null}
+   */
+  ChannelLoad(ExperimentSlot experiment) {
+    this.interceptor = new CountingInterceptor(this, experiment);
+  }
 
   /** Calls per channel, by index, where the imbalance's window starts. */
   private volatile long[] windowStart = NONE;

@@ -1,6 +1,11 @@
 package io.github.spannertuning.client;
 
+import com.google.spanner.v1.ExecuteSqlRequest;
+import com.google.spanner.v1.PartialResultSet;
+import com.google.spanner.v1.ReadRequest;
 import io.github.spannertuning.client.ChannelLoad.ChannelStats;
+import io.github.spannertuning.experiment.CallKind;
+import io.github.spannertuning.experiment.ExperimentSlot;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -26,6 +31,14 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * <p>The cost per call is a map lookup, two context lookups, two atomic increments, one decrement,
  * two clock reads (one for a call {@link ChannelPicker} routed, which is timed from its pick) and
  * the wrappers.
+ *
+ * <p>It also tells the client's {@link ExperimentSlot} of the calls an experiment compares. With no
+ * experiment running that is one volatile read per call. While one runs, a call of a kind it
+ * compares (queries and reads, by their transaction selector; commits) is recorded once, with its
+ * latency from its pick or start to the message marked {@code last} (the end of its rows, where the
+ * application stops waiting) or else its close, and its status; no lock, no allocation. A cancel of
+ * a call that had delivered its {@code last} message and not closed is a cancel of a finished
+ * stream; a call closed by a GOAWAY (its status says so) counts as one the client saw.
  */
 final class CountingInterceptor implements ClientInterceptor {
 
@@ -40,8 +53,11 @@ final class CountingInterceptor implements ClientInterceptor {
 
   private final ChannelLoad load;
 
-  CountingInterceptor(ChannelLoad load) {
+  private final ExperimentSlot experiment;
+
+  CountingInterceptor(ChannelLoad load, ExperimentSlot experiment) {
     this.load = load;
+    this.experiment = experiment;
   }
 
   @Override
@@ -51,6 +67,10 @@ final class CountingInterceptor implements ClientInterceptor {
       return next.newCall(method, callOptions);
     }
     ChannelStats stats = this.load.stats(next);
+    ExperimentSlot experiment = this.experiment;
+    if (experiment != null && !experiment.isRunning()) {
+      experiment = null;
+    }
     ChannelReservation reservation = ChannelReservation.KEY.get();
     if (reservation != null && reservation.claim(stats)) {
       return (reservation.reserved() != null)
@@ -59,11 +79,59 @@ final class CountingInterceptor implements ClientInterceptor {
               stats,
               reservation.reserved(),
               reservation.pickedAtNanos(),
-              GuardedStream.link(reservation.stream(), stats))
+              GuardedStream.link(reservation.stream(), stats),
+              experiment,
+              method)
           : next.newCall(method, callOptions);
     }
     return new CountedCall<>(
-        next.newCall(method, callOptions), stats, null, 0, GuardedStream.linkStarting(stats));
+        next.newCall(method, callOptions),
+        stats,
+        null,
+        0,
+        GuardedStream.linkStarting(stats),
+        experiment,
+        method);
+  }
+
+  /** Not a kind an experiment compares. */
+  private static final int OTHER = 0;
+
+  /** A query or read: single-use or in a transaction, as its request's selector says. */
+  private static final int QUERY = 1;
+
+  /** A commit. */
+  private static final int COMMIT = 2;
+
+  /**
+   * What an experiment makes of a method of the Spanner service. By its full name, a field: the
+   * bare name is cut from it anew, allocating, on every call to {@code getBareMethodName()}.
+   */
+  static int methodKind(MethodDescriptor<?, ?> method) {
+    return switch (method.getFullMethodName()) {
+      case DATA_SERVICE + "/ExecuteStreamingSql",
+          DATA_SERVICE + "/StreamingRead",
+          DATA_SERVICE + "/ExecuteSql",
+          DATA_SERVICE + "/Read" ->
+          QUERY;
+      case DATA_SERVICE + "/Commit" -> COMMIT;
+      default -> OTHER;
+    };
+  }
+
+  /** The kind of a query or read by its request, or {@code null} for any other message. */
+  static CallKind queryKind(Object request) {
+    if (request instanceof ExecuteSqlRequest sql) {
+      return LeastBusyRouting.isSingleUse(sql.hasTransaction(), sql.getTransaction())
+          ? CallKind.SINGLE_USE
+          : CallKind.TRANSACTION_QUERY;
+    }
+    if (request instanceof ReadRequest read) {
+      return LeastBusyRouting.isSingleUse(read.hasTransaction(), read.getTransaction())
+          ? CallKind.SINGLE_USE
+          : CallKind.TRANSACTION_QUERY;
+    }
+    return null;
   }
 
   /**
@@ -90,23 +158,51 @@ final class CountingInterceptor implements ClientInterceptor {
 
     private long startNanos;
 
+    /** The experiment running when the call was made, or {@code null}: then nothing below is. */
+    private final ExperimentSlot experiment;
+
+    /** {@link #QUERY} until the request tells which kind of query, {@link #COMMIT} or other. */
+    private final int methodKind;
+
+    /** The kind the experiment records this call as, once known; {@code null} for none. */
+    private volatile CallKind kind;
+
+    /** Whether the call delivered its {@code last} message, and so was recorded then. */
+    private volatile boolean lastSeen;
+
     /**
      * @param reserved the channel counted at the pick, or {@code null} for a call that was not
      *     picked and is counted when it starts
      * @param stream the guarded stream this call is the first attempt of, or {@code null}
+     * @param experiment the client's experiments while one runs, else {@code null}
      */
     CountedCall(
         ClientCall<ReqT, RespT> call,
         ChannelStats stats,
         ChannelStats reserved,
         long pickedAtNanos,
-        GuardedStream stream) {
+        GuardedStream stream,
+        ExperimentSlot experiment,
+        MethodDescriptor<ReqT, RespT> method) {
       super(call);
       this.stats = stats;
       this.stream = stream;
       this.counted = (reserved != null) ? 1 : 0;
       this.countedOn = (reserved != null) ? reserved : stats;
       this.startNanos = pickedAtNanos;
+      this.experiment = experiment;
+      this.methodKind = (experiment != null) ? methodKind(method) : OTHER;
+      if (this.methodKind == COMMIT) {
+        this.kind = CallKind.COMMIT;
+      }
+    }
+
+    @Override
+    public void sendMessage(ReqT message) {
+      if (this.methodKind == QUERY && this.kind == null) {
+        this.kind = queryKind(message);
+      }
+      super.sendMessage(message);
     }
 
     @Override
@@ -126,6 +222,10 @@ final class CountingInterceptor implements ClientInterceptor {
 
     @Override
     public void cancel(String message, Throwable cause) {
+      if (this.lastSeen && this.counted == 1) {
+        // Its rows had all arrived: the cancel is of a finished stream.
+        this.experiment.cancelOfFinishedStream();
+      }
       // A call cancelled before it starts never sees onClose.
       uncount();
       super.cancel(message, cause);
@@ -152,6 +252,16 @@ final class CountingInterceptor implements ClientInterceptor {
           this.answered = true;
           CountedCall.this.stats.latency().answered(CountedCall.this.startNanos, System.nanoTime());
         }
+        CallKind kind = CountedCall.this.kind;
+        if (kind != null
+            && message instanceof PartialResultSet rows
+            && rows.getLast()
+            && !CountedCall.this.lastSeen) {
+          // Marked before the consumer sees it: it may close the stream at once.
+          CountedCall.this.lastSeen = true;
+          CountedCall.this.experiment.record(
+              kind, CountedCall.this.startNanos, System.nanoTime(), 0);
+        }
         super.onMessage(message);
       }
 
@@ -166,6 +276,9 @@ final class CountingInterceptor implements ClientInterceptor {
           stream.transportClosedOk();
         }
         uncount();
+        if (CountedCall.this.experiment != null) {
+          experimentClosed(status);
+        }
         if (!this.answered || !status.isOk()) {
           CountedCall.this
               .stats
@@ -174,6 +287,21 @@ final class CountingInterceptor implements ClientInterceptor {
                   status.getCode(), CountedCall.this.startNanos, System.nanoTime(), this.answered);
         }
         super.onClose(status, trailers);
+      }
+
+      private void experimentClosed(Status status) {
+        ExperimentSlot experiment = CountedCall.this.experiment;
+        CallKind kind = CountedCall.this.kind;
+        if (kind != null && !CountedCall.this.lastSeen) {
+          experiment.record(
+              kind, CountedCall.this.startNanos, System.nanoTime(), status.getCode().value());
+        }
+        if (!status.isOk()) {
+          String description = status.getDescription();
+          if (description != null && description.contains("GOAWAY")) {
+            experiment.goAway();
+          }
+        }
       }
     }
   }

@@ -15,6 +15,10 @@ final class FeatureStates {
 
   static final String SWITCHED_OFF = "switched off at runtime";
 
+  /** A feature switched off for a stock slice of a running experiment. */
+  static final FeatureState STOCK_ARM =
+      FeatureState.off("switched off for the stock slice of a running experiment");
+
   private static final String REPLACES_NATIVE_PICK =
       "replaces the client's least-busy pick with one by expected latency";
 

@@ -1,10 +1,20 @@
 package io.github.spannertuning.client;
 
+import io.github.spannertuning.experiment.Arm;
+import io.github.spannertuning.experiment.ArmSwitch;
+import io.github.spannertuning.experiment.ArmTotals;
+import io.github.spannertuning.experiment.CarryOver;
+import io.github.spannertuning.experiment.ExperimentPlan;
+import io.github.spannertuning.experiment.ExperimentResult;
+import io.github.spannertuning.experiment.ExperimentSlot;
+import io.github.spannertuning.experiment.GuardRail;
 import io.opentelemetry.api.OpenTelemetry;
+import java.time.Duration;
 import java.util.Collections;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.SplittableRandom;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -53,7 +63,11 @@ public final class SpannerTuningState {
 
   private final long releaseWindowNanos;
 
-  private final ChannelLoad channelLoad = new ChannelLoad();
+  /** This client's switchback experiments; read on every call by the counting interceptor. */
+  private final ExperimentSlot experiment =
+      new ExperimentSlot(TuningTimer::schedule, System::nanoTime, SplittableRandom::new);
+
+  private final ChannelLoad channelLoad = new ChannelLoad(this.experiment);
 
   private volatile OpenTelemetry openTelemetry;
 
@@ -185,7 +199,23 @@ public final class SpannerTuningState {
    * @throws IllegalArgumentException for grpc-gcp
    * @throws IllegalStateException when the feature cannot be switched on this client
    */
-  public synchronized void setEnabled(Feature feature, boolean enabled) {
+  public void setEnabled(Feature feature, boolean enabled) {
+    checkSwitch(feature, enabled);
+    // Outside this object's lock: the experiment switches arms holding its own lock, then this one.
+    this.experiment.abort(
+        feature.id()
+            + " was switched "
+            + (enabled ? "on" : "off")
+            + " by hand; the client went back to its configured states before that switch");
+    synchronized (this) {
+      checkSwitch(feature, enabled);
+      Map<Feature, FeatureState> next = new EnumMap<>(this.features);
+      next.put(feature, FeatureStates.switched(feature, enabled));
+      publish(next);
+    }
+  }
+
+  private synchronized void checkSwitch(Feature feature, boolean enabled) {
     if (!feature.isSwitchableAtRuntime()) {
       throw new IllegalArgumentException(
           "grpc-gcp is chosen when the channels are built and cannot be switched at runtime");
@@ -208,9 +238,114 @@ public final class SpannerTuningState {
               + " cannot be switched on: routing was off when this client was built, and its"
               + " channel picker is set up only then");
     }
+  }
+
+  /**
+   * The plan of an experiment on this client: {@code duration} and {@code slice} ({@code null} for
+   * the defaults, 20 minutes of 60 s slices), the carry-over this client's drain timeout gives
+   * ({@link CarryOver#forDrainTimeout}) and the default guard rail.
+   *
+   * @throws IllegalArgumentException when the durations do not make a plan, saying why
+   */
+  public ExperimentPlan experimentPlan(Duration duration, Duration slice) {
+    return ExperimentPlan.of(
+        duration,
+        slice,
+        CarryOver.forDrainTimeout(this.tuning.getStreamEndGuardDrainTimeout()).length(),
+        GuardRail.DEFAULT);
+  }
+
+  /**
+   * Starts a switchback experiment on this client: it alternates between the tuned arm (the
+   * switchable features as they are now) and the stock arm (every one of them switched off), in
+   * slices. See {@link ExperimentSlot}.
+   *
+   * @throws IllegalStateException when one is running already, or when no feature spanner-tuning
+   *     applies itself is on, so the two arms would be the same client
+   */
+  public ExperimentResult startExperiment(ExperimentPlan plan) {
+    Map<Feature, FeatureState> tuned;
+    synchronized (this) {
+      if (!this.open) {
+        throw new IllegalStateException("the client is not open");
+      }
+      tuned = switchableOn(this.features);
+      // A running experiment is refused by the slot, with its progress.
+      if (!this.experiment.isRunning() && (!this.rpcInstalled || tuned.isEmpty())) {
+        throw new IllegalStateException(
+            "no feature spanner-tuning applies itself is on on this client, so the two arms"
+                + " would be the same client: "
+                + summaryOfFeatures());
+      }
+    }
+    return startExperiment(plan, (arm) -> switchTo(arm, tuned));
+  }
+
+  /** Starts an experiment with another arm switch: for a test that makes both arms alike (A/A). */
+  ExperimentResult startExperiment(ExperimentPlan plan, ArmSwitch armSwitch) {
+    return this.experiment.start(plan, armSwitch);
+  }
+
+  /** Stops the running experiment, as a user asked; false when none was running. */
+  public boolean stopExperiment(String reason) {
+    return this.experiment.stop(reason);
+  }
+
+  /** The running experiment, or else the last one; {@code null} when none was started. */
+  public ExperimentResult experiment() {
+    return this.experiment.result();
+  }
+
+  /** This client's experiment figures per call kind and arm, for meters tagged {@code arm}. */
+  public ArmTotals experimentTotals() {
+    return this.experiment.totals();
+  }
+
+  /** Whether an experiment is running on this client. */
+  public boolean isExperimentRunning() {
+    return this.experiment.isRunning();
+  }
+
+  /**
+   * The arm switch: stock switches off every feature that was on when the experiment started
+   * ({@code tuned}), tuned puts them back. Only a feature in the state the experiment gave it is
+   * put back, so nothing the client resolved meanwhile is overwritten.
+   */
+  private synchronized void switchTo(Arm arm, Map<Feature, FeatureState> tuned) {
     Map<Feature, FeatureState> next = new EnumMap<>(this.features);
-    next.put(feature, FeatureStates.switched(feature, enabled));
-    publish(next);
+    for (Map.Entry<Feature, FeatureState> feature : tuned.entrySet()) {
+      FeatureState current = next.get(feature.getKey());
+      if (arm == Arm.STOCK && current.equals(feature.getValue())) {
+        next.put(feature.getKey(), FeatureStates.STOCK_ARM);
+      } else if (arm == Arm.TUNED && current.equals(FeatureStates.STOCK_ARM)) {
+        next.put(feature.getKey(), feature.getValue());
+      }
+    }
+    if (!next.equals(this.features)) {
+      publish(next);
+    }
+  }
+
+  private static Map<Feature, FeatureState> switchableOn(Map<Feature, FeatureState> features) {
+    Map<Feature, FeatureState> on = new EnumMap<>(Feature.class);
+    features.forEach(
+        (feature, state) -> {
+          if (feature.isSwitchableAtRuntime() && state.isApplied()) {
+            on.put(feature, state);
+          }
+        });
+    return on;
+  }
+
+  private String summaryOfFeatures() {
+    StringBuilder line = new StringBuilder();
+    this.features.forEach(
+        (feature, state) ->
+            line.append((line.length() > 0) ? ", " : "")
+                .append(feature.id())
+                .append('=')
+                .append(state));
+    return line.toString();
   }
 
   /** The kind of channel pool the client uses: {@code grpc-gcp} or {@code gax}. */
@@ -259,6 +394,7 @@ public final class SpannerTuningState {
   }
 
   void closed() {
+    this.experiment.abort("the client was closed");
     if (this.open) {
       this.open = false;
       // A client built again from these options sets up its picker by the state it finds then.

@@ -39,6 +39,8 @@ final class Experiment {
 
   private final Consumer<Experiment> onEnd;
 
+  private final ArmTotals totals;
+
   private final Arm[] arms;
 
   private final long sliceNanos;
@@ -65,6 +67,7 @@ final class Experiment {
 
   /**
    * @param onEnd told once, holding this experiment's lock, when it ends
+   * @param totals where each recorded slice's figures are added, for the meters
    */
   Experiment(
       ExperimentPlan plan,
@@ -72,8 +75,10 @@ final class Experiment {
       ExperimentTimer timer,
       LongSupplier clock,
       RandomGenerator random,
-      Consumer<Experiment> onEnd) {
+      Consumer<Experiment> onEnd,
+      ArmTotals totals) {
     this.plan = plan;
+    this.totals = totals;
     this.armSwitch = armSwitch;
     this.timer = timer;
     this.clock = clock;
@@ -190,7 +195,10 @@ final class Experiment {
   }
 
   private void endSlice() {
-    this.slices.add(this.recorder.close(this.slice, this.arms[this.slice], this.clock.getAsLong()));
+    SliceSummary summary =
+        this.recorder.close(this.slice, this.arms[this.slice], this.clock.getAsLong());
+    this.slices.add(summary);
+    this.totals.add(summary);
     this.recording = false;
     if (this.slice % 2 == 1) {
       String tripped =

@@ -33,6 +33,8 @@ public final class ExperimentSlot {
 
   private volatile Experiment latest;
 
+  private final ArmTotals totals = new ArmTotals();
+
   /**
    * @param timer where the experiments' steps run
    * @param clock nanoseconds, the clock the calls' start and end times given to {@link #record} are
@@ -71,7 +73,8 @@ public final class ExperimentSlot {
             this.timer,
             this.clock,
             this.random.get(),
-            (ended) -> RUNNING.compareAndSet(this, ended, null));
+            (ended) -> RUNNING.compareAndSet(this, ended, null),
+            this.totals);
     this.latest = experiment;
     this.running = experiment;
     experiment.start();
@@ -99,6 +102,11 @@ public final class ExperimentSlot {
   public boolean abort(String reason) {
     Experiment current = this.running;
     return current != null && current.abort(reason);
+  }
+
+  /** Figures per call kind and arm over every slice recorded, for meters. */
+  public ArmTotals totals() {
+    return this.totals;
   }
 
   /** Whether an experiment is running. */

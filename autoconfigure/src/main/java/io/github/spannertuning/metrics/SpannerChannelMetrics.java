@@ -3,6 +3,9 @@ package io.github.spannertuning.metrics;
 import io.github.spannertuning.client.ChannelLoad;
 import io.github.spannertuning.client.ChannelLoad.ChannelStats;
 import io.github.spannertuning.client.SpannerTuningState;
+import io.github.spannertuning.experiment.Arm;
+import io.github.spannertuning.experiment.ArmTotals;
+import io.github.spannertuning.experiment.CallKind;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
@@ -117,12 +120,57 @@ public class SpannerChannelMetrics implements MeterBinder {
                     + " connection had too few stream slots free")
             .baseUnit("streams")
             .register(registry));
+    meters.add(
+        Gauge.builder(
+                PREFIX + ".experiment.running",
+                this.state,
+                (state) -> state.isExperimentRunning() ? 1 : 0)
+            .tags(this.tags)
+            .description("1 while a switchback experiment runs on the client, else 0")
+            .register(registry));
+    for (CallKind kind : CallKind.values()) {
+      for (Arm arm : Arm.values()) {
+        meters.addAll(bindExperiment(registry, kind, arm));
+      }
+    }
     load.onNewChannel((channel) -> meters.addAll(bindChannel(registry, channel)));
     this.state.onClose(
         () -> {
           meters.forEach(registry::remove);
           meters.clear();
         });
+  }
+
+  /**
+   * The experiment's figures of one call kind in one arm, read from its totals, which change once
+   * per recorded slice: nothing is counted per call for them.
+   */
+  private List<Meter> bindExperiment(MeterRegistry registry, CallKind kind, Arm arm) {
+    Iterable<Tag> tags = Tags.concat(this.tags, "kind", kind.id(), "arm", arm.id());
+    ArmTotals totals = this.state.experimentTotals();
+    return List.of(
+        FunctionCounter.builder(PREFIX + ".experiment.calls", totals, (t) -> t.calls(kind, arm))
+            .tags(tags)
+            .description(
+                "Calls of the kind recorded in the experiments' slices of the arm, failed ones"
+                    + " included; added as each slice ends")
+            .baseUnit("calls")
+            .register(registry),
+        FunctionCounter.builder(PREFIX + ".experiment.failed", totals, (t) -> t.failed(kind, arm))
+            .tags(tags)
+            .description("Calls of the kind that failed in the experiments' slices of the arm")
+            .baseUnit("calls")
+            .register(registry),
+        Gauge.builder(PREFIX + ".experiment.p50", totals, (t) -> t.lastP50Seconds(kind, arm))
+            .tags(tags)
+            .description("Median latency of the kind in the last recorded slice of the arm")
+            .baseUnit("seconds")
+            .register(registry),
+        Gauge.builder(PREFIX + ".experiment.p99", totals, (t) -> t.lastP99Seconds(kind, arm))
+            .tags(tags)
+            .description("P99 latency of the kind in the last recorded slice of the arm")
+            .baseUnit("seconds")
+            .register(registry));
   }
 
   private List<Meter> bindChannel(MeterRegistry registry, ChannelStats channel) {

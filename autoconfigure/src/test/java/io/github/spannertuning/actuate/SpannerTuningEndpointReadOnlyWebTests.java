@@ -9,6 +9,8 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.client.TestRestTemplate;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.HttpStatus;
 
 /** With Boot's default access for this endpoint, read-only, the write operation is refused. */
 @SpringBootTest(
@@ -36,9 +38,28 @@ class SpannerTuningEndpointReadOnlyWebTests {
                 .getStatusCode()
                 .is4xxClientError())
         .isTrue();
+    String path = "/actuator/spannertuning/spanner/experiment";
+    assertThat(
+            this.http
+                .postForEntity(path, Map.of("duration", "2m", "slice", "30s"), String.class)
+                .getStatusCode()
+                .is4xxClientError())
+        .as("start an experiment")
+        .isTrue();
+    assertThat(
+            this.http
+                .exchange(path, HttpMethod.DELETE, null, String.class)
+                .getStatusCode()
+                .is4xxClientError())
+        .as("stop an experiment")
+        .isTrue();
+    // Readable, and none was started.
+    assertThat(this.http.getForEntity(path, String.class).getStatusCode())
+        .isEqualTo(HttpStatus.NOT_FOUND);
     String body = this.http.getForObject("/actuator/spannertuning/spanner", String.class);
     assertThat(body)
         .contains("\"stream-end-guard\":{\"state\":\"" + GuardLine.expectedName() + "\"");
+    assertThat(body).contains("\"experiment\":null");
     SpannerTuningEndpointWebTests.assertNothingSecret(body);
   }
 }

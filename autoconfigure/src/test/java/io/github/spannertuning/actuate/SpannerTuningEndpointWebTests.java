@@ -22,7 +22,11 @@ import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.web.client.TestRestTemplate;
+import org.springframework.http.HttpEntity;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 
 /** The endpoint over HTTP, with write access granted. */
@@ -164,6 +168,70 @@ class SpannerTuningEndpointWebTests {
                     String.class)
                 .getStatusCode())
         .isEqualTo(HttpStatus.BAD_REQUEST);
+  }
+
+  @Test
+  void anExperimentIsStartedReadAndStoppedOverHttp(CapturedOutput output) throws Exception {
+    String path = "/actuator/spannertuning/spanner/experiment";
+    // No body, as curl -X POST -H 'Content-Type: application/json' sends: both fields are optional.
+    HttpHeaders headers = new HttpHeaders();
+    headers.setContentType(MediaType.APPLICATION_JSON);
+    ResponseEntity<String> started =
+        this.http.postForEntity(path, new HttpEntity<>(headers), String.class);
+    assertThat(started.getStatusCode()).as(started.getBody()).isEqualTo(HttpStatus.OK);
+    JsonNode experiment = this.json.readTree(started.getBody());
+    assertThat(experiment.get("state").asText()).isEqualTo("running");
+    assertThat(experiment.get("slice").asText()).isEqualTo("60s");
+    assertThat(experiment.get("duration").asText()).isEqualTo("20m");
+    assertThat(experiment.get("carryOver").asText()).isEqualTo("5s");
+    JsonNode listed =
+        this.json
+            .readTree(this.http.getForObject("/actuator/spannertuning", String.class))
+            .at("/clients/spanner/experiment");
+    assertThat(listed.get("state").asText()).isEqualTo("running");
+    assertThat(listed.has("reason")).as("reason in %s", listed).isTrue();
+    assertThat(listed.get("reason").isNull()).isTrue();
+    assertThat(listed.get("pairs").asInt()).isZero();
+    assertThat(listed.at("/results/single-use/calls/tuned").isNumber()).isTrue();
+    assertThat(listed.at("/results/single-use/verdict").asText())
+        .isEqualTo("no-detectable-difference");
+    assertThat(this.http.getForEntity(path, String.class).getStatusCode()).isEqualTo(HttpStatus.OK);
+    ResponseEntity<String> second =
+        this.http.postForEntity(path, Map.of("duration", "10m", "slice", "30s"), String.class);
+    assertThat(second.getStatusCode()).isEqualTo(HttpStatus.BAD_REQUEST);
+
+    ResponseEntity<String> stopped =
+        this.http.exchange(path, HttpMethod.DELETE, null, String.class);
+    assertThat(stopped.getStatusCode()).isEqualTo(HttpStatus.OK);
+    JsonNode ended = this.json.readTree(stopped.getBody());
+    assertThat(ended.get("state").asText()).isEqualTo("stopped");
+    assertThat(ended.get("reason").asText())
+        .isEqualTo("stopped by anonymous through the spannertuning endpoint");
+    assertThat(
+            this.json
+                .readTree(this.http.getForObject("/actuator/spannertuning/spanner", String.class))
+                .at("/features/stream-end-guard/state")
+                .asText())
+        .isEqualTo("on");
+
+    ResponseEntity<String> bad =
+        this.http.postForEntity(path, Map.of("duration", "soon"), String.class);
+    assertThat(bad.getStatusCode()).isEqualTo(HttpStatus.BAD_REQUEST);
+    ResponseEntity<String> shorter =
+        this.http.postForEntity(path, Map.of("duration", "2m", "slice", "30s"), String.class);
+    assertThat(shorter.getStatusCode()).as(shorter.getBody()).isEqualTo(HttpStatus.OK);
+    JsonNode planned = this.json.readTree(shorter.getBody());
+    assertThat(planned.get("slice").asText()).isEqualTo("30s");
+    assertThat(planned.at("/progress/slices").asInt()).isEqualTo(4);
+    assertThat(this.http.exchange(path, HttpMethod.DELETE, null, String.class).getStatusCode())
+        .isEqualTo(HttpStatus.OK);
+    assertThat(output)
+        .contains(
+            "spanner-tuning: experiment of 10 pairs of 60s slices started on Spanner client"
+                + " 'spanner' by anonymous through the spannertuning endpoint")
+        .contains(
+            "spanner-tuning: refused an experiment request on Spanner client 'spanner': duration"
+                + " must be a duration such as 20m, 60s or 500ms");
   }
 
   private long skipped() throws Exception {

@@ -18,6 +18,7 @@ import io.github.spannertuning.client.Feature;
 import io.github.spannertuning.client.FeatureState.Status;
 import io.github.spannertuning.client.SpannerTuning;
 import io.github.spannertuning.client.SpannerTuningState;
+import io.github.spannertuning.experiment.ExperimentResult;
 import io.github.spannertuning.testing.GuardLine;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServerExtension;
@@ -109,6 +110,38 @@ class SpannerTuningAutoConfigurationTests {
                   .contains(", stream-end-guard=off (disabled by configuration), grpc-gcp=")
                   .doesNotContain("tuned Spanner client of project");
             });
+  }
+
+  @Test
+  void anExperimentStartsOnTheClientAtStartupWhenItsPropertiesAreSet(CapturedOutput output) {
+    this.contextRunner
+        .withPropertyValues(
+            "spanner.tuning.experiment.duration=4m", "spanner.tuning.experiment.slice=20s")
+        .run(
+            (context) -> {
+              assertThat(context).hasNotFailed();
+              SpannerTuningState state = tuningOf(context);
+              ExperimentResult experiment = state.experiment();
+              assertThat(experiment).isNotNull();
+              assertThat(experiment.state()).isEqualTo("running");
+              assertThat(experiment.slice()).isEqualTo("20s");
+              assertThat(experiment.duration()).isEqualTo("4m");
+              assertThat(experiment.progress().slices()).isEqualTo(12);
+              assertThat(output)
+                  .contains(
+                      "spanner-tuning: experiment of 6 pairs of 20s slices started on Spanner"
+                          + " client 'spanner' (spanner.tuning.experiment.*)");
+            });
+  }
+
+  @Test
+  void noExperimentStartsWithoutItsProperties() {
+    this.contextRunner.run(
+        (context) -> {
+          assertThat(context).hasNotFailed();
+          assertThat(tuningOf(context).experiment()).isNull();
+          assertThat(tuningOf(context).isExperimentRunning()).isFalse();
+        });
   }
 
   @Test

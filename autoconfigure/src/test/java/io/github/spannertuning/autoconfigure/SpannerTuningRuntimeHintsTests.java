@@ -2,9 +2,11 @@ package io.github.spannertuning.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.spannertuning.actuate.SpannerTuningEndpoint;
 import io.github.spannertuning.client.ClientReflection;
 import io.github.spannertuning.client.ClientReflection.Access;
 import io.github.spannertuning.client.ClientReflection.Member;
+import io.github.spannertuning.experiment.ExperimentResult;
 import java.io.IOException;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Field;
@@ -20,6 +22,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.springframework.aot.hint.RuntimeHints;
 import org.springframework.aot.hint.RuntimeHintsRegistrar;
+import org.springframework.aot.hint.annotation.ReflectiveRuntimeHintsRegistrar;
 import org.springframework.aot.hint.predicate.RuntimeHintsPredicates;
 import org.springframework.beans.factory.aot.AotServices;
 
@@ -86,6 +89,28 @@ class SpannerTuningRuntimeHintsTests {
     }
     assertThat(missing).as("reflective targets without a runtime hint").isEmpty();
     assertThat(NOT_ON_EVERY_LINE).as("targets not found on this classpath").containsAll(notFound);
+  }
+
+  /**
+   * The experiment's answer is serialized by Jackson in a native image too: Boot's operation
+   * annotations register binding hints for each operation's return type, down to the records it
+   * holds (the per-kind result, the per-arm figures, the progress).
+   */
+  @Test
+  void theExperimentsAnswerHasBindingHints() {
+    RuntimeHints endpoint = new RuntimeHints();
+    new ReflectiveRuntimeHintsRegistrar()
+        .registerRuntimeHints(endpoint, SpannerTuningEndpoint.class);
+    for (Class<?> type :
+        List.of(
+            SpannerTuningEndpoint.ExperimentDescriptor.class,
+            ExperimentResult.KindResult.class,
+            ExperimentResult.PerArm.class,
+            ExperimentResult.Progress.class)) {
+      assertThat(RuntimeHintsPredicates.reflection().onType(type))
+          .as(type.getName())
+          .accepts(endpoint);
+    }
   }
 
   @Test

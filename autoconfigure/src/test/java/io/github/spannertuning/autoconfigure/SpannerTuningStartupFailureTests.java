@@ -86,6 +86,32 @@ class SpannerTuningStartupFailureTests {
         "Set 'spanner.tuning.stream-end-guard.enabled' to true or false.");
   }
 
+  @Test
+  void experimentSliceNoLongerThanTheCarryOverFromAnEnvironmentVariable(CapturedOutput output) {
+    run(Map.of("SPANNER_TUNING_EXPERIMENT_SLICE", "4s"));
+    assertFailedOnce(
+        output,
+        "Invalid value '4s' for property 'spanner.tuning.experiment.slice' (from System"
+            + " Environment Property \"SPANNER_TUNING_EXPERIMENT_SLICE\"): slice must be longer"
+            + " than the carry-over discarded after each switch (5s), was 4s; must be a duration"
+            + " longer than the carry-over",
+        "Set 'spanner.tuning.experiment.slice' to a duration longer than the carry-over"
+            + " discarded after each switch (the larger of the stream-end guard's drain timeout"
+            + " and 2s), such as 60s; unset, 60s.");
+  }
+
+  @Test
+  void experimentDurationHoldingNoPairFromAnEnvironmentVariable(CapturedOutput output) {
+    run(Map.of("SPANNER_TUNING_EXPERIMENT_DURATION", "1m"));
+    assertFailedOnce(
+        output,
+        "Invalid value '1m' for property 'spanner.tuning.experiment.duration' (from System"
+            + " Environment Property \"SPANNER_TUNING_EXPERIMENT_DURATION\"): duration must hold"
+            + " at least one pair of slices (2 x slice = 2m), was 60s",
+        "Set 'spanner.tuning.experiment.duration' to a duration holding 1 to 500 pairs of"
+            + " slices");
+  }
+
   private static void run(Map<String, Object> environmentVariables, String... args) {
     SpringApplication application = new SpringApplication(SpannerApplication.class);
     application.setWebApplicationType(WebApplicationType.NONE);

@@ -384,6 +384,34 @@ public final class Report {
         }
       }
     }
+    StringBuilder experiment = new StringBuilder();
+    for (JsonNode run : runs) {
+      double[] idle = jmhScore(run, "noExperiment", null, null);
+      double[] recording = jmhScore(run, "experimentRecording", null, null);
+      if (idle != null && recording != null) {
+        experiment
+            .append("| ")
+            .append(run.path("client").asText())
+            .append(" | ")
+            .append(fmt(idle[0], 1))
+            .append(" ns, ")
+            .append(fmt(idle[1], 0))
+            .append(" B | ")
+            .append(fmt(recording[0], 1))
+            .append(" ns, ")
+            .append(fmt(recording[1], 0))
+            .append(" B |\n");
+      }
+    }
+    if (experiment.length() > 0) {
+      md.append(
+              "\nSwitchback experiment (ExperimentBenchmark): one single-use query through the"
+                  + " counting interceptor, on a client with no experiment and on one whose"
+                  + " experiment is recording.\n\n")
+          .append("| client line | no experiment | experiment recording |\n")
+          .append("|---|---|---|\n")
+          .append(experiment);
+    }
     return md.toString();
   }
 

@@ -10,8 +10,7 @@ import java.util.List;
 final class Endpoint {
 
   static final List<String> FEATURES =
-      List.of(
-          "single-use-distribution", "transaction-routing", "stream-end-guard", "grpc-gcp");
+      List.of("single-use-distribution", "transaction-routing", "stream-end-guard", "grpc-gcp");
 
   private Endpoint() {}
 

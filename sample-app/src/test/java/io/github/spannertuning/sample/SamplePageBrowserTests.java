@@ -106,6 +106,36 @@ class SamplePageBrowserTests {
     screenshot("sample-page.png");
   }
 
+  @Test
+  void anExperimentStartsFromThePageShowsItsProgressAndStops(@TempDir Path profile) {
+    this.driver = startChromium(profile);
+    WebDriverWait wait = new WebDriverWait(this.driver, Duration.ofSeconds(30));
+    wait.ignoring(StaleElementReferenceException.class);
+    this.driver.get("http://localhost:" + this.port + "/");
+    wait.until((d) -> "none".equals(experimentState()));
+    click(wait, "experiment-start");
+    wait.until((d) -> "running".equals(experimentState()));
+    assertThat(this.registry.client("spanner").orElseThrow().isExperimentRunning()).isTrue();
+    // The page's plan: 2m of 10s slices.
+    assertThat(script("return document.getElementById('experiment-head').textContent"))
+        .asString()
+        .contains("pairs of 10s slices recorded · ")
+        .contains(" of 12 slices done");
+    assertThat(script("return document.querySelectorAll('#experiment tr[data-kind]').length"))
+        .isEqualTo(3L);
+    click(wait, "experiment-stop");
+    wait.until((d) -> "stopped".equals(experimentState()));
+    assertThat(this.registry.client("spanner").orElseThrow().isExperimentRunning()).isFalse();
+    assertThat(script("return document.getElementById('experiment-head').textContent"))
+        .asString()
+        .startsWith("stopped (stopped by anonymous through the spannertuning endpoint)");
+  }
+
+  private String experimentState() {
+    return (String)
+        script("const e = document.getElementById('experiment'); return e && e.dataset.state;");
+  }
+
   private ChromeDriver startChromium(Path profile) {
     ChromeOptions options = new ChromeOptions();
     options.setBinary(chromium.toFile());

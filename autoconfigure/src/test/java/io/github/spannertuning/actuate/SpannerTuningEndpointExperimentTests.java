@@ -1,0 +1,302 @@
+package io.github.spannertuning.actuate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
+
+import com.google.cloud.spanner.DatabaseClient;
+import com.google.cloud.spanner.DatabaseId;
+import com.google.cloud.spanner.ResultSet;
+import com.google.cloud.spanner.Spanner;
+import com.google.cloud.spanner.SpannerOptions;
+import com.google.cloud.spanner.Statement;
+import io.github.spannertuning.actuate.SpannerTuningEndpoint.ClientDescriptor;
+import io.github.spannertuning.actuate.SpannerTuningEndpoint.ExperimentDescriptor;
+import io.github.spannertuning.actuate.SpannerTuningEndpoint.FeatureDescriptor;
+import io.github.spannertuning.client.Feature;
+import io.github.spannertuning.client.FeatureState.Status;
+import io.github.spannertuning.client.SpannerTuning;
+import io.github.spannertuning.client.SpannerTuningState;
+import io.github.spannertuning.experiment.ExperimentResult.KindResult;
+import io.github.spannertuning.testing.MockSpannerServer;
+import io.github.spannertuning.testing.MockSpannerServerExtension;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+
+/**
+ * The endpoint's experiment operations on their own, on real tuned clients against the test server:
+ * start, progress, result, stop, the requests it refuses, and the aborts. Clients drain for at most
+ * 500 ms, so the carry-over is the latency estimates' 2 s and a slice of 2.5 s records 0.5 s.
+ * Access over HTTP is {@link SpannerTuningEndpointWebTests}' and {@link
+ * SpannerTuningEndpointReadOnlyWebTests}'.
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class SpannerTuningEndpointExperimentTests {
+
+  @RegisterExtension
+  static final MockSpannerServerExtension server = new MockSpannerServerExtension();
+
+  private static final SpannerTuning TUNING =
+      SpannerTuning.newBuilder().streamEndGuardDrainTimeout(Duration.ofMillis(500)).build();
+
+  /** What the endpoint shows for every switchable feature on this line when tuned. */
+  private static final String ON =
+      System.getProperty("spanner-tuning.expected.single-use-distribution", "on");
+
+  private final Map<String, SpannerTuningState> clients = new LinkedHashMap<>();
+
+  private final List<Spanner> spanners = new ArrayList<>();
+
+  private final SpannerTuningEndpoint endpoint =
+      new SpannerTuningEndpoint(() -> new LinkedHashMap<>(this.clients));
+
+  @AfterEach
+  void closeClients() {
+    this.clients.values().forEach((state) -> state.stopExperiment("test over"));
+    this.spanners.stream().filter((spanner) -> !spanner.isClosed()).forEach(Spanner::close);
+  }
+
+  @Test
+  void startShowsTheRunningExperimentAndTheArmItPutTheClientIn(CapturedOutput output) {
+    tuned("spanner", TUNING);
+    ExperimentDescriptor started =
+        this.endpoint.startExperiment("spanner", "experiment", "10s", "2500ms", () -> "alice");
+    ClientDescriptor client = this.endpoint.client("spanner");
+    ExperimentDescriptor shown = client.experiment();
+    assertThat(started.state()).isEqualTo("running");
+    assertThat(started.reason()).isNull();
+    assertThat(started.pairs()).isZero();
+    assertThat(started.slice()).isEqualTo("2500ms");
+    assertThat(started.duration()).isEqualTo("10s");
+    assertThat(started.carryOver()).isEqualTo("2s");
+    assertThat(started.progress().slices()).isEqualTo(4);
+    assertThat(started.results().get("single-use").pairs()).isZero();
+    assertThat(shown.state()).isEqualTo("running");
+    assertThat(shown.progress().arm()).isIn("tuned", "stock");
+    // The features were read before the experiment, and both in the first slice: in its arm.
+    if (shown.progress().slicesDone() == 0 && !shown.progress().recording()) {
+      String guard = client.features().get("stream-end-guard").state();
+      assertThat(guard)
+          .as("stream-end-guard in a %s slice", shown.progress().arm())
+          .isEqualTo(shown.progress().arm().equals("stock") ? "off" : "on");
+    }
+    assertThat(this.endpoint.experiment("spanner", "experiment").state()).isEqualTo("running");
+    assertThat(output)
+        .contains(
+            "spanner-tuning: experiment of 2 pairs of 2500ms slices started on Spanner client"
+                + " 'spanner' by alice through the spannertuning endpoint");
+  }
+
+  @Test
+  void stopLeavesTheClientTunedAsConfigured(CapturedOutput output) {
+    tuned("spanner", TUNING);
+    SpannerTuningState state = this.clients.get("spanner");
+    Map<Feature, Status> configured = statuses(state);
+    this.endpoint.startExperiment("spanner", "experiment", "20s", "2500ms", null);
+    assertThat(state.isExperimentRunning()).isTrue();
+    ExperimentDescriptor stopped = this.endpoint.stopExperiment("spanner", "experiment", null);
+    assertThat(stopped.state()).isEqualTo("stopped");
+    assertThat(stopped.reason())
+        .isEqualTo("stopped by anonymous through the spannertuning endpoint");
+    assertThat(stopped.progress().arm()).isNull();
+    assertThat(statuses(state)).isEqualTo(configured);
+    assertThat(this.endpoint.client("spanner").features().get("stream-end-guard"))
+        .isEqualTo(new FeatureDescriptor("on", null, null));
+    // A second stop changes nothing and shows the same experiment.
+    assertThat(this.endpoint.stopExperiment("spanner", "experiment", null).state())
+        .isEqualTo("stopped");
+    assertThat(output)
+        .contains(
+            "spanner-tuning: experiment stopped on Spanner client 'spanner' by anonymous through"
+                + " the spannertuning endpoint");
+  }
+
+  @Test
+  void aFinishedExperimentShowsItsResultPerKindOfCall() throws Exception {
+    Spanner spanner = tuned("spanner", TUNING);
+    SpannerTuningState state = this.clients.get("spanner");
+    AtomicBoolean running = new AtomicBoolean(true);
+    Thread traffic = new Thread(() -> pointSelectsWhile(spanner, running));
+    traffic.start();
+    try {
+      this.endpoint.startExperiment("spanner", "experiment", "5s", "2500ms", null);
+      await().atMost(Duration.ofSeconds(30)).until(() -> !state.isExperimentRunning());
+    } finally {
+      running.set(false);
+      traffic.join();
+    }
+    ExperimentDescriptor done = this.endpoint.client("spanner").experiment();
+    assertThat(done.state()).as("%s", done).isEqualTo("done");
+    assertThat(done.reason()).isNull();
+    assertThat(done.pairs()).isEqualTo(1);
+    assertThat(done.progress().slicesDone()).isEqualTo(2);
+    assertThat(done.results()).containsOnlyKeys("single-use", "transaction-query", "commit");
+    KindResult singleUse = done.results().get("single-use");
+    assertThat(singleUse.calls().tuned()).as("%s", singleUse).isPositive();
+    assertThat(singleUse.calls().stock()).as("%s", singleUse).isPositive();
+    assertThat(singleUse.p50Ratio()).isPositive();
+    assertThat(singleUse.p99Ratio()).isPositive();
+    // One pair: no interval, and so no verdict but this one.
+    assertThat(singleUse.p99RatioLow()).isNull();
+    assertThat(singleUse.p99RatioHigh()).isNull();
+    assertThat(singleUse.failedRate().tuned()).isZero();
+    assertThat(singleUse.failedRate().stock()).isZero();
+    assertThat(singleUse.verdict()).isEqualTo("no-detectable-difference");
+    assertThat(done.results().get("commit").calls().tuned()).isZero();
+    // The stock slice's point selects were cancelled after their last row; the tuned one's not.
+    assertThat(done.cancelsOfFinishedStreams().stock()).isPositive();
+    assertThat(done.cancelsOfFinishedStreams().tuned()).isZero();
+    assertThat(done.warnings()).anyMatch((warning) -> warning.contains("pairs"));
+    assertThat(state.feature(Feature.STREAM_END_GUARD).status()).isEqualTo(Status.ON);
+  }
+
+  @Test
+  void aFeatureSwitchedByHandAbortsTheExperimentAndItsSwitchStays() {
+    tuned("spanner", TUNING);
+    SpannerTuningState state = this.clients.get("spanner");
+    this.endpoint.startExperiment("spanner", "experiment", "20s", "2500ms", null);
+    ClientDescriptor after =
+        this.endpoint.switchFeature("spanner", "stream-end-guard", false, null);
+    assertThat(after.experiment().state()).isEqualTo("aborted");
+    assertThat(after.experiment().reason())
+        .isEqualTo(
+            "stream-end-guard was switched off by hand; the client went back to its configured"
+                + " states before that switch");
+    assertThat(after.features().get("stream-end-guard"))
+        .isEqualTo(new FeatureDescriptor("off", "switched off at runtime", null));
+    assertThat(after.features().get("single-use-distribution").state()).isEqualTo(ON);
+    assertThat(after.features().get("transaction-routing").state()).isEqualTo(ON);
+    assertThat(state.isExperimentRunning()).isFalse();
+  }
+
+  @Test
+  void closingTheClientAbortsTheExperiment() {
+    Spanner spanner = tuned("spanner", TUNING);
+    SpannerTuningState state = this.clients.get("spanner");
+    this.endpoint.startExperiment("spanner", "experiment", "20s", "2500ms", null);
+    spanner.close();
+    assertThat(state.isExperimentRunning()).isFalse();
+    assertThat(state.experiment().state()).isEqualTo("aborted");
+    assertThat(state.experiment().reason()).isEqualTo("the client was closed");
+  }
+
+  @Test
+  void oneExperimentPerClientAtATime() {
+    tuned("spanner", TUNING);
+    this.endpoint.startExperiment("spanner", "experiment", "20s", "2500ms", null);
+    assertThatExceptionOfType(InvalidEndpointRequestException.class)
+        .isThrownBy(() -> this.endpoint.startExperiment("spanner", "experiment", null, null, null))
+        .satisfies(
+            (ex) ->
+                assertThat(ex.getReason())
+                    .startsWith("an experiment is already running on this client (slice 1 of 8)"));
+  }
+
+  @Test
+  void aBadPlanIsRefusedNamingTheFieldAndWhatItTakes() {
+    tuned("spanner", TUNING);
+    assertRefused(
+        "1s",
+        "2s",
+        "slice must be longer than the carry-over discarded after each switch (2s), was 2s");
+    // 5s holds exactly one pair of 2.5s slices.
+    assertThat(this.endpoint.startExperiment("spanner", "experiment", "5s", "2500ms", null).state())
+        .isEqualTo("running");
+    this.endpoint.stopExperiment("spanner", "experiment", null);
+    assertRefused(
+        "4s", "2500ms", "duration must hold at least one pair of slices (2 x slice = 5s), was 4s");
+    assertRefused(
+        "twenty minutes",
+        null,
+        "duration must be a duration such as 20m, 60s or 500ms (Boot's duration format), was"
+            + " 'twenty minutes'");
+    assertRefused(
+        "3000h",
+        "4s",
+        "duration must hold at most 500 pairs of slices (duration / (2 x slice)), was 1350000"
+            + " pairs (3000h of 4s slices)");
+    // A refused start leaves the last experiment as it was.
+    assertThat(this.endpoint.client("spanner").experiment().state()).isEqualTo("stopped");
+  }
+
+  @Test
+  void anUnknownClientOrPathIsRefusedAndNothingRunsWhereNothingIsTuned() {
+    assertThatExceptionOfType(InvalidEndpointRequestException.class)
+        .isThrownBy(() -> this.endpoint.startExperiment("nope", "experiment", null, null, null))
+        .satisfies((ex) -> assertThat(ex.getReason()).isEqualTo("Unknown Spanner client 'nope'"));
+    tuned("spanner", TUNING);
+    assertThatExceptionOfType(InvalidEndpointRequestException.class)
+        .isThrownBy(() -> this.endpoint.startExperiment("spanner", "experiments", null, null, null))
+        .satisfies(
+            (ex) ->
+                assertThat(ex.getReason())
+                    .isEqualTo("Unknown operation 'experiments'; the only one is 'experiment'"));
+    assertThat(this.endpoint.experiment("spanner", "experiment")).isNull();
+    assertThat(this.endpoint.experiment("spanner", "experiments")).isNull();
+    assertThatExceptionOfType(InvalidEndpointRequestException.class)
+        .isThrownBy(() -> this.endpoint.stopExperiment("spanner", "experiment", null))
+        .satisfies(
+            (ex) ->
+                assertThat(ex.getReason())
+                    .isEqualTo("no experiment was started on Spanner client 'spanner'"));
+    tuned(
+        "untuned",
+        SpannerTuning.newBuilder()
+            .singleUseDistribution(false)
+            .transactionRouting(false)
+            .streamEndGuard(false)
+            .build());
+    assertThatExceptionOfType(InvalidEndpointRequestException.class)
+        .isThrownBy(() -> this.endpoint.startExperiment("untuned", "experiment", null, null, null))
+        .satisfies(
+            (ex) ->
+                assertThat(ex.getReason())
+                    .startsWith(
+                        "no feature spanner-tuning applies itself is on on this client, so the"
+                            + " two arms would be the same client: single-use-distribution=off"));
+  }
+
+  private void assertRefused(String duration, String slice, String reason) {
+    assertThatExceptionOfType(InvalidEndpointRequestException.class)
+        .isThrownBy(
+            () -> this.endpoint.startExperiment("spanner", "experiment", duration, slice, null))
+        .satisfies((ex) -> assertThat(ex.getReason()).isEqualTo(reason));
+  }
+
+  private static Map<Feature, Status> statuses(SpannerTuningState state) {
+    Map<Feature, Status> statuses = new LinkedHashMap<>();
+    state.features().forEach((feature, value) -> statuses.put(feature, value.status()));
+    return statuses;
+  }
+
+  private Spanner tuned(String name, SpannerTuning tuning) {
+    SpannerOptions.Builder builder = server.get().clientOptions(2);
+    SpannerTuningState state = tuning.applyTo(builder);
+    Spanner spanner = builder.build().getService();
+    this.spanners.add(spanner);
+    this.clients.put(name, state);
+    return spanner;
+  }
+
+  private static void pointSelectsWhile(Spanner spanner, AtomicBoolean running) {
+    DatabaseClient client =
+        spanner.getDatabaseClient(DatabaseId.of("test-project", "test-instance", "test-db"));
+    while (running.get()) {
+      try (ResultSet resultSet =
+          client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
+        resultSet.next();
+      }
+    }
+  }
+}

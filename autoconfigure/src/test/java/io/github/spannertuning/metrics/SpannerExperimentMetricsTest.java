@@ -1,0 +1,109 @@
+package io.github.spannertuning.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.google.cloud.spanner.DatabaseClient;
+import com.google.cloud.spanner.DatabaseId;
+import com.google.cloud.spanner.ResultSet;
+import com.google.cloud.spanner.Spanner;
+import com.google.cloud.spanner.SpannerOptions;
+import com.google.cloud.spanner.Statement;
+import io.github.spannertuning.client.SpannerTuning;
+import io.github.spannertuning.client.SpannerTuningState;
+import io.github.spannertuning.experiment.ExperimentResult;
+import io.github.spannertuning.experiment.ExperimentResult.KindResult;
+import io.github.spannertuning.testing.MockSpannerServer;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The experiment's meters, tagged {@code kind} and {@code arm}, show what its result shows: a real
+ * tuned client against the test server, point selects from one thread, one pair of 2.5 s slices
+ * (the client drains for at most 500 ms, so the carry-over is 2 s).
+ */
+class SpannerExperimentMetricsTest {
+
+  private static final SpannerTuning TUNING =
+      SpannerTuning.newBuilder().streamEndGuardDrainTimeout(Duration.ofMillis(500)).build();
+
+  @Test
+  void callsPerKindAndArmMatchTheExperimentsResult() throws Exception {
+    try (MockSpannerServer server = MockSpannerServer.start()) {
+      SpannerOptions.Builder builder = server.clientOptions(2);
+      SpannerTuningState state = TUNING.applyTo(builder);
+      MeterRegistry registry = new SimpleMeterRegistry();
+      new SpannerChannelMetrics(state, "spanner", Tags.empty()).bindTo(registry);
+      try (Spanner spanner = builder.build().getService()) {
+        assertThat(gauge(registry, "spanner.tuning.experiment.running")).isZero();
+        assertThat(counter(registry, "spanner.tuning.experiment.calls", "single-use", "tuned"))
+            .isZero();
+        assertThat(gauge(registry, "spanner.tuning.experiment.p99", "single-use", "stock")).isNaN();
+        AtomicBoolean running = new AtomicBoolean(true);
+        Thread traffic = new Thread(() -> pointSelectsWhile(spanner, running));
+        traffic.start();
+        try {
+          state.startExperiment(
+              state.experimentPlan(Duration.ofMillis(5000), Duration.ofMillis(2500)));
+          assertThat(gauge(registry, "spanner.tuning.experiment.running")).isEqualTo(1);
+          await().atMost(Duration.ofSeconds(30)).until(() -> !state.isExperimentRunning());
+        } finally {
+          running.set(false);
+          traffic.join();
+        }
+        ExperimentResult result = state.experiment();
+        assertThat(result.state()).isEqualTo("done");
+        assertThat(gauge(registry, "spanner.tuning.experiment.running")).isZero();
+        KindResult singleUse = result.results().get("single-use");
+        assertThat(singleUse.calls().tuned()).isPositive();
+        assertThat(singleUse.calls().stock()).isPositive();
+        assertThat(counter(registry, "spanner.tuning.experiment.calls", "single-use", "tuned"))
+            .isEqualTo((double) singleUse.calls().tuned());
+        assertThat(counter(registry, "spanner.tuning.experiment.calls", "single-use", "stock"))
+            .isEqualTo((double) singleUse.calls().stock());
+        assertThat(counter(registry, "spanner.tuning.experiment.failed", "single-use", "stock"))
+            .isZero();
+        assertThat(counter(registry, "spanner.tuning.experiment.calls", "commit", "tuned"))
+            .isZero();
+        // One slice per arm: its P99 is the arm's figure.
+        assertThat(gauge(registry, "spanner.tuning.experiment.p99", "single-use", "tuned"))
+            .isEqualTo(singleUse.p99Seconds().tuned());
+        assertThat(gauge(registry, "spanner.tuning.experiment.p99", "single-use", "stock"))
+            .isEqualTo(singleUse.p99Seconds().stock());
+        assertThat(gauge(registry, "spanner.tuning.experiment.p50", "single-use", "stock"))
+            .isPositive();
+      }
+    }
+  }
+
+  private static double counter(MeterRegistry registry, String name, String kind, String arm) {
+    return registry
+        .get(name)
+        .tags("client", "spanner", "kind", kind, "arm", arm)
+        .functionCounter()
+        .count();
+  }
+
+  private static double gauge(MeterRegistry registry, String name, String kind, String arm) {
+    return registry.get(name).tags("client", "spanner", "kind", kind, "arm", arm).gauge().value();
+  }
+
+  private static double gauge(MeterRegistry registry, String name) {
+    return registry.get(name).tags("client", "spanner").gauge().value();
+  }
+
+  private static void pointSelectsWhile(Spanner spanner, AtomicBoolean running) {
+    DatabaseClient client =
+        spanner.getDatabaseClient(DatabaseId.of("test-project", "test-instance", "test-db"));
+    while (running.get()) {
+      try (ResultSet resultSet =
+          client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
+        resultSet.next();
+      }
+    }
+  }
+}
