@@ -32,7 +32,7 @@ class SpannerChannelMetricsDocumentationTests {
 
   /** A table row whose first cell is a {@code spanner.tuning.*} meter name in backquotes. */
   private static final Pattern TABLE_ROW =
-      Pattern.compile("^\\|\\s*`(spanner\\.tuning\\.[a-z.]+)`\\s*\\|", Pattern.MULTILINE);
+      Pattern.compile("^\\|\\s*`(spanner\\.tuning\\.[a-z0-9.]+)`\\s*\\|", Pattern.MULTILINE);
 
   @Test
   void meterTableListsEveryMeter() throws Exception {
