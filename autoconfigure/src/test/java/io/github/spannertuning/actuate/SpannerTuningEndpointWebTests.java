@@ -212,7 +212,7 @@ class SpannerTuningEndpointWebTests {
                 .readTree(this.http.getForObject("/actuator/spannertuning/spanner", String.class))
                 .at("/features/stream-end-guard/state")
                 .asText())
-        .isEqualTo("on");
+        .isEqualTo(GuardLine.expectedName());
 
     ResponseEntity<String> bad =
         this.http.postForEntity(path, Map.of("duration", "soon"), String.class);
