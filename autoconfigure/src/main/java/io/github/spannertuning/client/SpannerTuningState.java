@@ -330,7 +330,12 @@ public final class SpannerTuningState {
     Map<Feature, FeatureState> on = new EnumMap<>(Feature.class);
     features.forEach(
         (feature, state) -> {
-          if (feature.isSwitchableAtRuntime() && state.isApplied()) {
+          // The guard's split state counts: its stock arm switches off spanner-tuning's part.
+          boolean startersPart =
+              state.isApplied()
+                  || (state.status() == FeatureState.Status.NATIVE
+                      && FeatureStates.isSwitchable(feature, state));
+          if (feature.isSwitchableAtRuntime() && startersPart) {
             on.put(feature, state);
           }
         });
