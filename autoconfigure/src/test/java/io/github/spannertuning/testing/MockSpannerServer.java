@@ -4,13 +4,8 @@ import com.google.cloud.NoCredentials;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
 import com.google.protobuf.AbstractMessage;
-import com.google.spanner.admin.instance.v1.InstanceAdminGrpc;
-import com.google.spanner.admin.instance.v1.ListInstanceConfigsRequest;
-import com.google.spanner.admin.instance.v1.ListInstanceConfigsResponse;
 import com.google.spanner.v1.ExecuteSqlRequest;
-import com.google.spanner.v1.PartialResultSet;
 import com.google.spanner.v1.ReadRequest;
-import io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
 import io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener;
 import io.grpc.Grpc;
 import io.grpc.ManagedChannelBuilder;
@@ -21,14 +16,11 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
-import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
-import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
@@ -42,7 +34,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -167,10 +158,6 @@ public final class MockSpannerServer implements AutoCloseable {
 
   private final AtomicInteger cancels = new AtomicInteger();
 
-  private final AtomicInteger awaitingTrailers = new AtomicInteger();
-
-  private final AtomicInteger maxAwaitingTrailers = new AtomicInteger();
-
   private final ScheduledExecutorService scheduler =
       Executors.newScheduledThreadPool(
           2,
@@ -182,11 +169,9 @@ public final class MockSpannerServer implements AutoCloseable {
 
   private final MockSpannerService mock = new MockSpannerService(this.scheduler);
 
+  private final StreamEndings endings;
+
   private volatile ServiceTime serviceTime;
-
-  private volatile boolean markLast;
-
-  private volatile long trailersDelayNanos;
 
   private volatile SocketAddress slowConnection;
 
@@ -204,8 +189,7 @@ public final class MockSpannerServer implements AutoCloseable {
 
   private MockSpannerServer(Builder builder) throws IOException {
     this.serviceTime = builder.serviceTime;
-    this.markLast = builder.markLast;
-    this.trailersDelayNanos = nanos(builder.trailersDelay);
+    this.endings = new StreamEndings(this.scheduler, builder.markLast, builder.trailersDelay);
     this.mock.putStatementResult(
         StatementResult.query(Statement.of(POINT_SELECT), ResultSets.pointRow()));
     this.mock.putStatementResult(
@@ -275,12 +259,7 @@ public final class MockSpannerServer implements AutoCloseable {
 
   /** Changes how long the trailers of streams that end from now on lag their last message. */
   public void setTrailersDelay(Duration delay) {
-    this.trailersDelayNanos = nanos(delay);
-  }
-
-  /** A trailers delay in ns, {@code -1} for {@link #TRAILERS_NEVER}. */
-  private static long nanos(Duration trailersDelay) {
-    return trailersDelay.equals(TRAILERS_NEVER) ? -1 : trailersDelay.toNanos();
+    this.endings.setTrailersDelay(delay);
   }
 
   /**
@@ -288,19 +267,19 @@ public final class MockSpannerServer implements AutoCloseable {
    * the client has not cancelled: each holds one of its connection's stream slots for nothing.
    */
   public int awaitingTrailers() {
-    return this.awaitingTrailers.get();
+    return this.endings.awaitingTrailers();
   }
 
   /**
    * The most streams {@link #awaitingTrailers() awaiting their trailers} at once since the reset.
    */
   public int maxAwaitingTrailers() {
-    return this.maxAwaitingTrailers.get();
+    return this.endings.maxAwaitingTrailers();
   }
 
   /** Whether streams that end from now on mark their final message {@code last}. */
   public void setMarkLast(boolean markLast) {
-    this.markLast = markLast;
+    this.endings.setMarkLast(markLast);
   }
 
   /** RST_STREAM frames the client sent over the wire. Needs {@link Builder#countFrames()}. */
@@ -417,7 +396,7 @@ public final class MockSpannerServer implements AutoCloseable {
     this.arrivals.clear();
     this.calls.clear();
     this.cancels.set(0);
-    this.maxAwaitingTrailers.set(this.awaitingTrailers.get());
+    this.endings.reset();
     this.mock.clearRequests();
     if (this.proxy != null) {
       this.proxy.resetCounts();
@@ -442,9 +421,9 @@ public final class MockSpannerServer implements AutoCloseable {
       SocketAddress connection = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
       connections.computeIfAbsent(connection, (key) -> new AtomicInteger()).incrementAndGet();
       String method = call.getMethodDescriptor().getBareMethodName();
-      StreamEnding<ReqT, RespT> ending =
+      StreamEndings.StreamEnding<ReqT, RespT> ending =
           (call.getMethodDescriptor().getType() == MethodDescriptor.MethodType.SERVER_STREAMING)
-              ? new StreamEnding<>(call)
+              ? endings.wrap(call)
               : null;
       ServerCall<ReqT, RespT> served = (ending != null) ? ending : call;
       ServerCall.Listener<ReqT> listener =
@@ -468,140 +447,13 @@ public final class MockSpannerServer implements AutoCloseable {
         arrivals.add(new Arrival(connection, System.nanoTime()));
       }
       if (connection.equals(stalledConnection) && !SESSION_METHODS.contains(method)) {
-        return new DelayedListener<>(listener, Long.MAX_VALUE);
+        return new DelayedListener<>(listener, Long.MAX_VALUE, scheduler);
       }
       long delayNanos = SESSION_METHODS.contains(method) ? 0 : serviceTime.sampleNanos();
       if (connection.equals(slowConnection)) {
         delayNanos += TimeUnit.MILLISECONDS.toNanos(slowMillis);
       }
-      return (delayNanos > 0) ? new DelayedListener<>(listener, delayNanos) : listener;
-    }
-  }
-
-  /**
-   * Ends a stream the way Spanner does: the final message carries {@code last = true} and the
-   * trailers follow after a delay. It holds back one message so that it can mark the final one when
-   * the stream closes; the trailers are sent from the scheduler, holding no thread meanwhile.
-   */
-  private final class StreamEnding<ReqT, RespT> extends SimpleForwardingServerCall<ReqT, RespT> {
-
-    private RespT held;
-
-    /** Counted in {@link #awaitingTrailers}: ended OK, trailers neither sent nor cancelled. */
-    private final AtomicBoolean awaiting = new AtomicBoolean();
-
-    StreamEnding(ServerCall<ReqT, RespT> delegate) {
-      super(delegate);
-    }
-
-    @Override
-    public void sendMessage(RespT message) {
-      if (this.held != null) {
-        super.sendMessage(this.held);
-      }
-      this.held = message;
-    }
-
-    @Override
-    public void close(Status status, Metadata trailers) {
-      RespT last = this.held;
-      this.held = null;
-      boolean ended = status.isOk();
-      long delay = trailersDelayNanos;
-      // Counted before the final message goes out: the client may cancel as soon as it has it.
-      if (ended && delay != 0) {
-        this.awaiting.set(true);
-        maxAwaitingTrailers.accumulateAndGet(awaitingTrailers.incrementAndGet(), Math::max);
-      }
-      if (last != null) {
-        super.sendMessage((ended && markLast) ? markedLast(last) : last);
-      }
-      if (ended && delay > 0) {
-        scheduler.schedule(
-            () -> {
-              trailersDone();
-              super.close(status, trailers);
-            },
-            delay,
-            TimeUnit.NANOSECONDS);
-      } else if (!ended || delay == 0) {
-        super.close(status, trailers);
-      }
-    }
-
-    /** The trailers went out, or the client cancelled: the stream no longer waits for them. */
-    void trailersDone() {
-      if (this.awaiting.compareAndSet(true, false)) {
-        awaitingTrailers.decrementAndGet();
-      }
-    }
-
-    @SuppressWarnings("unchecked")
-    private RespT markedLast(RespT message) {
-      return (message instanceof PartialResultSet results)
-          ? (RespT) results.toBuilder().setLast(true).build()
-          : message;
-    }
-  }
-
-  /** Holds a call's events until its delay has passed, then replays them in order. */
-  private final class DelayedListener<ReqT> extends ServerCall.Listener<ReqT> {
-
-    private final ServerCall.Listener<ReqT> delegate;
-
-    private final Queue<Runnable> pending = new ArrayDeque<>();
-
-    private boolean released;
-
-    /** A delay of {@link Long#MAX_VALUE} holds the call's events for as long as the server runs. */
-    DelayedListener(ServerCall.Listener<ReqT> delegate, long nanos) {
-      this.delegate = delegate;
-      if (nanos != Long.MAX_VALUE) {
-        scheduler.schedule(this::release, nanos, TimeUnit.NANOSECONDS);
-      }
-    }
-
-    private void release() {
-      synchronized (this) {
-        Runnable event;
-        while ((event = this.pending.poll()) != null) {
-          event.run();
-        }
-        this.released = true;
-      }
-    }
-
-    private synchronized void submit(Runnable event) {
-      if (this.released) {
-        event.run();
-      } else {
-        this.pending.add(event);
-      }
-    }
-
-    @Override
-    public void onMessage(ReqT message) {
-      submit(() -> this.delegate.onMessage(message));
-    }
-
-    @Override
-    public void onHalfClose() {
-      submit(this.delegate::onHalfClose);
-    }
-
-    @Override
-    public void onCancel() {
-      submit(this.delegate::onCancel);
-    }
-
-    @Override
-    public void onComplete() {
-      submit(this.delegate::onComplete);
-    }
-
-    @Override
-    public void onReady() {
-      submit(this.delegate::onReady);
+      return (delayNanos > 0) ? new DelayedListener<>(listener, delayNanos, scheduler) : listener;
     }
   }
 
@@ -674,22 +526,6 @@ public final class MockSpannerServer implements AutoCloseable {
 
     public MockSpannerServer start() throws IOException {
       return new MockSpannerServer(this);
-    }
-  }
-
-  /**
-   * Answers the instance-admin call with which google-cloud-spanner 6.122+ checks that an emulator
-   * host named in its options is reachable before the first query, as the emulator does: the
-   * configs it lists are none of the tests' concern.
-   */
-  private static final class EmulatorCheck extends InstanceAdminGrpc.InstanceAdminImplBase {
-
-    @Override
-    public void listInstanceConfigs(
-        ListInstanceConfigsRequest request,
-        StreamObserver<ListInstanceConfigsResponse> responseObserver) {
-      responseObserver.onNext(ListInstanceConfigsResponse.getDefaultInstance());
-      responseObserver.onCompleted();
     }
   }
 }
