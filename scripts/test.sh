@@ -14,10 +14,15 @@
 #      the application on 6.127
 # Each compat line builds the starter in the reactor and runs only the compat module's
 # integration tests (-Dtest=NONE): the unit tests already ran in 1 and 2.
+# The client lines after the default one run every unit test and the integration tests whose
+# outcome depends on the client line; those tagged any-line (the picker's statistics under load,
+# the soak, the experiment) run on the default line only. The compat lines that change only the
+# client skip the one tagged boot-line (the switches and the failure analysis).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 compat=(-pl compat -am verify -Dtest=NONE -Dsurefire.failIfNoSpecifiedTests=false)
+line=(-pl autoconfigure -am verify -DexcludedGroups=any-line)
 # Boot 4.1.2's BOM names a Netty and a Kafka release that the registry mirror lacks; imported BOMs
 # take their versions from the command line, not from a POM.
 boot41=(-Dnetty.version=4.2.18.Final -Dkafka.version=4.3.1)
@@ -28,9 +33,9 @@ step() { echo; echo "=== [${SECONDS} s] $*"; }
 step "default line with the release profile"
 mvn -B -P release verify
 step "client 6.113 (autoconfigure)"
-mvn -B -P client-6.113 -pl autoconfigure -am verify
+mvn -B -P client-6.113 "${line[@]}"
 step "client 6.122 (autoconfigure)"
-mvn -B -P client-6.122 -pl autoconfigure -am verify
+mvn -B -P client-6.122 "${line[@]}"
 step "compat: Spring Boot 4.0"
 mvn -B -P boot-4 "${compat[@]}"
 step "compat: Spring Boot 4.1 (spring-cloud-gcp 8.1, client 6.119)"
@@ -38,7 +43,7 @@ mvn -B -P boot-4.1 "${boot41[@]}" "${compat[@]}"
 step "compat: Spring Boot 3.4 (client 6.89)"
 mvn -B -P boot-3.4 "${compat[@]}"
 step "compat: client 6.123"
-mvn -B -P client-6.122,client-6.123 "${compat[@]}"
+mvn -B -P client-6.122,client-6.123 "${compat[@]}" -DexcludedGroups=boot-line
 step "compat: Spring AOT on the JVM (client 6.113)"
 mvn -B -P client-6.113,aot "${compat[@]}"
 # process-aot compiles its generated code into compat's classes: no later line may pick it up.
@@ -59,10 +64,10 @@ else
   JAVA_HOME=$jdk25 mvn -B -P boot-4.1,virtual-threads "${boot41[@]}" "${compat[@]}"
 fi
 step "client 6.127 (autoconfigure; libraries-bom 26.93.0)"
-mvn -B -P client-6.127 -pl autoconfigure -am verify
+mvn -B -P client-6.127 "${line[@]}"
 step "client 6.125 (autoconfigure; libraries-bom 26.93.0 but the client)"
-mvn -B -P client-6.127,client-6.125 -pl autoconfigure -am verify
+mvn -B -P client-6.127,client-6.125 "${line[@]}"
 step "compat: client 6.127"
-mvn -B -P client-6.127 "${compat[@]}"
+mvn -B -P client-6.127 "${compat[@]}" -DexcludedGroups=boot-line
 echo
 echo "=== [${SECONDS} s] All test lines passed."

@@ -29,6 +29,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -71,7 +72,11 @@ import org.junit.jupiter.api.Test;
  * difference is left to a server that slows a channel rather than a connection.
  *
  * <p>Figures of both runs are printed.
+ *
+ * <p>Tagged {@code any-line}: what it checks does not depend on the client line, so the suite runs
+ * it on the default line only.
  */
+@Tag("any-line")
 class ExperimentIT {
 
   private static final DatabaseId DATABASE = DatabaseId.of("test-project", "i", "d");

@@ -29,6 +29,7 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -43,7 +44,11 @@ import org.junit.jupiter.api.Test;
  *
  * <p>The server is the production-like {@link MockSpannerServer}: 2 to 5 ms per query, {@code last}
  * on the final message, trailers 1 ms later, 100 streams per connection.
+ *
+ * <p>Tagged {@code any-line}: what it checks does not depend on the client line, so the suite runs
+ * it on the default line only.
  */
+@Tag("any-line")
 class LatencyAwareRoutingIT {
 
   private static final DatabaseId DATABASE = DatabaseId.of("test-project", "i", "d");

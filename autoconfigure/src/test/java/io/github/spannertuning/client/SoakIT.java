@@ -39,6 +39,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -51,7 +52,11 @@ import org.junit.jupiter.api.Test;
  * failed; grpc-gcp's affinity maps (read by reflection, read-only); every structure spanner-tuning
  * keeps per client; the heap after a GC; the meters; and the threads of gRPC, Netty and gax that
  * are blocked or waiting inside spanner-tuning's code.
+ *
+ * <p>Tagged {@code any-line}: what it checks does not depend on the client line, so the suite runs
+ * it on the default line only.
  */
+@Tag("any-line")
 class SoakIT {
 
   static final String DURATION_PROPERTY = "spanner.tuning.soak.duration";

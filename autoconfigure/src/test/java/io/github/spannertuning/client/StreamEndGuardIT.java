@@ -45,9 +45,9 @@ import org.junit.jupiter.api.Test;
  */
 class StreamEndGuardIT {
 
-  private static final int WARM_UP = 100;
+  private static final int WARM_UP = 50;
 
-  private static final int QUERIES = 1000;
+  private static final int QUERIES = 250;
 
   /** The shapes of a closed stream the issue measures. */
   enum Shape {

@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.WebApplicationType;
@@ -24,7 +25,10 @@ import org.springframework.context.ConfigurableApplicationContext;
  * The starter's switches and its startup error on this line: conditions and failure analysis are
  * Boot APIs whose classes differ between lines (a condition whose annotation a line lacks is
  * silently dropped, so a switch would stop working without an error).
+ *
+ * <p>Tagged {@code boot-line}: a compat line that changes only the client skips it.
  */
+@Tag("boot-line")
 @ExtendWith(OutputCaptureExtension.class)
 class SwitchesIT {
 
