@@ -14,6 +14,7 @@ import io.github.spannertuning.experiment.ArmSwitch;
 import io.github.spannertuning.experiment.ExperimentPlan;
 import io.github.spannertuning.experiment.ExperimentResult;
 import io.github.spannertuning.experiment.ExperimentResult.KindResult;
+import io.github.spannertuning.testing.GuardLine;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServer.Arrival;
 import java.net.SocketAddress;
@@ -106,8 +107,13 @@ class ExperimentIT {
     assertThat(singleUse.verdict()).as(describe(result)).isEqualTo("better");
     assertThat(singleUse.failedRate().tuned()).isZero();
     assertThat(singleUse.failedRate().stock()).isZero();
-    // Stock closes every point select at its last row with a cancel; tuned drains them.
-    assertThat(result.cancelsOfFinishedStreams().stock()).as(describe(result)).isPositive();
+    // Stock closes every point select at its last row with a cancel up to 6.124 (from 6.125 the
+    // client drops the call at last and sends none); tuned drains them.
+    if (GuardLine.clientSkipsCancelAtLast()) {
+      assertThat(result.cancelsOfFinishedStreams().stock()).as(describe(result)).isZero();
+    } else {
+      assertThat(result.cancelsOfFinishedStreams().stock()).as(describe(result)).isPositive();
+    }
     assertThat(result.cancelsOfFinishedStreams().tuned())
         .as(describe(result))
         .isLessThan(result.cancelsOfFinishedStreams().stock() / 10 + 1);
