@@ -75,7 +75,7 @@ import org.junit.jupiter.api.Test;
  * <p>Figures of both runs are printed.
  *
  * <p>Tagged {@code any-line}: what it checks does not depend on the client line, so the suite runs
- * it on the default line only.
+ * it on 6.119 and 6.113 only.
  */
 @Tag("any-line")
 class ExperimentIT {

@@ -46,7 +46,7 @@ import org.junit.jupiter.api.Test;
  * on the final message, trailers 1 ms later, 100 streams per connection.
  *
  * <p>Tagged {@code any-line}: what it checks does not depend on the client line, so the suite runs
- * it on the default line only.
+ * it on 6.119 and 6.113 only.
  */
 @Tag("any-line")
 class LatencyAwareRoutingIT {

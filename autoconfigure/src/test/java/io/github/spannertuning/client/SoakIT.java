@@ -54,7 +54,7 @@ import org.junit.jupiter.api.Test;
  * are blocked or waiting inside spanner-tuning's code.
  *
  * <p>Tagged {@code any-line}: what it checks does not depend on the client line, so the suite runs
- * it on the default line only.
+ * it on 6.119 and 6.113 only.
  */
 @Tag("any-line")
 class SoakIT {
