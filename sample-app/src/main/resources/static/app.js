@@ -28,6 +28,9 @@ const EXPLAIN = {
   'grpc-gcp': 'The grpc-gcp channel pool, which load-aware picking needs. Chosen when channels are built.',
 };
 const SWITCHABLE = new Set(['single-use-distribution', 'transaction-routing', 'stream-end-guard']);
+// The backends (kind in /sample/backend) that are the Cloud Spanner emulator: it never marks a
+// stream's last message, so the guard has nothing to skip there and the page says why.
+const EMULATOR_KINDS = new Set(['emulator-started', 'emulator-host']);
 
 let clientName = null;
 let baseline = null;      // channel -> calls when the last burst began
@@ -52,13 +55,18 @@ function words(key) {
 
 async function loadBackend() {
   try {
-    const info = await (await fetch('sample/backend')).json();
-    const box = $('backend');
-    box.textContent = 'backend: ' + info.description;
-    box.classList.toggle('fake', info.fake);
+    showBackend(await (await fetch('sample/backend')).json());
   } catch (e) {
     $('backend').textContent = 'backend: unknown (' + e + ')';
   }
+}
+
+function showBackend(info) {
+  const box = $('backend');
+  box.textContent = 'backend: ' + info.description;
+  box.classList.toggle('fake', info.fake);
+  box.dataset.kind = info.kind;
+  $('emulator-note').hidden = !EMULATOR_KINDS.has(info.kind);
 }
 
 async function poll() {

@@ -20,7 +20,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The official Cloud Spanner emulator ({@code emulator_main}), started on a free loopback port for
- * one test class and stopped on {@link #close()}.
+ * one test class and stopped, with any process it started, on {@link #close()} or at the latest
+ * when the JVM exits (see {@link ChildProcess}).
  *
  * <p>The binary is looked for in {@code SPANNER_EMULATOR_BINARY}, then where the gcloud packages
  * put it. Tests should {@link #find() find} it first and skip themselves when it is absent: it
@@ -35,13 +36,13 @@ public final class SpannerEmulator implements AutoCloseable {
 
   private static final Duration STARTUP_TIMEOUT = Duration.ofSeconds(30);
 
-  private final Process process;
+  private final ChildProcess process;
 
   private final int port;
 
   private final Path log;
 
-  private SpannerEmulator(Process process, int port, Path log) {
+  private SpannerEmulator(ChildProcess process, int port, Path log) {
     this.process = process;
     this.port = port;
     this.log = log;
@@ -104,21 +105,25 @@ public final class SpannerEmulator implements AutoCloseable {
    * flags (such as {@code --enable_fault_injection}).
    */
   public static SpannerEmulator start(String... flags) throws IOException, InterruptedException {
-    Path binary = find().orElseThrow(() -> new IllegalStateException(notFoundMessage()));
+    return start(find().orElseThrow(() -> new IllegalStateException(notFoundMessage())), flags);
+  }
+
+  static SpannerEmulator start(Path binary, String... flags)
+      throws IOException, InterruptedException {
     IOException last = null;
     // The free port is found by binding and releasing it: another process may take it in
     // between, so try a few times.
     for (int attempt = 0; attempt < 3; attempt++) {
       int port = freePort();
       Path log = Files.createTempFile("spanner-emulator", ".log");
+      // Deleted after the shutdown hooks, so after the emulator stopped writing to it.
+      log.toFile().deleteOnExit();
       List<String> command =
           new ArrayList<>(List.of(binary.toString(), "--host_port", "127.0.0.1:" + port));
       command.addAll(List.of(flags));
-      Process process =
-          new ProcessBuilder(command)
-              .redirectErrorStream(true)
-              .redirectOutput(log.toFile())
-              .start();
+      ChildProcess process =
+          ChildProcess.start(
+              new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()));
       SpannerEmulator emulator = new SpannerEmulator(process, port, log);
       try {
         emulator.awaitListening();
@@ -140,16 +145,15 @@ public final class SpannerEmulator implements AutoCloseable {
     return this.port;
   }
 
-  /** Stops the emulator and waits for it to exit. */
+  /** The emulator's process: {@code emulator_main}, or a wrapper that started it. */
+  ProcessHandle process() {
+    return this.process.process().toHandle();
+  }
+
+  /** Stops the emulator and any process it started, and waits for them to exit. */
   @Override
   public void close() throws InterruptedException {
-    this.process.descendants().forEach(ProcessHandle::destroy);
-    this.process.destroy();
-    if (!this.process.waitFor(10, TimeUnit.SECONDS)) {
-      this.process.descendants().forEach(ProcessHandle::destroyForcibly);
-      this.process.destroyForcibly();
-      this.process.waitFor(10, TimeUnit.SECONDS);
-    }
+    this.process.close();
     try {
       Files.deleteIfExists(this.log);
     } catch (IOException ex) {
@@ -160,9 +164,9 @@ public final class SpannerEmulator implements AutoCloseable {
   private void awaitListening() throws IOException, InterruptedException {
     long deadline = System.nanoTime() + STARTUP_TIMEOUT.toNanos();
     while (System.nanoTime() < deadline) {
-      if (!this.process.isAlive()) {
-        throw new IOException(
-            "emulator exited with " + this.process.exitValue() + ": " + logTail());
+      Process process = this.process.process();
+      if (!process.isAlive()) {
+        throw new IOException("emulator exited with " + process.exitValue() + ": " + logTail());
       }
       try (Socket socket = new Socket()) {
         socket.connect(new InetSocketAddress(loopback(), this.port), 200);

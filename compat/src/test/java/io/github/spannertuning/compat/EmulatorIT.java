@@ -50,14 +50,19 @@ class EmulatorIT {
 
   private static final String DATABASE = "compat-database";
 
-  private static final SpannerEmulator EMULATOR = start();
+  // Started on first use, not when the class is initialized: Spring's test AOT processing
+  // initializes it in a JVM that runs none of its tests, so no @AfterAll.
+  private static SpannerEmulator emulator;
+
+  private static boolean emulatorLookedFor;
 
   @DynamicPropertySource
-  static void emulator(DynamicPropertyRegistry registry) {
-    // Without an emulator the context still starts (nothing connects); each test is then skipped.
+  static void emulatorHost(DynamicPropertyRegistry registry) {
+    // Read when the client is built. Without an emulator the context still starts (nothing
+    // connects); each test is then skipped.
     registry.add(
         "spring.cloud.gcp.spanner.emulator-host",
-        () -> (EMULATOR != null) ? EMULATOR.hostPort() : "127.0.0.1:9");
+        () -> (emulator() != null) ? emulator().hostPort() : "127.0.0.1:9");
   }
 
   @Value("${local.server.port}")
@@ -73,15 +78,15 @@ class EmulatorIT {
   }
 
   @AfterAll
-  static void stopEmulator() throws InterruptedException {
-    if (EMULATOR != null) {
-      EMULATOR.close();
+  static synchronized void stopEmulator() throws InterruptedException {
+    if (emulator != null) {
+      emulator.close();
     }
   }
 
   @Test
   void tunedClientReadsAndWritesOnTheEmulator() throws Exception {
-    assumeTrue(EMULATOR != null, SpannerEmulator.notFoundMessage());
+    assumeTrue(emulator() != null, SpannerEmulator.notFoundMessage());
     int rows = 20;
     Long inserted =
         this.client
@@ -133,6 +138,18 @@ class EmulatorIT {
   }
 
   /**
+   * The emulator, started on the first call (null where the binary is missing); stopped in
+   * {@code @AfterAll}, or when the JVM exits.
+   */
+  private static synchronized SpannerEmulator emulator() {
+    if (!emulatorLookedFor) {
+      emulator = start();
+      emulatorLookedFor = true;
+    }
+    return emulator;
+  }
+
+  /**
    * Starts the emulator and creates the application's instance and database with a plain admin
    * client, before the application's client exists: a database client that meets a missing database
    * remembers that.
@@ -142,13 +159,13 @@ class EmulatorIT {
       CompatLine.report("emulator", "skipped: " + SpannerEmulator.notFoundMessage());
       return null;
     }
-    SpannerEmulator emulator = null;
+    SpannerEmulator started = null;
     try {
-      emulator = SpannerEmulator.start();
+      started = SpannerEmulator.start();
       try (Spanner admin =
           SpannerOptions.newBuilder()
               .setProjectId(PROJECT)
-              .setEmulatorHost(emulator.hostPort())
+              .setEmulatorHost(started.hostPort())
               .setCredentials(NoCredentials.getInstance())
               .build()
               .getService()) {
@@ -166,11 +183,11 @@ class EmulatorIT {
             .createDatabase(INSTANCE, DATABASE, List.of(DDL))
             .get(60, TimeUnit.SECONDS);
       }
-      return emulator;
+      return started;
     } catch (Exception ex) {
-      if (emulator != null) {
+      if (started != null) {
         try {
-          emulator.close();
+          started.close();
         } catch (InterruptedException interrupted) {
           Thread.currentThread().interrupt();
         }

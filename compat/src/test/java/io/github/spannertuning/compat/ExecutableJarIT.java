@@ -4,6 +4,7 @@ import static io.github.spannertuning.compat.CompatLine.text;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.gson.JsonObject;
+import io.github.spannertuning.testing.ChildProcess;
 import io.github.spannertuning.testing.MockSpannerServer;
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -12,7 +13,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -33,20 +33,19 @@ class ExecutableJarIT {
     int port = freePort();
     try (MockSpannerServer server = CompatLine.server().start()) {
       String java = ProcessHandle.current().info().command().orElse("java");
-      Process app =
-          new ProcessBuilder(
-                  List.of(
-                      java,
-                      "-Dspring.aot.enabled=" + CompatLine.AOT,
-                      "-jar",
-                      jar.toString(),
-                      "--server.port=" + port,
-                      "--compat.spanner.host=http://127.0.0.1:" + server.port()))
-              .redirectErrorStream(true)
-              .redirectOutput(log.toFile())
-              .start();
-      try {
-        awaitEndpoint(app, port, log);
+      try (ChildProcess app =
+          ChildProcess.start(
+              new ProcessBuilder(
+                      List.of(
+                          java,
+                          "-Dspring.aot.enabled=" + CompatLine.AOT,
+                          "-jar",
+                          jar.toString(),
+                          "--server.port=" + port,
+                          "--compat.spanner.host=http://127.0.0.1:" + server.port()))
+                  .redirectErrorStream(true)
+                  .redirectOutput(log.toFile()))) {
+        awaitEndpoint(app.process(), port, log);
         CompatLine.Response selects = CompatLine.post(port, "/compat/point-selects?count=50", "");
         assertThat(selects.status()).as("point selects: %s", selects.body()).isEqualTo(200);
         assertThat(selects.json().get("rows").getAsInt()).isEqualTo(50);
@@ -58,11 +57,6 @@ class ExecutableJarIT {
         assertThat(text(client, "pool/kind")).isEqualTo("grpc-gcp");
         assertThat(Endpoint.calls(client)).isGreaterThanOrEqualTo(50);
         assertThat(server.calls("ExecuteStreamingSql")).hasSizeGreaterThanOrEqualTo(50);
-      } finally {
-        app.destroy();
-        if (!app.waitFor(30, TimeUnit.SECONDS)) {
-          app.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-        }
       }
     }
   }

@@ -18,17 +18,25 @@ import java.util.Map;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.openqa.selenium.By;
+import org.openqa.selenium.StaleElementReferenceException;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.support.ui.WebDriverWait;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.client.TestRestTemplate;
+import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Import;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 
 /**
- * The whole sample on the official Cloud Spanner emulator, started by the sample itself. Skipped,
- * saying so, where the machine has no emulator binary.
+ * The whole sample on the official Cloud Spanner emulator, started by the sample itself, and its
+ * page there in headless Chromium where that is installed. Skipped, saying so, where the machine
+ * has no emulator binary.
  */
 @SpringBootTest(
     webEnvironment = WebEnvironment.RANDOM_PORT,
@@ -45,6 +53,8 @@ class SampleOnEmulatorTests {
           Path.of(
               System.getProperty("user.home"),
               "google-cloud-sdk/bin/cloud_spanner_emulator/emulator_main"));
+
+  @LocalServerPort private int port;
 
   @Autowired private TestRestTemplate rest;
 
@@ -160,6 +170,47 @@ class SampleOnEmulatorTests {
             this.dataPlaneCalls.calls(), this.dataPlaneCalls.allCalls())
         .isEqualTo(this.dataPlaneCalls.calls());
     assertThat(this.dataPlaneCalls.calls()).isPositive();
+  }
+
+  @Test
+  void thePageSaysWhyTheGuardSkipsNothingHere(@TempDir Path profile) {
+    Chromium.assumeInstalled();
+    ChromeDriver driver = Chromium.start(profile);
+    try {
+      WebDriverWait wait = new WebDriverWait(driver, Duration.ofSeconds(60));
+      wait.ignoring(StaleElementReferenceException.class);
+      driver.get("http://localhost:" + this.port + "/");
+      wait.until(
+          (d) ->
+              "emulator-started"
+                  .equals(d.findElement(By.id("backend")).getDomAttribute("data-kind")));
+      WebElement note = driver.findElement(By.id("emulator-note"));
+      assertThat(note.isDisplayed()).isTrue();
+      assertThat(note.getText()).contains("never marks", "last", "--sample.backend=embedded");
+
+      // What the note explains: a burst of findById and existsById, and the guard skipped nothing.
+      wait.until((d) -> d.findElements(By.id("feature-stream-end-guard")).size() == 1);
+      WebElement rate = driver.findElement(By.id("rate"));
+      rate.clear();
+      rate.sendKeys("100");
+      WebElement length = driver.findElement(By.id("length"));
+      length.clear();
+      length.sendKeys("2");
+      driver.findElement(By.id("burst")).click();
+      wait.until(
+          (d) -> "true".equals(d.findElement(By.id("burst-result")).getDomAttribute("data-done")));
+      assertThat(driver.findElement(By.id("burst-result")).getText())
+          .startsWith("200 reads")
+          .contains("0 errors");
+      // Newest burst first; column 7 is "guard skipped".
+      assertThat(
+              driver
+                  .findElement(By.cssSelector("#history tr:nth-child(2) td:nth-child(7)"))
+                  .getText())
+          .isEqualTo("0");
+    } finally {
+      driver.quit();
+    }
   }
 
   private static void awaitQuiet(TuningEndpoint endpoint) {

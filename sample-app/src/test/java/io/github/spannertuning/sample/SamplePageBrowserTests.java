@@ -1,7 +1,6 @@
 package io.github.spannertuning.sample;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.github.spannertuning.autoconfigure.SpannerTuningRegistry;
 import io.github.spannertuning.client.Feature;
@@ -11,9 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
-import java.util.Arrays;
-import java.util.List;
-import java.util.Optional;
+import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -22,8 +19,6 @@ import org.openqa.selenium.By;
 import org.openqa.selenium.OutputType;
 import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.chrome.ChromeDriver;
-import org.openqa.selenium.chrome.ChromeDriverService;
-import org.openqa.selenium.chrome.ChromeOptions;
 import org.openqa.selenium.support.ui.WebDriverWait;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -40,10 +35,6 @@ import org.springframework.boot.test.web.server.LocalServerPort;
     properties = {"sample.backend=embedded", "sample.seed-singers=500"})
 class SamplePageBrowserTests {
 
-  private static Path chromium;
-
-  private static Path chromedriver;
-
   @LocalServerPort private int port;
 
   @Autowired private SpannerTuningRegistry registry;
@@ -52,12 +43,7 @@ class SamplePageBrowserTests {
 
   @BeforeAll
   static void findChromium() {
-    chromium = onPath("chromium", "chromium-browser", "google-chrome").orElse(null);
-    chromedriver = onPath("chromedriver").orElse(null);
-    assumeTrue(
-        chromium != null && chromedriver != null,
-        "chromium and chromedriver not found on PATH (Debian: apt-get install chromium"
-            + " chromium-driver); skipping the browser test");
+    Chromium.assumeInstalled();
   }
 
   @AfterEach
@@ -69,13 +55,15 @@ class SamplePageBrowserTests {
 
   @Test
   void burstShowsOnSeveralChannelsAndTheGuardSwitchesOff(@TempDir Path profile) throws IOException {
-    this.driver = startChromium(profile);
+    this.driver = Chromium.start(profile);
     // The page redraws every second: elements found before a redraw go stale.
     WebDriverWait wait = new WebDriverWait(this.driver, Duration.ofSeconds(30));
     wait.ignoring(StaleElementReferenceException.class);
     this.driver.get("http://localhost:" + this.port + "/");
     wait.until((d) -> "on".equals(guardState()));
     assertThat(this.driver.findElement(By.id("backend")).getText()).contains("FAKE");
+    wait.until((d) -> "embedded-fake".equals(backendKind()));
+    assertThat(this.driver.findElement(By.id("emulator-note")).isDisplayed()).isFalse();
 
     click(wait, "burst");
     wait.until((d) -> channelsWithCalls() >= 2);
@@ -108,7 +96,7 @@ class SamplePageBrowserTests {
 
   @Test
   void anExperimentStartsFromThePageShowsItsProgressAndStops(@TempDir Path profile) {
-    this.driver = startChromium(profile);
+    this.driver = Chromium.start(profile);
     WebDriverWait wait = new WebDriverWait(this.driver, Duration.ofSeconds(30));
     wait.ignoring(StaleElementReferenceException.class);
     this.driver.get("http://localhost:" + this.port + "/");
@@ -131,31 +119,41 @@ class SamplePageBrowserTests {
         .startsWith("stopped (stopped by anonymous through the spannertuning endpoint)");
   }
 
+  @Test
+  void theEmulatorNoteShowsOnTheEmulatorBackendsOnly(@TempDir Path profile) {
+    this.driver = Chromium.start(profile);
+    WebDriverWait wait = new WebDriverWait(this.driver, Duration.ofSeconds(30));
+    this.driver.get("http://localhost:" + this.port + "/");
+    wait.until((d) -> "embedded-fake".equals(backendKind()));
+    // The page as /sample/backend's other kinds draw it (SampleOnEmulatorTests shows it on the
+    // emulator the sample starts, where the machine has one).
+    Map<String, Boolean> noteShown =
+        Map.of(
+            "emulator-started", true,
+            "emulator-host", true,
+            "cloud-spanner", false,
+            "embedded-fake", false);
+    noteShown.forEach(
+        (kind, shown) -> {
+          script(
+              "showBackend({kind: '"
+                  + kind
+                  + "', description: 'backend "
+                  + kind
+                  + "', fake: false})");
+          assertThat(this.driver.findElement(By.id("emulator-note")).isDisplayed())
+              .as("note shown on %s", kind)
+              .isEqualTo(shown);
+        });
+  }
+
+  private String backendKind() {
+    return (String) script("return document.getElementById('backend').dataset.kind;");
+  }
+
   private String experimentState() {
     return (String)
         script("const e = document.getElementById('experiment'); return e && e.dataset.state;");
-  }
-
-  private ChromeDriver startChromium(Path profile) {
-    ChromeOptions options = new ChromeOptions();
-    options.setBinary(chromium.toFile());
-    options.addArguments(
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--user-data-dir=" + profile,
-        "--window-size=1280,1250");
-    ChromeDriverService service =
-        new ChromeDriverService.Builder()
-            .usingDriverExecutable(chromedriver.toFile())
-            .usingAnyFreePort()
-            .build();
-    return new ChromeDriver(service, options);
   }
 
   /**
@@ -217,19 +215,5 @@ class SamplePageBrowserTests {
     Path target = Path.of("target", name);
     Files.createDirectories(target.getParent());
     Files.copy(shot.toPath(), target, StandardCopyOption.REPLACE_EXISTING);
-  }
-
-  private static Optional<Path> onPath(String... names) {
-    List<String> dirs =
-        Arrays.asList(System.getenv().getOrDefault("PATH", "").split(File.pathSeparator));
-    for (String name : names) {
-      for (String dir : dirs) {
-        Path candidate = Path.of(dir, name);
-        if (Files.isExecutable(candidate)) {
-          return Optional.of(candidate);
-        }
-      }
-    }
-    return Optional.empty();
   }
 }
