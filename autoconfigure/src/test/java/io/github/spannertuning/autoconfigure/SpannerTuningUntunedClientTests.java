@@ -30,6 +30,7 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.jackson.JacksonEndpointAutoConfiguration;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.jackson.EndpointObjectMapper;
@@ -117,6 +118,8 @@ class SpannerTuningUntunedClientTests {
                   .isEqualTo(4);
               assertThat(endpoint.client("ownSpanner").channels()).isEmpty();
               assertThat(endpoint.client("ownSpanner").singleUseRouted()).isZero();
+              assertThat(endpoint.client("ownSpanner").imbalance()).isNull();
+              assertThat(endpoint.client("ownSpanner").experiment()).isNull();
               // The same fields as a tuned client's: the shape is the endpoint's contract.
               ObjectMapper json = context.getBean(EndpointObjectMapper.class).get();
               assertThat(fieldNames(json.valueToTree(own)))
@@ -325,9 +328,9 @@ class SpannerTuningUntunedClientTests {
     }
 
     @Bean(destroyMethod = "close")
-    Spanner appliedByHand(SpannerTuningProperties properties) {
+    Spanner appliedByHand(ObjectProvider<SpannerTuningProperties> tuning) {
       SpannerOptions.Builder builder = server.get().clientOptions(2);
-      properties.toTuning().applyTo(builder);
+      tuning.ifAvailable((properties) -> properties.toTuning().applyTo(builder));
       return builder.build().getService();
     }
   }
