@@ -43,6 +43,13 @@ import org.springframework.lang.Nullable;
  * /actuator/spannertuning/{client}/experiment}). Read-only unless {@code
  * management.endpoint.spannertuning.access=unrestricted}. Shows no SQL, parameters or credentials:
  * it knows none.
+ *
+ * <p>A client spanner-tuning could not tune is listed too, with the same fields: every feature
+ * {@code unsupported} with the reason, for example a {@code Spanner} bean built from a {@code
+ * SpannerOptions.Builder} that is not a bean ({@code "not tuned: built from a
+ * SpannerOptions.Builder or SpannerOptions that is not a bean, ..."}). Its {@code pool} is the one
+ * it was built with; its channels and counters stay empty, since its calls do not pass through
+ * spanner-tuning, and nothing can be switched or compared on it.
  */
 @Endpoint(id = "spannertuning", defaultAccess = Access.READ_ONLY)
 public class SpannerTuningEndpoint {
@@ -54,16 +61,16 @@ public class SpannerTuningEndpoint {
   private final Function<String, Optional<TunedJdbcClient>> jdbcClients;
 
   /**
-   * @param clients the open tuned clients by name, asked afresh on each request since clients come
-   *     and go
+   * @param clients the open clients by name, tuned or with every feature unsupported, asked afresh
+   *     on each request since clients come and go
    */
   public SpannerTuningEndpoint(Supplier<Map<String, SpannerTuningState>> clients) {
     this(clients, (name) -> Optional.empty());
   }
 
   /**
-   * @param clients the open tuned clients by name, asked afresh on each request since clients come
-   *     and go
+   * @param clients the open clients by name, tuned or with every feature unsupported, asked afresh
+   *     on each request since clients come and go
    * @param jdbcClients the JDBC driver's client recorded under a name, if that name is one
    */
   public SpannerTuningEndpoint(
@@ -288,7 +295,7 @@ public class SpannerTuningEndpoint {
     return new InvalidEndpointRequestException(reason, reason);
   }
 
-  /** Every tuned client, by bean name. */
+  /** Every client, tuned or not, by bean name. */
   public record SpannerTuningDescriptor(Map<String, ClientDescriptor> clients)
       implements OperationResponseBody {}
 

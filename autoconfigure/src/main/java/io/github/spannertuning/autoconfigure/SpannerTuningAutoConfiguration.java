@@ -10,10 +10,12 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * Tunes every Spanner client the application builds: spring-cloud-gcp's, on its regular and its
- * emulator path, the application's own {@link SpannerOptions} beans, and the client Google's JDBC
- * driver builds for each {@code jdbc:cloudspanner:} DataSource. Registers no {@code
- * SpannerOptionsCustomizer}: spring-cloud-gcp allows one, and it belongs to the application.
+ * Tunes the Spanner clients the application builds from beans: spring-cloud-gcp's, on its regular
+ * and its emulator path, the application's own {@link SpannerOptions} and {@code
+ * SpannerOptions.Builder} beans, and the client Google's JDBC driver builds for each {@code
+ * jdbc:cloudspanner:} DataSource. A {@code Spanner} bean built from a builder or options that are
+ * not beans is out of reach: it is named in one warning and listed as not tuned. Registers no
+ * {@code SpannerOptionsCustomizer}: spring-cloud-gcp allows one, and it belongs to the application.
  */
 @AutoConfiguration(
     beforeName = {

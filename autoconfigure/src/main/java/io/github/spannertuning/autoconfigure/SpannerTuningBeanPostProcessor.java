@@ -6,6 +6,9 @@ import io.github.spannertuning.client.SpannerTuning;
 import io.github.spannertuning.client.SpannerTuningState;
 import io.github.spannertuning.experiment.ExperimentPlan;
 import io.github.spannertuning.experiment.ExperimentResult;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -19,19 +22,41 @@ import org.springframework.core.Ordered;
  * (spring-cloud-gcp's emulator path, or an application's own) are rebuilt tuned. {@link Spanner}
  * beans are recorded in the {@link SpannerTuningRegistry} under their bean name.
  *
- * <p>Logs one INFO line per tuned client, with its bean name. Fails open: if tuning a bean throws,
- * the bean is kept as it was and a warning is logged. A bad {@code spanner.tuning.*} value is not
- * failed open: it stops startup before the first Spanner bean is tuned.
+ * <p>Logs one INFO line per tuned client, with its bean name. A {@link Spanner} bean built from a
+ * builder or options that are not beans is out of its reach: it gets one warning naming it and what
+ * would tune it, and is recorded untuned, with every feature {@code unsupported} and that reason.
+ * Fails open: if tuning a bean throws, the bean is kept as it was and a warning is logged. A bad
+ * {@code spanner.tuning.*} value is not failed open: it stops startup before the first Spanner bean
+ * is tuned.
  */
 class SpannerTuningBeanPostProcessor implements BeanPostProcessor, Ordered {
 
   private static final Log logger = LogFactory.getLog(SpannerTuningBeanPostProcessor.class);
+
+  /** Why a Spanner bean built from a builder or options that are not beans is not tuned. */
+  static final String UNTUNED =
+      "not tuned: built from a SpannerOptions.Builder or SpannerOptions that is not a bean, which"
+          + " spanner-tuning does not see";
+
+  static final String UNTUNED_REMEDY =
+      "To tune it, declare the builder or the options as a @Bean and build the Spanner from that"
+          + " bean, or call SpannerTuning.applyTo on the builder before build()"
+          + " (spannerTuningProperties.toTuning().applyTo(builder) applies the spanner.tuning.*"
+          + " settings)";
 
   private final ObjectProvider<SpannerTuningProperties> properties;
 
   private final ObjectProvider<SpannerTuningRegistry> registry;
 
   private volatile SpannerTuning tuning;
+
+  /**
+   * Set when tuning a builder or options bean failed: a client built from it would look as if it
+   * had not been reached, and the warning already logged names that bean.
+   */
+  private volatile boolean failedOpen;
+
+  private final Set<String> warnedUntuned = ConcurrentHashMap.newKeySet();
 
   SpannerTuningBeanPostProcessor(
       ObjectProvider<SpannerTuningProperties> properties,
@@ -60,6 +85,7 @@ class SpannerTuningBeanPostProcessor implements BeanPostProcessor, Ordered {
         return tuning.tune((SpannerOptions) bean);
       }
     } catch (RuntimeException | LinkageError ex) {
+      this.failedOpen = true;
       logger.warn(
           "spanner-tuning could not tune bean '" + beanName + "'; it is left as it was", ex);
     }
@@ -68,16 +94,39 @@ class SpannerTuningBeanPostProcessor implements BeanPostProcessor, Ordered {
 
   private void register(Spanner spanner, String beanName) {
     try {
-      SpannerTuning.stateOf(spanner.getOptions())
-          .ifPresent(
-              (state) -> {
-                this.registry.getObject().register(beanName, state);
-                logger.info(
-                    "spanner-tuning: tuned Spanner client '" + beanName + "' " + state.summary());
-                startExperiment(beanName, state);
-              });
+      SpannerOptions options = spanner.getOptions();
+      Optional<SpannerTuningState> state = SpannerTuning.stateOf(options);
+      if (state.isPresent()) {
+        this.registry.getObject().register(beanName, state.get());
+        logger.info(
+            "spanner-tuning: tuned Spanner client '" + beanName + "' " + state.get().summary());
+        startExperiment(beanName, state.get());
+      } else if (!this.failedOpen && SpannerTuning.untunedButReachable(options)) {
+        registerUntuned(spanner, options, beanName);
+      }
     } catch (RuntimeException | LinkageError ex) {
       logger.warn("spanner-tuning could not record Spanner bean '" + beanName + "'", ex);
+    }
+  }
+
+  /**
+   * A client built from a builder or options this post-processor never saw: its {@code @Bean}
+   * method made them itself. The client runs as it is; only the application can bring it in reach.
+   * No {@code spanner.tuning.*} value applies to it, so none is bound for it.
+   */
+  private void registerUntuned(Spanner spanner, SpannerOptions options, String beanName) {
+    this.registry
+        .getObject()
+        .registerUntuned(beanName, spanner, SpannerTuning.defaults().unsupported(UNTUNED, options));
+    if (this.warnedUntuned.add(beanName)) {
+      logger.warn(
+          "spanner-tuning: Spanner client '"
+              + beanName
+              + "' is "
+              + UNTUNED
+              + ". "
+              + UNTUNED_REMEDY
+              + ". Spanner traffic is not affected.");
     }
   }
 

@@ -1,7 +1,9 @@
 package io.github.spannertuning.autoconfigure;
 
+import com.google.cloud.spanner.Spanner;
 import io.github.spannertuning.client.SpannerTuningState;
 import io.github.spannertuning.jdbc.TunedJdbcClient;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -11,7 +13,9 @@ import java.util.function.BiConsumer;
 
 /**
  * The tuned Spanner clients of the application, by {@code Spanner} bean name, and the JDBC driver's
- * clients by {@code DataSource} bean name. A client leaves the registry when it is closed.
+ * clients by {@code DataSource} bean name. A {@code Spanner} bean that spanner-tuning did not reach
+ * is listed too, with every feature {@code unsupported} and the reason; the listeners are not told
+ * of it, since nothing on it is counted. A client leaves the registry when it is closed.
  */
 public class SpannerTuningRegistry {
 
@@ -19,12 +23,16 @@ public class SpannerTuningRegistry {
 
   private final Map<String, TunedJdbcClient> jdbcClients = new LinkedHashMap<>();
 
+  /** The untuned clients among {@link #clients}, to tell when they are closed. */
+  private final Map<String, Spanner> untuned = new LinkedHashMap<>();
+
   private final List<BiConsumer<String, SpannerTuningState>> listeners =
       new CopyOnWriteArrayList<>();
 
   void register(String name, SpannerTuningState state) {
     synchronized (this.clients) {
       this.clients.put(name, state);
+      this.untuned.remove(name);
     }
     state.onClose(() -> unregister(name, state));
     this.listeners.forEach((listener) -> listener.accept(name, state));
@@ -36,6 +44,29 @@ public class SpannerTuningRegistry {
       this.jdbcClients.put(dataSource, client);
     }
     register(dataSource, client.state());
+  }
+
+  /**
+   * Records a {@code Spanner} bean spanner-tuning did not reach, with its state of every feature
+   * {@code unsupported}, until the client is closed.
+   */
+  void registerUntuned(String name, Spanner spanner, SpannerTuningState state) {
+    synchronized (this.clients) {
+      this.clients.put(name, state);
+      this.untuned.put(name, spanner);
+    }
+  }
+
+  /** An untuned client has no state that reports its close: it is looked at when asked for. */
+  private void removeClosedUntuned() {
+    for (Iterator<Map.Entry<String, Spanner>> it = this.untuned.entrySet().iterator();
+        it.hasNext(); ) {
+      Map.Entry<String, Spanner> client = it.next();
+      if (client.getValue().isClosed()) {
+        this.clients.remove(client.getKey());
+        it.remove();
+      }
+    }
   }
 
   private void unregister(String name, SpannerTuningState state) {
@@ -53,22 +84,32 @@ public class SpannerTuningRegistry {
     }
   }
 
-  /** Every open tuned client, in the order the beans were created. */
+  /**
+   * Every open client, in the order the beans were created: the tuned ones, and the {@code Spanner}
+   * beans spanner-tuning did not reach, with every feature {@code unsupported}.
+   */
   public Map<String, SpannerTuningState> clients() {
     synchronized (this.clients) {
+      removeClosedUntuned();
       return new LinkedHashMap<>(this.clients);
     }
   }
 
   public Optional<SpannerTuningState> client(String name) {
     synchronized (this.clients) {
+      removeClosedUntuned();
       return Optional.ofNullable(this.clients.get(name));
     }
   }
 
-  /** Calls the listener for every client registered now and from now on. */
+  /** Calls the listener for every tuned client registered now and from now on. */
   public void onRegister(BiConsumer<String, SpannerTuningState> listener) {
-    clients().forEach(listener);
+    Map<String, SpannerTuningState> tuned;
+    synchronized (this.clients) {
+      tuned = new LinkedHashMap<>(this.clients);
+      tuned.keySet().removeAll(this.untuned.keySet());
+    }
+    tuned.forEach(listener);
     this.listeners.add(listener);
   }
 }

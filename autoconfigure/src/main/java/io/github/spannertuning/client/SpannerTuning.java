@@ -233,7 +233,7 @@ public final class SpannerTuning {
             missing.add(feature.id() + ": " + featureState.reason());
           }
         });
-    if (rpcHookMissing == null || canObserveDefaultRpc(builder)) {
+    if (ClientSupport.canReadRpcFactory() && attaches(ClientSupport.rpcFactory(builder))) {
       builder.setServiceRpcFactory(new TunedSpannerRpcFactory(state));
       if (ClientSupport.canReadInterceptorProvider()) {
         builder.setInterceptorProvider(
@@ -290,11 +290,36 @@ public final class SpannerTuning {
     return new SpannerTuningState(this, features, false);
   }
 
+  /**
+   * As {@link #unsupported(String)}, for a client built from these options: its pool is the one
+   * they give it.
+   */
+  public SpannerTuningState unsupported(String reason, SpannerOptions builtFrom) {
+    Objects.requireNonNull(builtFrom, "builtFrom");
+    SpannerTuningState state = unsupported(reason);
+    state.pool(builtFrom.isGrpcGcpExtensionEnabled(), builtFrom.getNumChannels());
+    return state;
+  }
+
   /** The tuning state of a client built from these options, if they were tuned. */
   public static Optional<SpannerTuningState> stateOf(SpannerOptions options) {
     return ClientSupport.canReadRpcFactory()
         ? stateOfFactory(ClientSupport.rpcFactory(options))
         : Optional.empty();
+  }
+
+  /**
+   * Whether a client built from these options runs without spanner-tuning though tuning would have
+   * reached it: they carry no tuning state, yet {@link #applyTo} on their builder would have given
+   * them one. So neither they nor their builder were tuned. A framework that tunes the builders and
+   * options it sees finds with this the clients built from ones it never saw. False for tuned
+   * options, for options that tuning saw but could not hook into (it warned then), and for {@code
+   * null}.
+   */
+  public static boolean untunedButReachable(SpannerOptions options) {
+    return options != null
+        && ClientSupport.canReadRpcFactory()
+        && attaches(ClientSupport.rpcFactory(options));
   }
 
   private static Optional<SpannerTuningState> stateOfFactory(Object factory) {
@@ -319,6 +344,21 @@ public final class SpannerTuning {
   }
 
   private String rpcHookMissing(SpannerOptions.Builder builder) {
+    String missing = clientHookMissing();
+    if (missing != null) {
+      return missing;
+    }
+    if (!ClientSupport.canReadRpcFactory()) {
+      return "cannot read the SpannerRpcFactory of this client version";
+    }
+    if (!ClientSupport.isDefaultRpcFactory(ClientSupport.rpcFactory(builder))) {
+      return "the application set its own SpannerRpcFactory";
+    }
+    return null;
+  }
+
+  /** What this client version lacks for the rpc spanner-tuning installs, or {@code null}. */
+  private static String clientHookMissing() {
     if (!ClientSupport.RPC_METHODS_MATCH && !ClientSupport.PLAIN_STREAM_METHODS_MATCH) {
       return "GapicSpannerRpc in this client version does not have the methods spanner-tuning"
           + " extends";
@@ -328,12 +368,6 @@ public final class SpannerTuning {
           + ClientVersions.detected().spanner()
           + " has no PartialResultSet.last: a stream closed on its last row cannot be told"
           + " finished before its trailers";
-    }
-    if (!ClientSupport.canReadRpcFactory()) {
-      return "cannot read the SpannerRpcFactory of this client version";
-    }
-    if (!ClientSupport.isDefaultRpcFactory(ClientSupport.rpcFactory(builder))) {
-      return "the application set its own SpannerRpcFactory";
     }
     return null;
   }
@@ -352,14 +386,15 @@ public final class SpannerTuning {
   }
 
   /**
-   * Whether the client's default rpc can be created unchanged by a factory that carries the state:
-   * then a client whose {@code GapicSpannerRpc} does not match still shows up in the registry, the
-   * meters and the endpoint, with its features unsupported.
+   * Whether tuning installs its rpc factory, and so its state, in place of this one: the client's
+   * own default factory, on a client version with the hooks. Where the hooks are missing but the
+   * client's default rpc can be created unchanged by a factory that carries the state, a client
+   * whose {@code GapicSpannerRpc} does not match still shows up in the registry, the meters and the
+   * endpoint, with its features unsupported.
    */
-  private static boolean canObserveDefaultRpc(SpannerOptions.Builder builder) {
-    return ClientSupport.canReadRpcFactory()
-        && ClientSupport.isDefaultRpcFactory(ClientSupport.rpcFactory(builder))
-        && ClientSupport.HAS_OPTIONS_CONSTRUCTOR;
+  private static boolean attaches(Object rpcFactory) {
+    return ClientSupport.isDefaultRpcFactory(rpcFactory)
+        && (clientHookMissing() == null || ClientSupport.HAS_OPTIONS_CONSTRUCTOR);
   }
 
   /**

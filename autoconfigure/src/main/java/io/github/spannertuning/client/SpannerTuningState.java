@@ -266,16 +266,17 @@ public final class SpannerTuningState {
   public ExperimentResult startExperiment(ExperimentPlan plan) {
     Map<Feature, FeatureState> tuned;
     synchronized (this) {
-      if (!this.open) {
-        throw new IllegalStateException("the client is not open");
-      }
       tuned = switchableOn(this.features);
-      // A running experiment is refused by the slot, with its progress.
+      // A running experiment is refused by the slot, with its progress. A client tuning never
+      // reached is never open: the features' reasons say why, not that it is closed.
       if (!this.experiment.isRunning() && (!this.rpcInstalled || tuned.isEmpty())) {
         throw new IllegalStateException(
             "no feature spanner-tuning applies itself is on on this client, so the two arms"
                 + " would be the same client: "
                 + summaryOfFeatures());
+      }
+      if (!this.open) {
+        throw new IllegalStateException("the client is not open");
       }
     }
     return startExperiment(plan, (arm) -> switchTo(arm, tuned));
@@ -411,6 +412,12 @@ public final class SpannerTuningState {
 
   OpenTelemetry openTelemetry() {
     return this.openTelemetry;
+  }
+
+  /** Records the pool of a client tuning did not reach: it is never resolved, nor opened. */
+  synchronized void pool(boolean grpcGcpEnabled, int numChannels) {
+    this.grpcGcpEnabled = grpcGcpEnabled;
+    this.numChannels = numChannels;
   }
 
   /** Records what the built options show, once the client's rpc is created. */

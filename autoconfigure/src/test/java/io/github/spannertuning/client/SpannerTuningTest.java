@@ -134,6 +134,41 @@ class SpannerTuningTest {
   }
 
   @Test
+  void optionsNothingTunedAreTheOnesTuningWouldHaveReached() {
+    assertThat(SpannerTuning.untunedButReachable(server.get().clientOptions(2).build())).isTrue();
+    SpannerOptions.Builder tuned = server.get().clientOptions(2);
+    SpannerTuning.defaults().applyTo(tuned);
+    assertThat(SpannerTuning.untunedButReachable(tuned.build())).isFalse();
+    assertThat(SpannerTuning.untunedButReachable(SpannerTuning.defaults().tune(tuned.build())))
+        .isFalse();
+    // Tuning saw these and warned: its hook is the application's.
+    SpannerOptions.Builder own = server.get().clientOptions(2);
+    own.setServiceRpcFactory(
+        (options) -> new com.google.cloud.spanner.spi.v1.GapicSpannerRpc(options));
+    SpannerTuning.defaults().applyTo(own);
+    assertThat(SpannerTuning.untunedButReachable(own.build())).isFalse();
+    assertThat(SpannerTuning.untunedButReachable(null)).isFalse();
+  }
+
+  @Test
+  void aClientTuningDidNotReachHasEveryFeatureUnsupportedAndItsOwnPool() {
+    SpannerOptions options = server.get().clientOptions(3).enableGrpcGcpExtension().build();
+    SpannerTuningState state = SpannerTuning.defaults().unsupported("not reached", options);
+    for (Feature feature : Feature.values()) {
+      assertThat(state.feature(feature)).isEqualTo(FeatureState.unsupported("not reached"));
+    }
+    // As the options set it: an unresolved state would show gax of 0 channels.
+    assertThat(state.poolKind()).isEqualTo("grpc-gcp");
+    assertThat(state.poolSize()).isEqualTo(3);
+    assertThatIllegalStateException()
+        .isThrownBy(() -> state.setEnabled(Feature.STREAM_END_GUARD, false))
+        .withMessageContaining("not reached");
+    assertThatIllegalStateException()
+        .isThrownBy(() -> state.startExperiment(state.experimentPlan(null, null)))
+        .withMessageContaining("not reached");
+  }
+
+  @Test
   void grpcGcpIsSwitchedOnOnlyWhenAskedTo() {
     SpannerOptions.Builder on = server.get().clientOptions(4).disableGrpcGcpExtension();
     assertThat(SpannerTuning.defaults().applyTo(on).feature(Feature.GRPC_GCP).status())
