@@ -159,7 +159,8 @@ class GuardedStreamTest {
     GuardedStream stream = startOn(state, channel);
     stream.onPartialResultSet(LAST_ROW);
     stream.cancel("closed");
-    assertThat(channel.drainingStreams()).isEqualTo(1);
+    // Not asserted here that it is draining: the 100 ms timeout may already have fired when this
+    // thread runs again. The drain timeout counted below fires only for a stream that drained.
     assertThat(this.call.cancelled.await(10, TimeUnit.SECONDS)).isTrue();
     assertThat(channel.drainingStreams()).isZero();
     assertThat(state.streamEndGuardDrainTimeoutCount()).isEqualTo(1);
