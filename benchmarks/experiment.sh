@@ -12,6 +12,7 @@
 # Extra arguments are ExperimentComparison's flags, and the frontend's (see docs/benchmarking.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+given_out=${OUT:-}
 OUT=${OUT:-docs}
 export NO_GCE_CHECK=true SPANNER_DISABLE_BUILTIN_METRICS=true
 for line_name in ${LINES:-6.119}; do
@@ -28,6 +29,6 @@ for line_name in ${LINES:-6.119}; do
   classpath="benchmarks/target/classes:$(cat benchmarks/target/runtime-classpath.txt)"
   java -Xmx2g -cp "$classpath" io.github.spannertuning.benchmarks.ExperimentComparison \
     --out "$OUT/benchmarks-experiment-$line_name.md" \
-    --command "${LINES:+LINES=$LINES }benchmarks/experiment.sh${*:+ $*}" "$@" \
+    --command "${given_out:+OUT=$given_out }${LINES:+LINES=$LINES }benchmarks/experiment.sh${*:+ $*}" "$@" \
     | grep -E '^(\[experiment\]|Report)' || true
 done

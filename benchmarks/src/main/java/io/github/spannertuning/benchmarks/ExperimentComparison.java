@@ -82,11 +82,14 @@ public final class ExperimentComparison {
 
   private final int warmupQueries;
 
-  private final int jvmWarmupQueries;
+  private final double jvmWarmupSeconds;
 
   private final long seed;
 
   private final SpannerTuning tuning;
+
+  /** The load of the JVM's warm-up: the spiky shape, no connection slowed. */
+  private final Workload warmupShape;
 
   private final StringBuilder report = new StringBuilder();
 
@@ -116,7 +119,7 @@ public final class ExperimentComparison {
     this.drainTimeout = Duration.ofMillis((long) flags.positive("drain-timeout-ms", 500));
     this.bucketSeconds = flags.positive("bucket-s", 0.1);
     this.warmupQueries = flags.integer("warmup-queries", 300, 0, 1_000_000);
-    this.jvmWarmupQueries = flags.integer("jvm-warmup-queries", 10_000, 0, 10_000_000);
+    this.jvmWarmupSeconds = flags.positive("jvm-warmup-s", 5);
     this.seed = (long) flags.number("seed", 1);
     double scale = flags.positive("scale", 1.0);
     double period = flags.positive("burst-period-s", 5);
@@ -124,6 +127,7 @@ public final class ExperimentComparison {
     List<Variant> variants = List.of(Variant.STOCK, Variant.TUNED);
     Workload spiky = BenchmarkMain.spiky(flags, scale, period, length, variants);
     Workload degraded = BenchmarkMain.degraded(spiky, (long) flags.positive("degrade-ms", 20));
+    this.warmupShape = spiky;
     Map<String, Workload> byName = Map.of("spiky", spiky, "degraded", degraded);
     this.workloads = names.stream().map(byName::get).toList();
     this.tuning =
@@ -189,18 +193,26 @@ public final class ExperimentComparison {
   }
 
   /**
-   * Point selects on a stock and a tuned client before anything is measured, not recorded: the
-   * first window of a fresh JVM would otherwise pay for its compilation, and only stock's or
-   * tuned's.
+   * A window of the spiky load on a stock and on a tuned client before anything is measured, not
+   * recorded: the first open-loop window of a fresh JVM would otherwise pay for its compilation and
+   * its threads, and only stock's or tuned's.
    */
   private void warmUpJvm(Frontend frontend) throws Exception {
     for (String arm : List.of(STOCK, TUNED)) {
       frontend.mark();
-      try (BenchClient client = open(arm, frontend)) {
-        BenchmarkMain.warmUp(client, 16, this.jvmWarmupQueries);
+      try (BenchClient client = open(arm, frontend);
+          OpenLoop loop = new OpenLoop(this.warmupShape.threads())) {
+        BenchmarkMain.warmUp(client, 16, this.warmupQueries);
+        OpenLoop.Window window =
+            loop.run(
+                client, this.warmupShape, this.jvmWarmupSeconds, this.bucketSeconds, this.seed);
+        log(
+            "JVM warm-up, %s, not recorded: P50 %.2f ms, P99 %.2f ms",
+            arm,
+            ms(window.latency().getValueAtPercentile(50)),
+            ms(window.latency().getValueAtPercentile(99)));
       }
     }
-    log("JVM warmed up: %d point selects on a stock and on a tuned client", this.jvmWarmupQueries);
   }
 
   private BenchClient open(String arm, Frontend frontend) {
@@ -322,6 +334,7 @@ public final class ExperimentComparison {
               result,
               window,
               (long) (this.bucketSeconds * 1e9),
+              this.channels,
               startNanos,
               resetNanos,
               marks,
@@ -454,8 +467,8 @@ public final class ExperimentComparison {
     line(
         String.format(
             Locale.ROOT,
-            "After %d point selects on a stock and on a tuned client to warm the JVM, per workload,"
-                + " in one run: **side by side**, a stock and a tuned client, each fresh and"
+            "After a %s s window of the spiky load on a stock and on a tuned client to warm the"
+                + " JVM (not recorded), per workload, in one run: **side by side**, a stock and a tuned client, each fresh and"
                 + " warmed (%d queries), %d rounds of %s s windows in alternating order, latency"
                 + " from each query's scheduled start pooled over the rounds; then **switchback**,"
                 + " one tuned client under the same load with an experiment of %d pairs of %s s"
@@ -463,7 +476,7 @@ public final class ExperimentComparison {
                 + " is the same in both: the starter's defaults with a drain timeout of %d ms (the"
                 + " frontend's trailers come 1 ms after `last`, so no drain waits that long). Ratios"
                 + " are tuned over stock, of single-use point selects.",
-            this.jvmWarmupQueries,
+            trim(this.jvmWarmupSeconds),
             this.warmupQueries,
             this.rounds,
             trim(this.windowSeconds),
@@ -656,7 +669,11 @@ public final class ExperimentComparison {
         "The load generator's latencies of each recorded window (the spread the experiment's"
             + " interval rests on; the experiment itself shows no per-pair figures). *Slowed*: the"
             + " slowed connection's point selects in the slice's recorded window over an even share"
-            + " (the frontend's count per connection); - where none is slowed. *Steal* and"
+            + " (all of them over the pool's "
+            + this.channels
+            + " channels), counted by the frontend per TCP connection; - where none is slowed. The"
+            + " frontend slows one connection: once a GOAWAY closes it, the client's new"
+            + " connection is not slowed, and the share is 0. *Steal* and"
             + " *others* over the pair, both slices whole: machine CPU steal, and other processes'"
             + " CPU (not the client's, not the frontend's), as shares of the machine; `!` where"
             + " steal was over 5 %.");
@@ -756,6 +773,7 @@ public final class ExperimentComparison {
       ExperimentResult result,
       OpenLoop.Window window,
       long bucketNanos,
+      int channels,
       long startNanos,
       long resetNanos,
       List<SliceMark> marks,
@@ -819,8 +837,7 @@ public final class ExperimentComparison {
           faulty += arrivals.path("faulty").get(b).asLong();
         }
       }
-      int channels = this.stats.path("queriesPerConnection").size();
-      return (all == 0) ? Double.NaN : faulty / (all / (double) Math.max(1, channels));
+      return (all == 0) ? Double.NaN : faulty / (all / (double) this.channels);
     }
 
     /** Every recorded window of the arm, pooled. */

@@ -30,7 +30,7 @@ class ExperimentComparisonSmokeTest {
             "--pairs", "1",
             "--slice-s", "2.5",
             "--warmup-queries", "16",
-            "--jvm-warmup-queries", "16");
+            "--jvm-warmup-s", "0.2");
 
     String markdown = Files.readString(report);
     assertThat(markdown)
