@@ -30,6 +30,7 @@ class ExperimentComparisonSmokeTest {
             "--pairs", "1",
             "--slice-s", "2.5",
             "--warmup-queries", "16",
+            "--jvm-warmup-queries", "16",
             "--jvm-warmup-s", "0.2");
 
     String markdown = Files.readString(report);
@@ -39,7 +40,9 @@ class ExperimentComparisonSmokeTest {
             "--pairs 1 --slice-s 2.5 --drain-timeout-ms 500.0",
             "Machine: ",
             "maxRstFramesPerWindow = 200 per 30 s per connection",
-            "(carry-over 2 s, so 0.5 s recorded per slice)");
+            "(carry-over 2 s, so 0.5 s recorded per slice)",
+            "JVM warm-up, not recorded: stock: 16 point selects in ")
+        .contains("; tuned: 16 point selects in ");
     for (String workload : List.of("degraded", "spiky")) {
       assertThat(markdown)
           .as(workload)
