@@ -324,6 +324,11 @@ public final class ExperimentComparison {
       SliceLog slices = new SliceLog(state, frontend);
       long startNanos = System.nanoTime();
       state.startExperiment(plan);
+      // In the JVM's uptime, as GC logs (-Xlog:gc) time their events.
+      log(
+          "%s switchback started at JVM uptime %.3f s",
+          workload.name(),
+          java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime() / 1000.0);
       slices.start();
       OpenLoop.Window window;
       try (OpenLoop loop = new OpenLoop(workload.threads())) {
@@ -669,10 +674,16 @@ public final class ExperimentComparison {
       line(
           String.format(
               Locale.ROOT,
-              "- %s, switchback run: the frontend sent %d GOAWAYs in all; the experiment's tail"
-                  + " samples stock %s, tuned %s; cancels of finished streams stock %d, tuned %d.",
+              "- %s, switchback run: the frontend sent %d GOAWAYs in all; the load generator's"
+                  + " queries failed: %d over the whole run, carry-overs included; the"
+                  + " experiment's failed calls by status, recorded windows only: stock %s, tuned"
+                  + " %s; its tail samples stock %s, tuned %s; cancels of finished streams stock"
+                  + " %d, tuned %d.",
               each.workload().name(),
               stats.path("goAways").asInt(),
+              each.switchback().window().errors(),
+              (singleUse == null) ? "-" : singleUse.failedByStatus().stock(),
+              (singleUse == null) ? "-" : singleUse.failedByStatus().tuned(),
               (singleUse == null) ? "-" : singleUse.tailSamples().stock(),
               (singleUse == null) ? "-" : singleUse.tailSamples().tuned(),
               each.switchback().result().cancelsOfFinishedStreams().stock(),
