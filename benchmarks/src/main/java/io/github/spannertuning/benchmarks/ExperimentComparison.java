@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.github.spannertuning.client.ClientVersions;
 import io.github.spannertuning.client.SpannerTuning;
 import io.github.spannertuning.client.SpannerTuningState;
+import io.github.spannertuning.experiment.Arm;
+import io.github.spannertuning.experiment.CallKind;
 import io.github.spannertuning.experiment.CarryOver;
 import io.github.spannertuning.experiment.ExperimentPlan;
 import io.github.spannertuning.experiment.ExperimentResult;
@@ -358,6 +360,7 @@ public final class ExperimentComparison {
               startNanos,
               resetNanos,
               marks,
+              slices.experimentP99(),
               stats);
       KindResult singleUse = result.results().get("single-use");
       log(
@@ -390,6 +393,13 @@ public final class ExperimentComparison {
 
     private final List<SliceMark> marks = new ArrayList<>();
 
+    /** The experiment's own P99 of each slice's single-use calls, in seconds, by slice. */
+    private final Map<Integer, Double> experimentP99 =
+        new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** Slices whose P99 was read, or found unreadable: every slice before this one. */
+    private int read;
+
     private final Thread poller;
 
     private volatile boolean done;
@@ -409,6 +419,7 @@ public final class ExperimentComparison {
       int seen = -1;
       while (!this.done) {
         ExperimentResult.Progress progress = this.state.experiment().progress();
+        readEnded(progress.slicesDone());
         if (progress.arm() != null && progress.slicesDone() > seen) {
           seen = progress.slicesDone();
           mark(seen, progress.arm());
@@ -418,6 +429,35 @@ public final class ExperimentComparison {
         } catch (InterruptedException ex) {
           return;
         }
+      }
+    }
+
+    /**
+     * Reads the P99 of the slices that ended since the last poll from the meters' figures, which
+     * hold each arm's last recorded slice: read before the arm's next slice ends, 14 s later.
+     */
+    private void readEnded(int slicesDone) {
+      while (this.read < slicesDone) {
+        String arm = armOf(this.read);
+        if (arm != null) {
+          double p99 =
+              this.state
+                  .experimentTotals()
+                  .lastP99Seconds(
+                      CallKind.SINGLE_USE, arm.equals(Arm.STOCK.id()) ? Arm.STOCK : Arm.TUNED);
+          this.experimentP99.put(this.read, p99);
+        }
+        this.read++;
+      }
+    }
+
+    private String armOf(int slice) {
+      synchronized (this.marks) {
+        return this.marks.stream()
+            .filter((mark) -> mark.slice() == slice)
+            .map(SliceMark::arm)
+            .findFirst()
+            .orElse(null);
       }
     }
 
@@ -433,9 +473,14 @@ public final class ExperimentComparison {
     }
 
     /** Stops polling; the last mark is the end of the last slice. */
+    Map<Integer, Double> experimentP99() {
+      return Map.copyOf(this.experimentP99);
+    }
+
     List<SliceMark> finish() throws InterruptedException {
       this.done = true;
       this.poller.join(5000);
+      readEnded(this.state.experiment().progress().slicesDone());
       mark(Integer.MAX_VALUE, null);
       synchronized (this.marks) {
         return List.copyOf(this.marks);
@@ -597,14 +642,19 @@ public final class ExperimentComparison {
             + " s buckets wholly inside it), pooled per arm: the side-by-side measure on the"
             + " experiment's one client. *Switchback, experiment*: what the experiment records,"
             + " each call from its pick to its `last` response; per arm the median over its slices"
-            + " of the slice's P50 and P99, the ratio its estimate over the pairs. *Failed*: failed"
+            + " of the slice's P50 and P99. *P99 ratio, pooled*: of the P99s of all the arm's"
+            + " queries together; *over pairs*: the Hodges-Lehmann estimate over the pairs of"
+            + " slices, the experiment's `p99Ratio` (and the same estimator on the load"
+            + " generator's per-pair ratios, below). *P50 ratio*: pooled, or the experiment's"
+            + " `p50Ratio`. *Failed*: failed"
             + " queries (side by side), failed calls (experiment). *GOAWAY*: frames the frontend"
             + " sent (side by side), calls the client saw ended by one (experiment).");
     line("");
     line(
         "| workload | measure | calls stock / tuned | P50 ms stock -> tuned | P99 ms stock -> tuned"
-            + " | P99 ratio | P50 ratio | failed stock / tuned | GOAWAY stock / tuned |");
-    line("|---|---|---|---|---|---|---|---|---|");
+            + " | P99 ratio, pooled | P99 ratio, over pairs | P50 ratio | failed stock / tuned |"
+            + " GOAWAY stock / tuned |");
+    line("|---|---|---|---|---|---|---|---|---|---|");
     for (Comparison each : comparisons) {
       String name = each.workload().name();
       Histogram stock = each.pooledSide(STOCK);
@@ -612,8 +662,8 @@ public final class ExperimentComparison {
       line(
           String.format(
               Locale.ROOT,
-              "| %s | side by side | %d / %d | %.2f -> %.2f | %.2f -> %.2f | %.2f | %.2f | %d / %d |"
-                  + " %d / %d |",
+              "| %s | side by side | %d / %d | %.2f -> %.2f | %.2f -> %.2f | %.2f | - | %.2f |"
+                  + " %d / %d | %d / %d |",
               name,
               stock.getTotalCount(),
               tuned.getTotalCount(),
@@ -634,7 +684,7 @@ public final class ExperimentComparison {
           String.format(
               Locale.ROOT,
               "| %s | switchback, load generator | %d / %d | %.2f -> %.2f | %.2f -> %.2f | %.2f |"
-                  + " %.2f | - | - |",
+                  + " %.2f | %.2f | - | - |",
               name,
               splitStock.getTotalCount(),
               splitTuned.getTotalCount(),
@@ -643,6 +693,7 @@ public final class ExperimentComparison {
               ms(splitStock.getValueAtPercentile(99)),
               ms(splitTuned.getValueAtPercentile(99)),
               ratioOf(splitTuned, splitStock, 99),
+              switchback.loadGeneratorP99Ratio(),
               ratioOf(splitTuned, splitStock, 50)));
       KindResult singleUse = switchback.singleUse();
       if (singleUse != null) {
@@ -650,8 +701,8 @@ public final class ExperimentComparison {
         line(
             String.format(
                 Locale.ROOT,
-                "| %s | switchback, experiment | %d / %d | %s -> %s | %s -> %s | %s | %s | %d / %d |"
-                    + " %d / %d |",
+                "| %s | switchback, experiment | %d / %d | %s -> %s | %s -> %s | - | %s | %s |"
+                    + " %d / %d | %d / %d |",
                 name,
                 singleUse.calls().stock(),
                 singleUse.calls().tuned(),
@@ -696,8 +747,10 @@ public final class ExperimentComparison {
     line("## Switchback, pair by pair");
     line("");
     line(
-        "The load generator's latencies of each recorded window (the spread the experiment's"
-            + " interval rests on; the experiment itself shows no per-pair figures). *Slowed*: the"
+        "Each pair's recorded windows: the load generator's P99 of the queries that started in"
+            + " them, and the experiment's own P99 of each slice (read from its meters' figures"
+            + " as each slice ends), with their tuned/stock ratios. The experiment's interval rests"
+            + " on the spread of its ratios. *Slowed*: the"
             + " slowed connection's point selects in the slice's recorded window over an even share"
             + " (all of them over the pool's "
             + this.channels
@@ -709,31 +762,31 @@ public final class ExperimentComparison {
             + " steal was over 5 %.");
     line("");
     line(
-        "| workload | pair | order | P99 ms stock | P99 ms tuned | P99 ratio | slowed stock /"
-            + " tuned | steal | others |");
-    line("|---|---|---|---|---|---|---|---|---|");
+        "| workload | pair | order | load generator P99 ms stock / tuned | ratio | experiment P99"
+            + " ms stock / tuned | ratio | slowed stock / tuned | steal | others |");
+    line("|---|---|---|---|---|---|---|---|---|---|");
     for (Comparison each : comparisons) {
       Switchback switchback = each.switchback();
-      for (int pair = 0; pair < switchback.plan().pairs(); pair++) {
-        SliceFigures first = switchback.slice(2 * pair);
-        SliceFigures second = switchback.slice(2 * pair + 1);
-        if (first == null || second == null) {
-          continue;
-        }
-        SliceFigures stock = first.arm().equals(STOCK) ? first : second;
-        SliceFigures tuned = first.arm().equals(STOCK) ? second : first;
-        MachineCpu.Share cpu = switchback.cpu(2 * pair, 2 * pair + 2);
+      int pair = 0;
+      for (SliceFigures[] figures : switchback.pairs()) {
+        pair++;
+        SliceFigures stock = figures[0];
+        SliceFigures tuned = figures[1];
+        boolean stockFirst = switchback.slice(2 * pair - 2).arm().equals(STOCK);
+        MachineCpu.Share cpu = switchback.cpu(2 * pair - 2, 2 * pair);
         line(
             String.format(
                 Locale.ROOT,
-                "| %s | %d | %s, %s | %.2f | %.2f | %.2f | %s / %s | %s | %s |",
+                "| %s | %d | %s | %.2f / %.2f | %.2f | %s / %s | %s | %s / %s | %s | %s |",
                 each.workload().name(),
-                pair + 1,
-                first.arm(),
-                second.arm(),
+                pair,
+                stockFirst ? "stock, tuned" : "tuned, stock",
                 ms(stock.latency().getValueAtPercentile(99)),
                 ms(tuned.latency().getValueAtPercentile(99)),
                 ratioOf(tuned.latency(), stock.latency(), 99),
+                msOrDash(stock.experimentP99Seconds()),
+                msOrDash(tuned.experimentP99Seconds()),
+                share(tuned.experimentP99Seconds() / stock.experimentP99Seconds()),
                 share(stock.slowedShare()),
                 share(tuned.slowedShare()),
                 steal(cpu),
@@ -794,8 +847,12 @@ public final class ExperimentComparison {
   /** The experiment entered slice {@code slice} of arm {@code arm}; {@code arm} null at the end. */
   record SliceMark(int slice, String arm, MachineCpu machine, long frontendCpuNanos) {}
 
-  /** One slice's recorded window as the load generator saw it. */
-  record SliceFigures(String arm, Histogram latency, double slowedShare) {}
+  /**
+   * One slice's recorded window as the load generator saw it, and the experiment's own P99 of it
+   * (NaN where it could not be read).
+   */
+  record SliceFigures(
+      String arm, Histogram latency, double slowedShare, double experimentP99Seconds) {}
 
   /** One switchback run and what it recorded. */
   record Switchback(
@@ -807,6 +864,7 @@ public final class ExperimentComparison {
       long startNanos,
       long resetNanos,
       List<SliceMark> marks,
+      Map<Integer, Double> experimentP99,
       JsonNode stats) {
 
     KindResult singleUse() {
@@ -848,7 +906,8 @@ public final class ExperimentComparison {
           latency.add(series[b]);
         }
       }
-      return new SliceFigures(arm, latency, slowedShare(window));
+      return new SliceFigures(
+          arm, latency, slowedShare(window), this.experimentP99.getOrDefault(slice, Double.NaN));
     }
 
     /** Point selects on the slowed connection in the window over an even share. */
@@ -868,6 +927,31 @@ public final class ExperimentComparison {
         }
       }
       return (all == 0) ? Double.NaN : faulty / (all / (double) this.channels);
+    }
+
+    /** The pairs whose two slices were both seen, each as {stock, tuned}. */
+    List<SliceFigures[]> pairs() {
+      List<SliceFigures[]> pairs = new ArrayList<>();
+      for (int pair = 0; pair < this.result.pairs(); pair++) {
+        SliceFigures first = slice(2 * pair);
+        SliceFigures second = slice(2 * pair + 1);
+        if (first != null && second != null) {
+          boolean stockFirst = first.arm().equals(STOCK);
+          pairs.add(new SliceFigures[] {stockFirst ? first : second, stockFirst ? second : first});
+        }
+      }
+      return pairs;
+    }
+
+    /**
+     * The Hodges-Lehmann estimate of the load generator's tuned/stock P99 ratio over the pairs, as
+     * the experiment estimates its own: the median of the averages of every two pairs' log ratios.
+     */
+    double loadGeneratorP99Ratio() {
+      return hodgesLehmann(
+          pairs().stream()
+              .mapToDouble((pair) -> ratioOf(pair[1].latency(), pair[0].latency(), 99))
+              .toArray());
     }
 
     /** Every recorded window of the arm, pooled. */
@@ -924,6 +1008,28 @@ public final class ExperimentComparison {
     long sum(String arm, Function<SideWindow, Number> figure) {
       return this.side.get(arm).stream().mapToLong((w) -> figure.apply(w).longValue()).sum();
     }
+  }
+
+  /** The median of the Walsh averages of the ratios' logs, as a ratio; NaN for none. */
+  static double hodgesLehmann(double[] ratios) {
+    int n = ratios.length;
+    if (n == 0) {
+      return Double.NaN;
+    }
+    double[] walsh = new double[n * (n + 1) / 2];
+    int index = 0;
+    for (int i = 0; i < n; i++) {
+      for (int j = i; j < n; j++) {
+        walsh[index++] = (Math.log(ratios[i]) + Math.log(ratios[j])) / 2;
+      }
+    }
+    Arrays.sort(walsh);
+    int m = walsh.length;
+    return Math.exp((m % 2 == 1) ? walsh[m / 2] : (walsh[m / 2 - 1] + walsh[m / 2]) / 2);
+  }
+
+  private static String msOrDash(double seconds) {
+    return Double.isNaN(seconds) ? "-" : String.format(Locale.ROOT, "%.2f", seconds * 1000);
   }
 
   private static double ratioOf(Histogram tuned, Histogram stock, double percentile) {

@@ -56,7 +56,12 @@ class ExperimentComparisonSmokeTest {
               "| " + workload + " | switchback, experiment | ",
               "| " + workload + " | 1 | stock | ",
               "| " + workload + " | 1 | tuned | ")
-          .containsPattern("\\| " + workload + " \\| 1 \\| (stock, tuned|tuned, stock) \\|");
+          .as(workload + ": the pair's load-generator and experiment P99s, both arms")
+          .containsPattern(
+              "\\| "
+                  + workload
+                  + " \\| 1 \\| (stock, tuned|tuned, stock) \\| [0-9.]+ / [0-9.]+ \\| [0-9.]+"
+                  + " \\| [0-9.]+ / [0-9.]+ \\| [0-9.]+ \\|");
     }
     assertThat(markdown)
         .as("the degraded workload's slowed connection is counted, the spiky one has none")
