@@ -41,14 +41,17 @@ import org.HdrHistogram.Histogram;
  *       --pairs} pairs of {@code --slice-s} slices runs on it. Its {@code single-use} figures: the
  *       P99 and P50 ratios with their 95 % intervals, and the verdict. Beside them, the same run's
  *       load-generator latencies split by the arm of the slice they started in, over the slices'
- *       recorded windows: the side-by-side measure on the switchback's client.
+ *       recorded windows: the side-by-side measure on the switchback's client. Per pair, both P99s
+ *       of each slice: the load generator's, and the experiment's own, read from its meters'
+ *       figures as the slice ends.
  * </ul>
  *
  * <p>The tuned client is the same in both parts: the starter's defaults with a drain timeout of
  * {@code --drain-timeout-ms}, which sets the experiment's carry-over (the longer of the drain
  * timeout and the latency estimates' 2 s memory). The frontend sends trailers 1 ms after {@code
- * last}, so a drain never waits that long. Beside each window, pair and run: the machine's CPU
- * steal and the CPU time of processes other than the client and the frontend ({@link MachineCpu}).
+ * last}, so a drain never waits that long. Beside each side-by-side window and each pair: the
+ * machine's CPU steal and the CPU time of processes other than the client and the frontend ({@link
+ * MachineCpu}).
  *
  * <pre>
  * java -cp ... io.github.spannertuning.benchmarks.ExperimentComparison --out docs/x.md
