@@ -11,6 +11,7 @@ import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.SpannerOptions.CallContextConfigurator;
 import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.client.ChannelLoad;
+import io.github.spannertuning.client.SpannerTuning;
 import io.github.spannertuning.client.SpannerTuningState;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.grpc.Context;
@@ -83,15 +84,29 @@ final class BenchClient implements AutoCloseable {
 
   /** A client whose queries each have the given deadline (0 for the client's own). */
   static BenchClient open(Variant variant, int port, int channels, long deadlineMillis) {
-    SpannerOptions.Builder builder =
-        SpannerOptions.newBuilder()
-            .setProjectId("bench-project")
-            .setHost("http://127.0.0.1:" + port)
-            .setChannelConfigurator(ManagedChannelBuilder::usePlaintext)
-            .setCredentials(NoCredentials.getInstance())
-            .setNumChannels(channels);
+    SpannerOptions.Builder builder = options(port, channels);
     SpannerTuningState state = variant.configure(builder);
     return new BenchClient(variant, builder.build().getService(), state, deadlineMillis);
+  }
+
+  /**
+   * A tuned client with this tuning instead of {@code SpannerTuning.defaults()}: for a run that
+   * needs a setting other than the default, such as a shorter drain timeout for an experiment's
+   * slices.
+   */
+  static BenchClient tuned(SpannerTuning tuning, int port, int channels) {
+    SpannerOptions.Builder builder = options(port, channels);
+    SpannerTuningState state = tuning.applyTo(builder);
+    return new BenchClient(Variant.TUNED, builder.build().getService(), state, 0);
+  }
+
+  private static SpannerOptions.Builder options(int port, int channels) {
+    return SpannerOptions.newBuilder()
+        .setProjectId("bench-project")
+        .setHost("http://127.0.0.1:" + port)
+        .setChannelConfigurator(ManagedChannelBuilder::usePlaintext)
+        .setCredentials(NoCredentials.getInstance())
+        .setNumChannels(channels);
   }
 
   /**
@@ -124,6 +139,11 @@ final class BenchClient implements AutoCloseable {
 
   Variant variant() {
     return this.variant;
+  }
+
+  /** The starter's state of this client; {@code null} for the stock client. */
+  SpannerTuningState state() {
+    return this.state;
   }
 
   /**

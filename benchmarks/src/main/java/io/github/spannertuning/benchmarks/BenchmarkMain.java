@@ -125,24 +125,12 @@ public final class BenchmarkMain {
             .map(String::trim)
             .map(Variant::of)
             .toList();
-    double spikyRate = flags.positive("spiky-rate", 300) * scale;
-    double spikyMultiplier = flags.positive("spiky-multiplier", 3);
-    int spikyThreads = flags.integer("spiky-threads", 100, 1, 10_000);
-    long degradeMillis = (long) flags.positive("degrade-ms", 20);
     // The reference's spiky shape; degraded, stalled and recovered are it with one connection at
     // fault.
-    Workload spiky =
-        new Workload(
-            "spiky",
-            "spiky point select",
-            600,
-            spikyRate,
-            spikyMultiplier,
-            period,
-            length,
-            spikyThreads,
-            0,
-            variants);
+    Workload spiky = spiky(flags, scale, period, length, variants);
+    double spikyRate = spiky.baseRate();
+    int spikyThreads = spiky.threads();
+    long degradeMillis = (long) flags.positive("degrade-ms", 20);
     List<Workload> all =
         List.of(
             new Workload(
@@ -168,9 +156,7 @@ public final class BenchmarkMain {
                 0,
                 variants),
             spiky,
-            spiky
-                .named("degraded", "spiky point select, one connection slowed")
-                .withFault(Workload.Fault.SLOWED, degradeMillis, 0),
+            degraded(spiky, degradeMillis),
             spiky
                 .named("stalled", "spiky point select, the busiest connection stops answering")
                 .rebased(spikyRate, spikyThreads, stockAndTuned(variants))
@@ -197,6 +183,33 @@ public final class BenchmarkMain {
             slowTrailers(flags, 1, variants),
             slowTrailers(flags, 8, variants));
     return all;
+  }
+
+  /**
+   * The reference's spiky shape: {@code --spiky-rate} point selects a second (times the scale),
+   * {@code --spiky-multiplier} times that for {@code length} seconds every {@code period}, from
+   * {@code --spiky-threads} threads.
+   */
+  static Workload spiky(
+      Flags flags, double scale, double period, double length, List<Variant> variants) {
+    return new Workload(
+        "spiky",
+        "spiky point select",
+        600,
+        flags.positive("spiky-rate", 300) * scale,
+        flags.positive("spiky-multiplier", 3),
+        period,
+        length,
+        flags.integer("spiky-threads", 100, 1, 10_000),
+        0,
+        variants);
+  }
+
+  /** The spiky shape with one connection answering {@code degradeMillis} later all along. */
+  static Workload degraded(Workload spiky, long degradeMillis) {
+    return spiky
+        .named("degraded", "spiky point select, one connection slowed")
+        .withFault(Workload.Fault.SLOWED, degradeMillis, 0);
   }
 
   /**
@@ -539,7 +552,7 @@ public final class BenchmarkMain {
   }
 
   /** Warm-up queries from a few threads at once, so that the client opens its connections. */
-  void warmUp(BenchClient client, int threads, int queries) throws Exception {
+  static void warmUp(BenchClient client, int threads, int queries) throws Exception {
     if (queries == 0) {
       return;
     }

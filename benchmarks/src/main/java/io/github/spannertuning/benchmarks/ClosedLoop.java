@@ -91,7 +91,7 @@ final class ClosedLoop implements AutoCloseable {
         copy[i] = series[i].copy();
       }
       return new OpenLoop.Window(
-          latency.copy(), copy, ops.get(), errors.get(), firstError[0], wallNanos, 0, 0);
+          latency.copy(), copy, ops.get(), errors.get(), firstError[0], wallNanos, 0, 0, origin);
     }
   }
 

@@ -198,7 +198,7 @@ final class CpuLimitedRun {
       for (Variant variant : this.variants) {
         try (BenchClient client =
             BenchClient.open(variant, frontend.port(), this.main.channels())) {
-          this.main.warmUp(client, 16, this.jvmWarmupQueries);
+          BenchmarkMain.warmUp(client, 16, this.jvmWarmupQueries);
         }
       }
       if (referenceWorkloads().stream().anyMatch(Workload::jdbc)) {
@@ -206,7 +206,7 @@ final class CpuLimitedRun {
         for (Variant variant : this.variants) {
           try (BenchClient client =
               BenchClient.openJdbc(variant, frontend.port(), this.main.channels(), 0)) {
-            this.main.warmUp(client, 16, this.jvmWarmupQueries);
+            BenchmarkMain.warmUp(client, 16, this.jvmWarmupQueries);
           }
         }
       }

@@ -21,6 +21,19 @@ record MachineCpu(long[] jiffies, long processNanos) {
     static final double MARK = 0.05;
   }
 
+  /** The CPU's model name from {@code /proc/cpuinfo}, for a report's machine line. */
+  static String model() {
+    try {
+      return Files.readAllLines(Paths.get("/proc/cpuinfo")).stream()
+          .filter((l) -> l.startsWith("model name"))
+          .map((l) -> l.substring(l.indexOf(':') + 1).trim())
+          .findFirst()
+          .orElse("unknown CPU");
+    } catch (IOException ex) {
+      return "unknown CPU";
+    }
+  }
+
   static MachineCpu now() {
     long[] values = new long[8];
     try {

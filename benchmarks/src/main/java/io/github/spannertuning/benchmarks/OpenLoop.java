@@ -92,7 +92,9 @@ final class OpenLoop implements AutoCloseable {
 
   /**
    * What one window produced; latencies in microseconds. {@code unsent}: arrivals not issued
-   * because more than the queue limit were already waiting, the client having fallen behind.
+   * because more than the queue limit were already waiting, the client having fallen behind. {@code
+   * originNanos}: the window's start on {@link System#nanoTime()}, where {@code series}' first
+   * bucket begins.
    */
   record Window(
       Histogram latency,
@@ -102,7 +104,8 @@ final class OpenLoop implements AutoCloseable {
       String firstError,
       long wallNanos,
       int maxQueued,
-      long unsent) {}
+      long unsent,
+      long originNanos) {}
 
   Window run(BenchClient client, Workload workload, double seconds, double bucketSeconds, long seed)
       throws InterruptedException {
@@ -198,7 +201,8 @@ final class OpenLoop implements AutoCloseable {
           firstError[0],
           wallNanos,
           maxQueued,
-          unsent);
+          unsent,
+          origin);
     }
   }
 

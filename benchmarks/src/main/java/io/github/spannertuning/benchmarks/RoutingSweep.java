@@ -17,7 +17,6 @@ import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServer.Call;
 import io.github.spannertuning.testing.MockSpannerServer.ServiceTime;
 import io.github.spannertuning.testing.StatementResult;
-import java.io.IOException;
 import java.net.SocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -149,7 +148,7 @@ public final class RoutingSweep {
         "Machine: "
             + Runtime.getRuntime().availableProcessors()
             + " cores ("
-            + cpuModel()
+            + MachineCpu.model()
             + "), Java "
             + System.getProperty("java.version")
             + ", "
@@ -347,18 +346,6 @@ public final class RoutingSweep {
   private void line(String text) {
     this.report.append(text).append('\n');
     System.out.println(text);
-  }
-
-  private static String cpuModel() {
-    try {
-      return Files.readAllLines(Paths.get("/proc/cpuinfo")).stream()
-          .filter((l) -> l.startsWith("model name"))
-          .map((l) -> l.substring(l.indexOf(':') + 1).trim())
-          .findFirst()
-          .orElse("unknown CPU");
-    } catch (IOException ex) {
-      return "unknown CPU";
-    }
   }
 
   /** A stock or tuned client on the server, running point selects and transactions. */
