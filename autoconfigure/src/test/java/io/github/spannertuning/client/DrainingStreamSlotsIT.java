@@ -239,6 +239,9 @@ class DrainingStreamSlotsIT {
             heldAfter(server, stock.getDatabaseClient(DATABASE), selects, drainTimeout.plus(slack));
         tunedHeld = heldAfter(server, tuned.database(), selects, drainTimeout.plus(slack));
       } finally {
+        // The server first: stock's held streams end with it, and the client's close does not
+        // wait for them.
+        server.close();
         stock.close();
       }
       String figures =

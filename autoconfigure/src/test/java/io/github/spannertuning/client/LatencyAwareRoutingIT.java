@@ -45,10 +45,12 @@ import org.junit.jupiter.api.Test;
  * <p>The server is the production-like {@link MockSpannerServer}: 2 to 5 ms per query, {@code last}
  * on the final message, trailers 1 ms later, 100 streams per connection.
  *
- * <p>Tagged {@code any-line}: what it checks does not depend on the client line, so the suite runs
- * it on 6.119 and 6.113 only.
+ * <p>Tagged {@code default-line}: the picker and its statistics under load are the starter's own
+ * code on every client line, so the suite runs this on the default line (6.119) only. The hooks
+ * that put each line's calls through the picker are checked on every line by {@code
+ * SingleUseDistributionIT}, {@code TransactionRoutingIT} and {@code JdbcTuningIT}.
  */
-@Tag("any-line")
+@Tag("default-line")
 class LatencyAwareRoutingIT {
 
   private static final DatabaseId DATABASE = DatabaseId.of("test-project", "i", "d");

@@ -54,6 +54,12 @@ class StreamEndGuardIT {
    */
   private static final int QUERIES = 1000;
 
+  /**
+   * Threads that run each shape's queries: calls in flight at once, as in a service, and a quarter
+   * of the wall time. What is counted is per call, so the figures do not depend on it.
+   */
+  private static final int THREADS = 4;
+
   /** Queries of the check without {@code last}, which counts events and no ratio. */
   private static final int QUERIES_WITHOUT_LAST = 250;
 
@@ -306,7 +312,8 @@ class StreamEndGuardIT {
     Map<Shape, Loop> loops = new EnumMap<>(Shape.class);
     for (Shape shape : Shape.values()) {
       loops.put(
-          shape, loop(server, client, QUERIES, () -> run(shape, client.database(), template)));
+          shape,
+          loop(server, client, QUERIES, THREADS, () -> run(shape, client.database(), template)));
     }
     return loops;
   }
@@ -330,7 +337,8 @@ class StreamEndGuardIT {
    * the client writes no frame for them) and no RST_STREAM frame is still on its way through the
    * proxy. Waiting longer can only count more frames, never fewer.
    */
-  private Loop loop(MockSpannerServer server, GuardedTestClient client, int queries, Query query)
+  private Loop loop(
+      MockSpannerServer server, GuardedTestClient client, int queries, int threads, Query query)
       throws Exception {
     CancelCounter counter = client.counter();
     SpannerTuningState state = client.state();
@@ -340,18 +348,14 @@ class StreamEndGuardIT {
     long drained = state.streamEndGuardDrainedCount();
     long timeouts = state.streamEndGuardDrainTimeoutCount();
     int rst = (server != null) ? server.rstStreams() : 0;
-    int rows = 0;
+    int rows;
     ExceptionCounts exceptions;
     try (Recording recording = new Recording()) {
       recording.enable("jdk.ExceptionStatistics").withPeriod(Duration.ofMillis(20));
       recording.enable("jdk.JavaExceptionThrow").withoutStackTrace();
       recording.start();
       awaitStatisticsEvent();
-      for (int i = 0; i < queries; i++) {
-        if (query.run()) {
-          rows++;
-        }
-      }
+      rows = run(query, queries, threads);
       await().atMost(Duration.ofSeconds(10)).until(() -> activeStreams(state) == 0);
       if (server != null) {
         awaitQuiet(server::rstStreams);
@@ -382,6 +386,37 @@ class StreamEndGuardIT {
         exceptions.byClass());
   }
 
+  /**
+   * Runs {@code queries} queries from {@code threads} threads; returns how many found their row.
+   */
+  private static int run(Query query, int queries, int threads) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<Integer>> parts = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        int share = queries / threads + ((t < queries % threads) ? 1 : 0);
+        parts.add(
+            pool.submit(
+                () -> {
+                  int found = 0;
+                  for (int i = 0; i < share; i++) {
+                    if (query.run()) {
+                      found++;
+                    }
+                  }
+                  return found;
+                }));
+      }
+      int rows = 0;
+      for (Future<Integer> part : parts) {
+        rows += part.get(2, TimeUnit.MINUTES);
+      }
+      return rows;
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
   /** Point selects that record, at each close, whether the call had closed for its listener. */
   private Loop pointSelectsWithoutLast(GuardedTestClient client) throws Exception {
     for (int i = 0; i < WARM_UP; i++) {
@@ -391,6 +426,7 @@ class StreamEndGuardIT {
         null,
         client,
         QUERIES_WITHOUT_LAST,
+        1,
         () -> {
           try (ResultSet rs =
               client

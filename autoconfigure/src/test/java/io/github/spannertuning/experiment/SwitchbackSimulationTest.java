@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.SplittableRandom;
 import java.util.random.RandomGenerator;
 import java.util.stream.IntStream;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -16,7 +17,10 @@ import org.junit.jupiter.api.Test;
  * real traffic does (an autoregressive walk with a step of 15 %), whose tail weight varies by slice
  * too, and one call in a thousand failing in either arm. Seeded, so every run finds the same; the
  * seeds are 0 to 999 for A/A and 1,000,000 to 1,000,999 for the shift, chosen before any run.
+ *
+ * <p>Tagged {@code default-line}: no Spanner client takes part, so the suite runs it once.
  */
+@Tag("default-line")
 class SwitchbackSimulationTest {
 
   private static final int BLOCKS = 10;

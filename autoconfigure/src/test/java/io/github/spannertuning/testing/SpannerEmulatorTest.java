@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -16,7 +17,10 @@ import org.junit.jupiter.api.io.TempDir;
  * What {@link SpannerEmulator} leaves running: nothing, once it is closed or its JVM has exited,
  * even when the binary is a wrapper that starts the emulator as its child. The stand-in emulator (a
  * JVM listening on the port) runs everywhere; the official one where the machine has it.
+ *
+ * <p>Tagged {@code default-line}: no Spanner client takes part, so the suite runs it once.
  */
+@Tag("default-line")
 class SpannerEmulatorTest {
 
   @TempDir Path dir;
