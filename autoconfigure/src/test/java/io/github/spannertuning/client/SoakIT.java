@@ -48,7 +48,7 @@ import org.junit.jupiter.api.Test;
  * selects read to the end, point selects closed after their row (the guard's case), queries of 500
  * rows closed after 10 (unfinished streams, whose cancel must go through) and read/write
  * transactions. It runs for {@code -Dspanner.tuning.soak.duration} (ISO-8601, default {@code
- * PT60S}; {@code PT30M} for the long run) and samples, a dozen times: queries sent, succeeded and
+ * PT30S}; {@code PT30M} for the long run) and samples, a dozen times: queries sent, succeeded and
  * failed; grpc-gcp's affinity maps (read by reflection, read-only); every structure spanner-tuning
  * keeps per client; the heap after a GC; the meters; and the threads of gRPC, Netty and gax that
  * are blocked or waiting inside spanner-tuning's code.
@@ -91,7 +91,7 @@ class SoakIT {
 
   @Test
   void steadyMixedLoadKeepsEveryStructureBoundedAndLosesNoQuery() throws Exception {
-    Duration duration = Duration.parse(System.getProperty(DURATION_PROPERTY, "PT60S"));
+    Duration duration = Duration.parse(System.getProperty(DURATION_PROPERTY, "PT30S"));
     Duration interval = duration.dividedBy(SAMPLES);
     try (MockSpannerServer server = MockSpannerServer.start()) {
       server.mock().putStatementResult(StatementResult.update(Statement.of(UPDATE), 1L));
