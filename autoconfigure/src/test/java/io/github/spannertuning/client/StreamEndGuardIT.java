@@ -55,8 +55,8 @@ class StreamEndGuardIT {
   private static final int QUERIES = 1000;
 
   /**
-   * Threads that run each shape's queries: calls in flight at once, as in a service, and a quarter
-   * of the wall time. What is counted is per call, so the figures do not depend on it.
+   * Threads that run each shape's queries: calls in flight at once, as in a service, in less wall
+   * time. What is counted is per call, so the figures do not depend on it.
    */
   private static final int THREADS = 4;
 
