@@ -1,6 +1,7 @@
 package io.github.spannertuning.client;
 
 import io.github.spannertuning.experiment.ExperimentSlot;
+import io.github.spannertuning.routing.Connection;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptor;
 import java.lang.ref.WeakReference;
@@ -11,15 +12,14 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
  * Calls per real sub-channel of one client's pool: what the meters and the endpoint show, and what
- * {@link ChannelPicker} weighs. One {@link ChannelStats} per sub-channel, registered when it
- * carries its first call; the {@link CountingInterceptor} on every sub-channel keeps the counts,
- * the picker counts its picks ({@link ChannelReservation}), and the stream-end guard counts its
- * draining streams.
+ * routing's picker weighs. One {@link ChannelStats} per sub-channel, registered when it carries its
+ * first call; the {@link CountingInterceptor} on every sub-channel keeps the counts, the picker
+ * counts its picks ({@link ChannelReservation}), and the stream-end guard counts its draining
+ * streams.
  */
 public final class ChannelLoad {
 
@@ -179,43 +179,21 @@ public final class ChannelLoad {
   }
 
   /**
-   * One sub-channel's load. Its counts are written by the {@link CountingInterceptor}, by {@link
-   * ChannelPicker} for the calls it picks, and by the stream-end guard for its draining streams.
+   * One sub-channel's load, as the meters and the endpoint read it. Its calls in flight, calls and
+   * latency are routing's {@link Connection}, kept by the {@link CountingInterceptor}, by {@link
+   * PoolRouting} for the calls it picks, and read by routing's picker; its draining streams are
+   * counted by the stream-end guard.
    */
   public static final class ChannelStats {
 
     private final int index;
 
-    private final AtomicInteger activeStreams = new AtomicInteger();
-
-    private final AtomicLong calls = new AtomicLong();
-
-    private final ChannelLatency latency;
+    private final Connection connection = new Connection(System.nanoTime());
 
     private final AtomicInteger drainingStreams = new AtomicInteger();
 
-    /** Start of the window of {@link #tryRelease}'s budget, in {@link System#nanoTime()}. */
-    private final AtomicLong releaseWindowStart = new AtomicLong(System.nanoTime());
-
-    private final AtomicInteger releasesInWindow = new AtomicInteger();
-
     ChannelStats(int index) {
       this.index = index;
-      this.latency = new ChannelLatency(System.nanoTime());
-    }
-
-    /**
-     * Takes one reset from this connection's budget for releasing finished streams: at most {@code
-     * max} per window of {@code windowNanos}, so that spanner-tuning's own resets stay well within
-     * a server's rapid-reset limit. Approximate under races; called only for a finished stream on a
-     * full connection, never per call.
-     */
-    boolean tryRelease(long now, long windowNanos, int max) {
-      long start = this.releaseWindowStart.get();
-      if (now - start >= windowNanos && this.releaseWindowStart.compareAndSet(start, now)) {
-        this.releasesInWindow.set(0);
-      }
-      return this.releasesInWindow.incrementAndGet() <= max;
     }
 
     /** The sub-channel's number, from 0, in the order it carried its first call. */
@@ -225,12 +203,12 @@ public final class ChannelLoad {
 
     /** Calls in flight on this sub-channel now. */
     public int activeStreams() {
-      return this.activeStreams.get();
+      return this.connection.inFlight();
     }
 
-    /** Calls made on this sub-channel; one routed by {@link ChannelPicker} counts from its pick. */
+    /** Calls made on this sub-channel; one routed by the picker counts from its pick. */
     public long calls() {
-      return this.calls.get();
+      return this.connection.calls();
     }
 
     /**
@@ -244,48 +222,14 @@ public final class ChannelLoad {
 
     /**
      * The time-decayed average of this sub-channel's time to first response, with failed calls
-     * counted as a penalty, in nanoseconds: what {@link ChannelPicker} weighs it by.
+     * counted as a penalty, in nanoseconds: what the picker weighs it by.
      */
     public long latencyEstimateNanos() {
-      return this.latency.estimateNanos();
+      return this.connection.latency().estimateNanos();
     }
 
-    ChannelLatency latency() {
-      return this.latency;
-    }
-
-    /**
-     * Counts a call that is about to be made, as made and in flight, if the in-flight count is
-     * still {@code expected}: how {@link ChannelPicker} keeps concurrent picks apart.
-     */
-    boolean tryCountCall(int expected, long nowNanos) {
-      if (this.activeStreams.compareAndSet(expected, expected + 1)) {
-        this.calls.incrementAndGet();
-        if (expected == 0) {
-          this.latency.firstOutstanding(nowNanos);
-        }
-        return true;
-      }
-      return false;
-    }
-
-    /** Counts a call as made and in flight. */
-    void countCall(long nowNanos) {
-      if (this.activeStreams.incrementAndGet() == 1) {
-        this.latency.firstOutstanding(nowNanos);
-      }
-      this.calls.incrementAndGet();
-    }
-
-    /** Takes back a call counted here that was made elsewhere or not at all. */
-    void uncountCall() {
-      this.activeStreams.decrementAndGet();
-      this.calls.decrementAndGet();
-    }
-
-    /** A call counted here is no longer in flight. */
-    void callClosed() {
-      this.activeStreams.decrementAndGet();
+    Connection connection() {
+      return this.connection;
     }
 
     void incrementDraining() {

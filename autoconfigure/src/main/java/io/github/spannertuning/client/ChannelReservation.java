@@ -5,11 +5,11 @@ import io.grpc.Context;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /**
- * One pick of {@link ChannelPicker}: the channel counted for the call about to be made, handed to
- * the {@link CountingInterceptor} of the sub-channel the call really lands on through {@link #KEY}.
- * The picker counts the call on its channel before the call exists, so that concurrent picks see
- * each other; the interceptor takes that count over (moving it if grpc-gcp sent the call
- * elsewhere), and the picker gives it back if no call took it.
+ * One pick of routing's picker: the channel counted for the call about to be made, handed to the
+ * {@link CountingInterceptor} of the sub-channel the call really lands on through {@link #KEY}. The
+ * picker counts the call on its channel before the call exists, so that concurrent picks see each
+ * other; the interceptor takes that count over (moving it if grpc-gcp sent the call elsewhere), and
+ * the picker gives it back if no call took it.
  *
  * <p>Claimed by the first call made under it, so a call made later in the same context is counted
  * normally. A probe ({@code reserved} {@code null}) counts nothing and only learns where a call
@@ -91,7 +91,7 @@ final class ChannelReservation {
   /** Gives the reservation back if no call claimed it (the client failed before its call). */
   void releaseUnclaimed() {
     if (this.reserved != null && CLAIMED.compareAndSet(this, 0, 1)) {
-      this.reserved.uncountCall();
+      this.reserved.connection().uncountCall();
     }
   }
 }

@@ -6,6 +6,7 @@ import com.google.spanner.v1.ReadRequest;
 import io.github.spannertuning.client.ChannelLoad.ChannelStats;
 import io.github.spannertuning.experiment.CallKind;
 import io.github.spannertuning.experiment.ExperimentSlot;
+import io.github.spannertuning.routing.ChannelLatency;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -23,14 +24,13 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * channel it is handed: the same interceptor instance serves all of grpc-gcp's channels, so a
  * per-instance count would not do.
  *
- * <p>Two other pieces hand it what they know through the call's context: {@link ChannelPicker} the
+ * <p>Two other pieces hand it what they know through the call's context: {@link PoolRouting} the
  * {@link ChannelReservation} the call was counted under at its pick, and {@link GuardedStream} the
  * stream whose first call this is, which learns its sub-channel here and hears of an OK close
  * before gax tells its consumer.
  *
  * <p>The cost per call is a map lookup, two context lookups, two atomic increments, one decrement,
- * two clock reads (one for a call {@link ChannelPicker} routed, which is timed from its pick) and
- * the wrappers.
+ * two clock reads (one for a call routing picked, which is timed from its pick) and the wrappers.
  *
  * <p>It also tells the client's {@link ExperimentSlot} of the calls an experiment compares. With no
  * experiment running that is one volatile read per call. While one runs, a call of a kind it
@@ -94,6 +94,16 @@ final class CountingInterceptor implements ClientInterceptor {
         method);
   }
 
+  /** What a call's status tells routing's latency estimate of its channel. */
+  static ChannelLatency.Close close(Status.Code code) {
+    return switch (code) {
+      case UNAVAILABLE, RESOURCE_EXHAUSTED -> ChannelLatency.Close.CHANNEL_FAULT;
+      case DEADLINE_EXCEEDED -> ChannelLatency.Close.DEADLINE;
+      case CANCELLED -> ChannelLatency.Close.CANCELLED;
+      default -> ChannelLatency.Close.ANSWERED;
+    };
+  }
+
   /** Not a kind an experiment compares. */
   private static final int OTHER = 0;
 
@@ -122,12 +132,12 @@ final class CountingInterceptor implements ClientInterceptor {
   /** The kind of a query or read by its request, or {@code null} for any other message. */
   static CallKind queryKind(Object request) {
     if (request instanceof ExecuteSqlRequest sql) {
-      return LeastBusyRouting.isSingleUse(sql.hasTransaction(), sql.getTransaction())
+      return PoolRouting.isSingleUse(sql.hasTransaction(), sql.getTransaction())
           ? CallKind.SINGLE_USE
           : CallKind.TRANSACTION_QUERY;
     }
     if (request instanceof ReadRequest read) {
-      return LeastBusyRouting.isSingleUse(read.hasTransaction(), read.getTransaction())
+      return PoolRouting.isSingleUse(read.hasTransaction(), read.getTransaction())
           ? CallKind.SINGLE_USE
           : CallKind.TRANSACTION_QUERY;
     }
@@ -135,10 +145,10 @@ final class CountingInterceptor implements ClientInterceptor {
   }
 
   /**
-   * A data-plane call, counted in flight on its channel from its pick (a call {@link ChannelPicker}
-   * routed) or its start (any other) to its close, and timed from then to its first response for
-   * the channel's latency estimate. Should grpc-gcp have sent a picked call elsewhere than its
-   * pick, the count moves to the channel it really went to.
+   * A data-plane call, counted in flight on its channel from its pick (a call routing picked) or
+   * its start (any other) to its close, and timed from then to its first response for the channel's
+   * latency estimate. Should grpc-gcp have sent a picked call elsewhere than its pick, the count
+   * moves to the channel it really went to.
    */
   private static final class CountedCall<ReqT, RespT>
       extends SimpleForwardingClientCall<ReqT, RespT> {
@@ -209,13 +219,13 @@ final class CountingInterceptor implements ClientInterceptor {
     public void start(Listener<RespT> listener, Metadata headers) {
       if (this.counted == 0) {
         this.startNanos = System.nanoTime();
-        this.stats.countCall(this.startNanos);
+        this.stats.connection().countCall(this.startNanos);
         this.counted = 1;
       } else if (this.countedOn != this.stats) {
         ChannelStats reserved = this.countedOn;
-        this.stats.countCall(this.startNanos);
+        this.stats.connection().countCall(this.startNanos);
         this.countedOn = this.stats;
-        reserved.uncountCall();
+        reserved.connection().uncountCall();
       }
       super.start(new CountedListener(listener), headers);
     }
@@ -233,7 +243,7 @@ final class CountingInterceptor implements ClientInterceptor {
 
     private void uncount() {
       if (COUNTED.compareAndSet(this, 1, 0)) {
-        this.countedOn.callClosed();
+        this.countedOn.connection().callClosed();
       }
     }
 
@@ -250,7 +260,11 @@ final class CountingInterceptor implements ClientInterceptor {
       public void onMessage(RespT message) {
         if (!this.answered) {
           this.answered = true;
-          CountedCall.this.stats.latency().answered(CountedCall.this.startNanos, System.nanoTime());
+          CountedCall.this
+              .stats
+              .connection()
+              .latency()
+              .answered(CountedCall.this.startNanos, System.nanoTime());
         }
         CallKind kind = CountedCall.this.kind;
         if (kind != null
@@ -282,9 +296,13 @@ final class CountingInterceptor implements ClientInterceptor {
         if (!this.answered || !status.isOk()) {
           CountedCall.this
               .stats
+              .connection()
               .latency()
               .closed(
-                  status.getCode(), CountedCall.this.startNanos, System.nanoTime(), this.answered);
+                  close(status.getCode()),
+                  CountedCall.this.startNanos,
+                  System.nanoTime(),
+                  this.answered);
         }
         super.onClose(status, trailers);
       }

@@ -2,6 +2,7 @@ package io.github.spannertuning.client;
 
 import com.google.api.gax.rpc.NoHeaderProvider;
 import com.google.cloud.spanner.SpannerOptions;
+import io.github.spannertuning.routing.ChannelPicker;
 import io.opentelemetry.api.GlobalOpenTelemetry;
 import io.opentelemetry.api.OpenTelemetry;
 import java.time.Duration;

@@ -446,8 +446,7 @@ public final class SpannerTuningState {
     Map<Feature, FeatureState> next = new EnumMap<>(this.features);
     for (Feature feature : ROUTING) {
       if (next.get(feature).isApplied()) {
-        next.put(
-            feature, FeatureStates.withoutPicker(reason, LeastBusyRouting.hasChannelReferences()));
+        next.put(feature, FeatureStates.withoutPicker(reason, PoolRouting.hasChannelReferences()));
       }
     }
     publish(next);
@@ -520,7 +519,9 @@ public final class SpannerTuningState {
    * reset: within the connection's budget ({@link SpannerTuning#releaseResets()}).
    */
   boolean mayRelease(ChannelLoad.ChannelStats channel) {
-    return channel.tryRelease(System.nanoTime(), this.releaseWindowNanos, this.releaseResets);
+    return channel
+        .connection()
+        .tryReset(System.nanoTime(), this.releaseWindowNanos, this.releaseResets);
   }
 
   long drainTimeoutNanos() {

@@ -32,21 +32,21 @@ import java.util.Map;
  *
  * <ol>
  *   <li>The client calls {@link #executeQuery}: the request is a single-use read ({@link
- *       LeastBusyRouting#isSingleUse}), so the client's own channel choice is dropped from its
- *       options ({@link LeastBusyRouting#withoutChannelHint}).
+ *       PoolRouting#isSingleUse}), so the client's own channel choice is dropped from its options
+ *       ({@link PoolRouting#withoutChannelHint}).
  *   <li>A {@link GuardedStream} is put between the call and the client's consumer.
- *   <li>{@link ChannelPicker#enter} picks a channel by the latency the call may expect there,
- *       counts the call on it, and attaches a context holding grpc-gcp's affinity key for that
- *       channel and the {@link ChannelReservation}, which carries the guarded stream.
+ *   <li>{@link PoolRouting#enter} picks a channel by the latency the call may expect there, counts
+ *       the call on it, and attaches a context holding grpc-gcp's affinity key for that channel and
+ *       the {@link ChannelReservation}, which carries the guarded stream.
  *   <li>The client's own {@code executeQuery} runs; gax creates the gRPC call on this thread, and
  *       grpc-gcp sends it to the sub-channel the affinity key names.
  *   <li>On that sub-channel the {@link CountingInterceptor} claims the reservation (moving the
  *       count should the call have landed elsewhere), tells the guarded stream its sub-channel
  *       ({@link GuardedStream#linkStarting}) and wraps the call to count and time it.
- *   <li>{@link ChannelPicker#exit} restores the caller's context, and gives the count back if no
- *       call claimed it.
- *   <li>The first response times the sub-channel's {@link ChannelLatency}; the guarded stream notes
- *       the message marked {@code last} before the consumer sees it.
+ *   <li>{@link PoolRouting#exit} restores the caller's context, and gives the count back if no call
+ *       claimed it.
+ *   <li>The first response times the sub-channel's latency estimate; the guarded stream notes the
+ *       message marked {@code last} before the consumer sees it.
  *   <li>The application closes the result set at that message: the guarded stream drains instead of
  *       cancelling, unless its sub-channel has too few stream slots free.
  *   <li>The trailers arrive: the interceptor's call tells the guarded stream it closed OK ({@link
@@ -58,8 +58,8 @@ import java.util.Map;
  * transaction inline) takes the same path, and {@link TransactionChannels} records the channel it
  * took under the object the client gives every call of that transaction. Each later call of the
  * transaction (queries, reads, DML, commit, rollback) goes to that channel by {@link
- * ChannelPicker#enterOn}, counted there from its start. The blocking methods of the client's rpc
- * call these asynchronous ones, which are overridden.
+ * PoolRouting#enterOn}, counted there from its start. The blocking methods of the client's rpc call
+ * these asynchronous ones, which are overridden.
  *
  * <p>A call that is not routed (partitioned DML, a transaction whose first call was not routed)
  * meets only step 5: counted on its sub-channel from its start to its close.
@@ -67,7 +67,7 @@ import java.util.Map;
 final class TunedSpannerRpc extends ObservedSpannerRpc {
 
   /** {@code null} when neither routing feature was on when this client was built. */
-  private final ChannelPicker picker;
+  private final PoolRouting picker;
 
   private final TransactionChannels transactions = new TransactionChannels();
 
@@ -80,15 +80,15 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
    * Sets up the pool before the client's first call; that is the only moment its keys can be bound
    * one per channel.
    */
-  private ChannelPicker picker(SpannerOptions options, SpannerTuningState state) {
+  private PoolRouting picker(SpannerOptions options, SpannerTuningState state) {
     if (!state.isActive(Feature.SINGLE_USE_DISTRIBUTION)
         && !state.isActive(Feature.TRANSACTION_ROUTING)) {
       state.builtWithPicker(false);
       return null;
     }
     try {
-      ChannelPicker picker =
-          ChannelPicker.install(
+      PoolRouting picker =
+          PoolRouting.install(
               this,
               options.getNumChannels(),
               state.tuning().routingRule(state.drainWhileInFlightAtMost()));
@@ -141,7 +141,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
     }
     try {
       return super.executeQueryAsync(
-          request, LeastBusyRouting.withoutChannelHint(options), routeToLeader);
+          request, PoolRouting.withoutChannelHint(options), routeToLeader);
     } finally {
       this.picker.exit(reservation);
     }
@@ -156,7 +156,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
       return super.executeBatchDmlAsync(request, options);
     }
     try {
-      return super.executeBatchDmlAsync(request, LeastBusyRouting.withoutChannelHint(options));
+      return super.executeBatchDmlAsync(request, PoolRouting.withoutChannelHint(options));
     } finally {
       this.picker.exit(reservation);
     }
@@ -174,7 +174,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
     }
     try {
       return super.beginTransactionAsync(
-          request, LeastBusyRouting.withoutChannelHint(options), routeToLeader);
+          request, PoolRouting.withoutChannelHint(options), routeToLeader);
     } finally {
       this.picker.exit(reservation);
     }
@@ -188,7 +188,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
       return super.commitAsync(request, options);
     }
     try {
-      return super.commitAsync(request, LeastBusyRouting.withoutChannelHint(options));
+      return super.commitAsync(request, PoolRouting.withoutChannelHint(options));
     } finally {
       this.picker.exit(reservation);
     }
@@ -201,7 +201,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
       return super.rollbackAsync(request, options);
     }
     try {
-      return super.rollbackAsync(request, LeastBusyRouting.withoutChannelHint(options));
+      return super.rollbackAsync(request, PoolRouting.withoutChannelHint(options));
     } finally {
       this.picker.exit(reservation);
     }
@@ -214,7 +214,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
       return super.partitionQuery(request, options);
     }
     try {
-      return super.partitionQuery(request, LeastBusyRouting.withoutChannelHint(options));
+      return super.partitionQuery(request, PoolRouting.withoutChannelHint(options));
     } finally {
       this.picker.exit(reservation);
     }
@@ -227,7 +227,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
       return super.partitionRead(request, options);
     }
     try {
-      return super.partitionRead(request, LeastBusyRouting.withoutChannelHint(options));
+      return super.partitionRead(request, PoolRouting.withoutChannelHint(options));
     } finally {
       this.picker.exit(reservation);
     }
@@ -246,8 +246,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
     }
     StreamingCall call;
     try {
-      call =
-          starter.start(guard ? guarded : consumer, LeastBusyRouting.withoutChannelHint(options));
+      call = starter.start(guard ? guarded : consumer, PoolRouting.withoutChannelHint(options));
     } finally {
       this.picker.exit(reservation);
     }
@@ -261,7 +260,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
    * was routed follows it, whatever the switches say now, so that no transaction is split.
    */
   private ChannelReservation enter(Route route, Map<Option, ?> options, GuardedStream stream) {
-    ChannelPicker picker = this.picker;
+    PoolRouting picker = this.picker;
     if (picker == null || route == Route.NONE) {
       return null;
     }
@@ -321,7 +320,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
 
     /** The route of a query or read by its transaction selector. */
     static Route of(boolean hasTransaction, TransactionSelector selector) {
-      if (LeastBusyRouting.isSingleUse(hasTransaction, selector)) {
+      if (PoolRouting.isSingleUse(hasTransaction, selector)) {
         return SINGLE_USE;
       }
       return switch (selector.getSelectorCase()) {

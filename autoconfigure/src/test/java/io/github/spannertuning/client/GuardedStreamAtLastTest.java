@@ -76,8 +76,8 @@ class GuardedStreamAtLastTest {
                 .streamEndGuardMaxConcurrentStreams(2)
                 .streamEndGuardReleaseBudget(3, Duration.ofHours(1)));
     ChannelLoad.ChannelStats channel = new ChannelLoad.ChannelStats(0);
-    channel.countCall(System.nanoTime());
-    channel.countCall(System.nanoTime());
+    channel.connection().countCall(System.nanoTime());
+    channel.connection().countCall(System.nanoTime());
     for (int i = 0; i < 5; i++) {
       finishedAtLast(state, channel);
     }
@@ -85,8 +85,8 @@ class GuardedStreamAtLastTest {
     assertThat(state.streamEndGuardCancelledAtLimitCount()).isEqualTo(3);
     assertThat(channel.drainingStreams()).as("past it, drained").isEqualTo(2);
     ChannelLoad.ChannelStats other = new ChannelLoad.ChannelStats(1);
-    other.countCall(System.nanoTime());
-    other.countCall(System.nanoTime());
+    other.connection().countCall(System.nanoTime());
+    other.connection().countCall(System.nanoTime());
     finishedAtLast(state, other);
     assertThat(this.call.cancels).as("each connection has its own budget").hasSize(4);
   }
@@ -160,7 +160,7 @@ class GuardedStreamAtLastTest {
   }
 
   private GuardedStream started(SpannerTuningState state, ChannelLoad.ChannelStats channel) {
-    channel.countCall(System.nanoTime());
+    channel.connection().countCall(System.nanoTime());
     GuardedStream stream = new GuardedStream(this.consumer, state);
     assertThat(stream.linkTransport()).isTrue();
     stream.onChannel(channel);

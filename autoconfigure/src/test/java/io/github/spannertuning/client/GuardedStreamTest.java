@@ -114,20 +114,20 @@ class GuardedStreamTest {
     assertThat(state.streamEndGuardCancelledAtLimitCount()).isEqualTo(1);
     assertThat(channel.drainingStreams()).isEqualTo(9);
     // The cancelled stream's own end is not a drain.
-    channel.callClosed();
+    channel.connection().callClosed();
     tenth.onError(cancelled());
     assertThat(state.streamEndGuardDrainedCount()).isZero();
 
     // Trailers end a drain and free its slot: the next close at last drains again.
     draining.get(0).transportClosedOk();
-    channel.callClosed();
+    channel.connection().callClosed();
     assertThat(channel.drainingStreams()).isEqualTo(8);
     GuardedStream next = closedAtLast(state, channel, "closed 10");
     assertThat(this.call.cancels).containsExactly("closed 9");
     assertThat(channel.drainingStreams()).isEqualTo(9);
 
     // A stream that has ended takes no slot: its cancel is skipped on a full connection too.
-    channel.countCall(System.nanoTime());
+    channel.connection().countCall(System.nanoTime());
     GuardedStream ended = startOn(state, channel);
     ended.transportClosedOk();
     ended.cancel("closed after the end");
@@ -145,7 +145,7 @@ class GuardedStreamTest {
   /** A stream counted in flight on the channel, closed by the application at its last message. */
   private GuardedStream closedAtLast(
       SpannerTuningState state, ChannelLoad.ChannelStats channel, String message) {
-    channel.countCall(System.nanoTime());
+    channel.connection().countCall(System.nanoTime());
     GuardedStream stream = startOn(state, channel);
     stream.onPartialResultSet(LAST_ROW);
     stream.cancel(message);

@@ -40,7 +40,7 @@ import org.junit.jupiter.api.Test;
  * is a count with a wide margin over what two CPU burners beside the test leave of it; how far the
  * share of a connection slowed by 20 ms falls under load, and latency and throughput, are the
  * benchmark's figures (degraded, stalled, recovered and fresh-client workloads), and {@link
- * ChannelPickerTest} checks the pick itself on a fixed clock.
+ * io.github.spannertuning.routing.ChannelPickerTest} checks the pick itself on a fixed clock.
  *
  * <p>The server is the production-like {@link MockSpannerServer}: 2 to 5 ms per query, {@code last}
  * on the final message, trailers 1 ms later, 100 streams per connection.

@@ -157,7 +157,7 @@ class SingleUseDistributionTest {
   void grpcGcpCountsNoCallInFlightOnceTheTunedClientIsIdle() throws Exception {
     try (RoutingSubject subject = RoutingSubject.open(true)) {
       GcpManagedChannel pool =
-          ChannelPicker.pool((GapicSpannerRpc) subject.spanner.getOptions().getRpc());
+          PoolRouting.pool((GapicSpannerRpc) subject.spanner.getOptions().getRpc());
       String what = "[routing " + VERSION + "] grpc-gcp's calls in flight per channel, ";
       // The client's own first calls (its multiplexed session) may still be in flight.
       awaitNoCallInFlight(pool, what + "once the pool is set up");

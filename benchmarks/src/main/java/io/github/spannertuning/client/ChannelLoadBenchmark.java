@@ -29,7 +29,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * to a single-use read (ns/op, and B/op with {@code -prof gc}). A call is created, started, handed
  * one response message and closed: through {@link ChannelLoad}'s real {@link CountingInterceptor},
  * which counts it and times it for the channel's latency estimate ({@code channelCounted}), against
- * the same call without it ({@code channelStock}); and picked by {@link ChannelPicker} among 8
+ * the same call without it ({@code channelStock}); and picked by {@link PoolRouting} among 8
  * counted channels before that ({@code channelRouted}). The channels below are stand-ins that only
  * keep the listener, so the benchmark can answer the call; the pool in front of them sends a call
  * to the channel its context's affinity key names, by a map lookup, as grpc-gcp does.
@@ -58,7 +58,7 @@ public class ChannelLoadBenchmark {
 
   private Channel pool;
 
-  private ChannelPicker picker;
+  private PoolRouting picker;
 
   private RecordingChannel picked;
 
@@ -78,7 +78,9 @@ public class ChannelLoadBenchmark {
       callOnce(counted[i], this.pooled[i]);
     }
     this.picker =
-        ChannelPicker.over(state.channelLoad().channels(), ChannelPicker.Rule.defaults(90));
+        PoolRouting.over(
+            state.channelLoad().channels(),
+            io.github.spannertuning.routing.ChannelPicker.Rule.defaults(90));
     this.pool =
         new Channel() {
           @Override

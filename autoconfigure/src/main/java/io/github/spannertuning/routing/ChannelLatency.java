@@ -1,6 +1,4 @@
-package io.github.spannertuning.client;
-
-import io.grpc.Status;
+package io.github.spannertuning.routing;
 
 /**
  * How long one sub-channel takes to answer, as {@link ChannelPicker} weighs it: a time-decayed
@@ -16,7 +14,26 @@ import io.grpc.Status;
  * <p>Updated without a lock by whichever thread sees a response: two samples landing at once may
  * keep only one, which an estimate can afford. Every read is of plain volatile fields.
  */
-final class ChannelLatency {
+public final class ChannelLatency {
+
+  /** How a call ended, as far as the estimate cares. */
+  public enum Close {
+
+    /** With an answer or an error the server chose: the channel is alive. */
+    ANSWERED,
+
+    /**
+     * UNAVAILABLE or RESOURCE_EXHAUSTED: the connection or its frontend may be at fault; counted as
+     * a penalty.
+     */
+    CHANNEL_FAULT,
+
+    /** The call's deadline passed with no answer: a penalty, and no sign of life. */
+    DEADLINE,
+
+    /** The client cancelled it: nothing is learned of the channel. */
+    CANCELLED
+  }
 
   /**
    * The time constant of the moving average: a sample taken this long after the one before weighs
@@ -74,8 +91,8 @@ final class ChannelLatency {
 
   /**
    * Penalties in a row since the channel last answered. While it is positive the channel is
-   * suspect: {@link ChannelPicker#cost} lets it carry one call at a time, so that trying a channel
-   * that may still be stuck risks one call, not a burst.
+   * suspect: {@link ChannelPicker} lets it carry one call at a time, so that trying a channel that
+   * may still be stuck risks one call, not a burst.
    */
   private volatile int penalties;
 
@@ -84,13 +101,13 @@ final class ChannelLatency {
   /** When the channel last answered, or began a call with none outstanding. */
   private volatile long heardAtNanos;
 
-  ChannelLatency(long nowNanos) {
+  public ChannelLatency(long nowNanos) {
     this.sampledAtNanos = nowNanos;
     this.heardAtNanos = nowNanos;
   }
 
   /** The moving average, as last updated, in nanoseconds. */
-  long estimateNanos() {
+  public long estimateNanos() {
     return this.estimateNanos;
   }
 
@@ -100,7 +117,7 @@ final class ChannelLatency {
    * the time since the channel last answered once that is longer than {@link #SILENCE_NANOS} and
    * {@link #SILENCE_ESTIMATES} estimates.
    */
-  long expectedNanos(long nowNanos, int outstanding) {
+  public long expectedNanos(long nowNanos, int outstanding) {
     long estimate = forgotten(nowNanos);
     if (outstanding > 0) {
       long silence = nowNanos - this.heardAtNanos;
@@ -117,7 +134,7 @@ final class ChannelLatency {
    * then lets the channel carry one call at a time until it answers, so that a channel left alone
    * because it was slow is tried again with one call, not with every call made before its answer.
    */
-  boolean unverified(long nowNanos) {
+  public boolean unverified(long nowNanos) {
     return nowNanos - this.sampledAtNanos >= forgetHalfLife();
   }
 
@@ -139,17 +156,17 @@ final class ChannelLatency {
   }
 
   /** Whether the channel's last calls failed and it has not answered since. */
-  boolean suspect() {
+  public boolean suspect() {
     return this.penalties > 0;
   }
 
   /** A call starts on a channel that had none outstanding: its silence counts from now. */
-  void firstOutstanding(long nowNanos) {
+  public void firstOutstanding(long nowNanos) {
     this.heardAtNanos = nowNanos;
   }
 
   /** The first response of a call that started at {@code startNanos}. */
-  void answered(long startNanos, long nowNanos) {
+  public void answered(long startNanos, long nowNanos) {
     this.heardAtNanos = nowNanos;
     sample(nowNanos - startNanos, nowNanos, false);
     clearPenalties();
@@ -160,18 +177,17 @@ final class ChannelLatency {
    * sampled now, as a penalty when it failed in a way that says the channel may be at fault. A
    * close the client made itself (a cancel, a deadline) is no sign of life.
    */
-  void closed(Status.Code code, long startNanos, long nowNanos, boolean answered) {
-    switch (code) {
-      case UNAVAILABLE, RESOURCE_EXHAUSTED -> {
+  public void closed(Close close, long startNanos, long nowNanos, boolean answered) {
+    switch (close) {
+      case CHANNEL_FAULT -> {
         this.heardAtNanos = nowNanos;
         sample(Math.max(PENALTY_NANOS, nowNanos - startNanos), nowNanos, true);
       }
-      case DEADLINE_EXCEEDED ->
-          sample(Math.max(PENALTY_NANOS, nowNanos - startNanos), nowNanos, true);
+      case DEADLINE -> sample(Math.max(PENALTY_NANOS, nowNanos - startNanos), nowNanos, true);
       case CANCELLED -> {
         // The client's own doing; the call tells nothing of the channel.
       }
-      default -> {
+      case ANSWERED -> {
         this.heardAtNanos = nowNanos;
         if (!answered) {
           sample(nowNanos - startNanos, nowNanos, false);

@@ -4,102 +4,62 @@ import com.google.api.gax.core.BackgroundResource;
 import com.google.api.gax.grpc.GrpcTransportChannel;
 import com.google.cloud.grpc.GcpManagedChannel;
 import com.google.cloud.spanner.spi.v1.GapicSpannerRpc;
+import com.google.cloud.spanner.spi.v1.SpannerRpc.Option;
 import com.google.spanner.v1.SpannerGrpc;
+import com.google.spanner.v1.TransactionSelector;
 import io.github.spannertuning.client.ChannelLoad.ChannelStats;
+import io.github.spannertuning.routing.ChannelPicker;
+import io.github.spannertuning.routing.Connection;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.Context;
 import java.lang.reflect.Method;
+import java.util.EnumMap;
+import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Chooses the channel of each single-use read and of each transaction's first call by the latency
- * it may expect there, and keeps the rest of a transaction on the channel its first call took.
- *
- * <p>A Spanner frontend serves the streams of one connection in parallel, up to its stream limit: a
- * call on a connection with a few others in flight takes about as long as one on an idle
- * connection. So latency decides, as in Prequal ("Load is not what you should balance", NSDI 2024),
- * and calls in flight set channels apart only where they say something of the wait:
- *
- * <ol>
- *   <li>A channel takes no call while it has no room (its calls in flight reached the stream limit
- *       less the stream-end guard's margin), or while it carries a call and what is known of it is
- *       in doubt: its last call failed, or its estimate has not been updated for a half-life and is
- *       being forgotten. That is how a channel left alone because it was slow, stuck or failing is
- *       tried again with one call at a time, and found again once it recovers.
- *   <li>A channel is hot while it carries half again as many calls as the pool's mean, and at least
- *       one more: an estimate that happens to be low, or a channel no answer has measured yet, does
- *       not draw every call until it is full.
- *   <li>Among the other channels, the latency each one's {@link ChannelLatency} expects decides: a
- *       call goes to the channel with the fewest calls in flight among those expected within a
- *       quarter above the least, the first one met from a random start among equals. A channel that
- *       answers slower, has calls stuck, or failed recently gets none while the others are about as
- *       fast and have room.
- *   <li>When every channel is hot, full or in doubt, the one with the fewest calls in flight takes
- *       the call, a failed one last.
- * </ol>
- *
- * <p>The channel is counted before the pick returns, and the pick is repeated if another thread
- * counted a call on it in between.
+ * Sends each call routing chooses a channel for to that channel of the client's grpc-gcp pool: the
+ * wiring around routing's {@link ChannelPicker}, which makes the choice.
  *
  * <p>The channel is named to grpc-gcp by an affinity key in the call's context. Before the client
  * makes any call, every key the client can derive from a hint ({@code -(n-1)} to {@code n-1}) is
  * bound, key {@code i} and {@code -i} to channel {@code i}. A key in the context, unlike one in the
  * call options, is not unbound when a call is cancelled (grpc-gcp 1.9.2+ unbinds the call option's
- * key on cancel). The client's own choice (a channel hint up to 6.113, a channel reference per
- * transaction from 6.119) is taken off the calls routed here (see {@link LeastBusyRouting}).
+ * key on cancel).
+ *
+ * <p>The client's own choice is taken off the calls routed here ({@link #withoutChannelHint}).
+ * google-cloud-spanner up to 6.113 gives a single-use read a random hint that it turns into an
+ * affinity key {@code hint % numChannels}, shared with read/write and read-only transactions:
+ * single-use reads then pile onto the few channels those keys were first bound to. 6.119 and later
+ * give each one a channel reference of its own ({@code CHANNEL_ID_AFFINITY}), which grpc-gcp sends
+ * to its least busy channel. A single-use read needs no stickiness, so either is dropped.
  */
-final class ChannelPicker {
+final class PoolRouting {
 
-  /** Rescans when another thread took the channel first, before settling for it anyway. */
-  private static final int RESERVE_ATTEMPTS = 3;
+  /** The options by which the client chooses a call's channel, those of this client version. */
+  private static final Option[] CHANNEL_OPTIONS = channelOptions();
 
-  /** The expected latency of a channel that takes no call now unless every channel is like it. */
-  static final long CLOSED = -1;
-
-  /** Ranks a failed channel that still carries a call after every other in the fallback pick. */
-  private static final long FAILED_RANK = 1L << 32;
+  private static final Map<Option, ?> NO_OPTIONS = Map.of();
 
   private final ChannelStats[] channels;
 
   private final String[] keys;
 
-  private final Rule rule;
+  private final ChannelPicker picker;
 
-  private ChannelPicker(ChannelStats[] channels, String[] keys, Rule rule) {
+  private PoolRouting(ChannelStats[] channels, String[] keys, ChannelPicker.Rule rule) {
     this.channels = channels;
     this.keys = keys;
-    this.rule = rule;
-  }
-
-  /**
-   * The constants of the pick.
-   *
-   * @param room the calls in flight a channel may carry before it counts as full: the stream limit
-   *     less the stream-end guard's margin
-   * @param hotShift how far above the pool's mean calls in flight a channel counts as hot, as a
-   *     right shift of the mean: 1 is half again
-   * @param bandShift how far above the least expected latency a channel still counts as about as
-   *     fast, as a right shift: 1 is half again
-   */
-  record Rule(int room, int hotShift, int bandShift) {
-
-    /**
-     * Hot at half again the mean, a band of a quarter: chosen from the routing benchmark's
-     * concurrency sweep (docs/benchmarking.md). The band is wide enough that the noise of estimates
-     * at a few milliseconds per query does not pin traffic to the channel that happened to answer
-     * fastest, and narrow enough that a connection twice as slow on the server stays out of it on a
-     * client short of CPU, whose own queueing, added to every answer, brings the estimates closer.
-     * Within the band the fewest calls in flight decide, and a channel left alone has the fewest: a
-     * wider band lets a slower channel draw every call until it carries as many as the others.
-     */
-    static Rule defaults(int room) {
-      return new Rule(room, 1, 2);
+    Connection[] connections = new Connection[channels.length];
+    for (int i = 0; i < channels.length; i++) {
+      connections[i] = channels[i].connection();
     }
+    this.picker = new ChannelPicker(connections, rule);
   }
 
   /**
@@ -108,7 +68,7 @@ final class ChannelPicker {
    *
    * @throws IllegalStateException with the reason when this client's pool cannot be set up so
    */
-  static ChannelPicker install(GapicSpannerRpc rpc, int numChannels, Rule rule) {
+  static PoolRouting install(GapicSpannerRpc rpc, int numChannels, ChannelPicker.Rule rule) {
     GcpManagedChannel pool = pool(rpc);
     int built = pool.getNumberOfChannels();
     if (built != 0) {
@@ -143,19 +103,19 @@ final class ChannelPicker {
           "grpc-gcp put " + numChannels + " new keys on " + distinct.size() + " channels");
     }
     bindNegativeKeys(pool, numChannels);
-    return new ChannelPicker(channels, keys, rule);
+    return new PoolRouting(channels, keys, rule);
   }
 
   /**
    * A picker over channels already counted by a {@link ChannelLoad}, channel {@code i} named by the
    * affinity key {@code "i"}; for measuring the pick on its own.
    */
-  static ChannelPicker over(List<ChannelStats> channels, Rule rule) {
+  static PoolRouting over(List<ChannelStats> channels, ChannelPicker.Rule rule) {
     String[] keys = new String[channels.size()];
     for (int i = 0; i < keys.length; i++) {
       keys[i] = String.valueOf(i);
     }
-    return new ChannelPicker(channels.toArray(new ChannelStats[0]), keys, rule);
+    return new PoolRouting(channels.toArray(new ChannelStats[0]), keys, rule);
   }
 
   /**
@@ -166,7 +126,7 @@ final class ChannelPicker {
    */
   ChannelReservation enter(GuardedStream stream) {
     long now = System.nanoTime();
-    return attach(pick(now), stream, now);
+    return attach(this.picker.pick(now), stream, now);
   }
 
   /**
@@ -175,13 +135,32 @@ final class ChannelPicker {
    */
   ChannelReservation enterOn(ChannelStats channel, GuardedStream stream) {
     long now = System.nanoTime();
+    channel.connection().countCall(now);
+    return attach(indexOf(channel), stream, now);
+  }
+
+  /**
+   * As {@link #enter}, for a hedge of a call that went to {@code first}: the best channel but that
+   * one, which a pool of one has no other than.
+   */
+  ChannelReservation enterExcept(ChannelStats first, GuardedStream stream) {
+    long now = System.nanoTime();
+    return attach(this.picker.pickExcept(indexOf(first), now), stream, now);
+  }
+
+  /** The channel for a call made now, counted on it; for measuring the pick on its own. */
+  int pick(long now) {
+    return this.picker.pick(now);
+  }
+
+  private int indexOf(ChannelStats channel) {
     ChannelStats[] channels = this.channels;
-    int index = 0;
-    while (channels[index] != channel) {
-      index++;
+    for (int i = 0; i < channels.length; i++) {
+      if (channels[i] == channel) {
+        return i;
+      }
     }
-    channel.countCall(now);
-    return attach(index, stream, now);
+    return -1;
   }
 
   private ChannelReservation attach(int channel, GuardedStream stream, long now) {
@@ -202,92 +181,6 @@ final class ChannelPicker {
   void exit(ChannelReservation reservation) {
     Context.current().detach(reservation.previous());
     reservation.releaseUnclaimed();
-  }
-
-  /**
-   * What a call sent to {@code channel} now may expect to take: the latency its estimate expects;
-   * {@link #CLOSED} while the channel has no room, or carries a call while what is known of it is
-   * in doubt.
-   */
-  static long expected(ChannelStats channel, long nowNanos, Rule rule) {
-    int inFlight = channel.activeStreams();
-    if (inFlight >= rule.room()) {
-      return CLOSED;
-    }
-    ChannelLatency latency = channel.latency();
-    if (inFlight > 0 && (latency.suspect() || latency.unverified(nowNanos))) {
-      return CLOSED;
-    }
-    return latency.expectedNanos(nowNanos, inFlight);
-  }
-
-  /**
-   * Whether a channel with {@code inFlight} calls is hot in a pool of {@code n} channels carrying
-   * {@code total}: above the mean by more than the rule's share of it, and by more than one.
-   */
-  private static boolean hot(int inFlight, int n, long total, Rule rule) {
-    return (long) n * inFlight > total + Math.max(n, total >> rule.hotShift());
-  }
-
-  /** The channel for a call made at {@code now}, counted on it before this returns. */
-  int pick(long now) {
-    ChannelStats[] channels = this.channels;
-    Rule rule = this.rule;
-    int n = channels.length;
-    for (int attempt = 1; ; attempt++) {
-      long total = 0;
-      for (ChannelStats channel : channels) {
-        total += channel.activeStreams();
-      }
-      long least = Long.MAX_VALUE;
-      for (ChannelStats channel : channels) {
-        long expected = expected(channel, now, rule);
-        if (expected != CLOSED
-            && expected < least
-            && !hot(channel.activeStreams(), n, total, rule)) {
-          least = expected;
-        }
-      }
-      int start = ThreadLocalRandom.current().nextInt(n);
-      int best = -1;
-      int bestInFlight = Integer.MAX_VALUE;
-      if (least != Long.MAX_VALUE) {
-        long good = least + (least >> rule.bandShift());
-        for (int k = 0; k < n; k++) {
-          int i = (start + k < n) ? start + k : start + k - n;
-          long expected = expected(channels[i], now, rule);
-          int inFlight = channels[i].activeStreams();
-          if (expected != CLOSED
-              && expected <= good
-              && inFlight < bestInFlight
-              && !hot(inFlight, n, total, rule)) {
-            best = i;
-            bestInFlight = inFlight;
-          }
-        }
-      }
-      if (best < 0) {
-        long bestRank = Long.MAX_VALUE;
-        for (int k = 0; k < n; k++) {
-          int i = (start + k < n) ? start + k : start + k - n;
-          int inFlight = channels[i].activeStreams();
-          long rank =
-              (inFlight > 0 && channels[i].latency().suspect()) ? FAILED_RANK + inFlight : inFlight;
-          if (rank < bestRank) {
-            best = i;
-            bestRank = rank;
-            bestInFlight = inFlight;
-          }
-        }
-      }
-      if (channels[best].tryCountCall(bestInFlight, now)) {
-        return best;
-      }
-      if (attempt == RESERVE_ATTEMPTS) {
-        channels[best].countCall(now);
-        return best;
-      }
-    }
   }
 
   /**
@@ -392,5 +285,57 @@ final class ChannelPicker {
   private static Object read(ClientReflection.Member member, Object target)
       throws ReflectiveOperationException {
     return ClientReflection.field(member).get(target);
+  }
+
+  /**
+   * Whether a request runs in a single-use read-only transaction. Strong single-use reads may carry
+   * no transaction selector at all.
+   */
+  static boolean isSingleUse(boolean hasTransaction, TransactionSelector selector) {
+    return !hasTransaction || (selector.hasSingleUse() && selector.getSingleUse().hasReadOnly());
+  }
+
+  /**
+   * The options without the client's channel choice. A single-use read's options usually hold
+   * nothing else, and then no copy is made.
+   */
+  static Map<Option, ?> withoutChannelHint(Map<Option, ?> options) {
+    if (options == null) {
+      return null;
+    }
+    int channelOptions = 0;
+    for (Option option : CHANNEL_OPTIONS) {
+      if (options.containsKey(option)) {
+        channelOptions++;
+      }
+    }
+    if (channelOptions == 0) {
+      return options;
+    }
+    if (channelOptions == options.size()) {
+      return NO_OPTIONS;
+    }
+    Map<Option, Object> copy = new EnumMap<>(Option.class);
+    copy.putAll(options);
+    for (Option option : CHANNEL_OPTIONS) {
+      copy.remove(option);
+    }
+    return copy;
+  }
+
+  /** Whether this client version chooses channels by a reference per call (6.119 and later). */
+  static boolean hasChannelReferences() {
+    return CHANNEL_OPTIONS.length > 1;
+  }
+
+  private static Option[] channelOptions() {
+    Set<Option> options = EnumSet.of(Option.CHANNEL_HINT);
+    for (Option option : Option.values()) {
+      // Not referenced by name: the constant is missing in clients before 6.119.
+      if (option.name().equals("CHANNEL_ID_AFFINITY")) {
+        options.add(option);
+      }
+    }
+    return options.toArray(new Option[0]);
   }
 }

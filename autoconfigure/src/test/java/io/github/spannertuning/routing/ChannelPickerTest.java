@@ -1,9 +1,7 @@
-package io.github.spannertuning.client;
+package io.github.spannertuning.routing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.spannertuning.client.ChannelLoad.ChannelStats;
-import io.grpc.Status;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -34,11 +32,11 @@ class ChannelPickerTest {
 
   private final long now = System.nanoTime();
 
-  private final List<ChannelStats> channels = new ArrayList<>();
+  private final List<Connection> channels = new ArrayList<>();
 
   ChannelPickerTest() {
     for (int i = 0; i < CHANNELS; i++) {
-      ChannelStats channel = new ChannelStats(i);
+      Connection channel = new Connection(this.now);
       answer(channel, 5 * MS);
       this.channels.add(channel);
     }
@@ -131,7 +129,7 @@ class ChannelPickerTest {
 
   @Test
   void aBurstOnEqualChannelsIsSpreadByCallsInFlight() {
-    ChannelPicker picker = ChannelPicker.over(this.channels, RULE);
+    ChannelPicker picker = new ChannelPicker(this.channels.toArray(new Connection[0]), RULE);
     int[] picks = new int[CHANNELS];
     for (int i = 0; i < 3 * CHANNELS; i++) {
       picks[picker.pick(this.now)]++;
@@ -149,7 +147,7 @@ class ChannelPickerTest {
   @Test
   void theFastestChannelTakesNoMoreThanHalfAgainTheMeanInFlight() {
     answer(this.channels.get(3), 2 * MS);
-    ChannelPicker picker = ChannelPicker.over(this.channels, RULE);
+    ChannelPicker picker = new ChannelPicker(this.channels.toArray(new Connection[0]), RULE);
     int[] picks = new int[CHANNELS];
     for (int before = 0; before < 10 * CHANNELS; before++) {
       picks[picker.pick(this.now)]++;
@@ -165,9 +163,11 @@ class ChannelPickerTest {
 
   @Test
   void aChannelWhoseCallFailedCarriesOneCallAtATime() {
-    ChannelStats failed = this.channels.get(6);
-    failed.latency().closed(Status.Code.UNAVAILABLE, this.now - 1000 * MS, this.now, false);
-    ChannelPicker picker = ChannelPicker.over(this.channels, RULE);
+    Connection failed = this.channels.get(6);
+    failed
+        .latency()
+        .closed(ChannelLatency.Close.CHANNEL_FAULT, this.now - 1000 * MS, this.now, false);
+    ChannelPicker picker = new ChannelPicker(this.channels.toArray(new Connection[0]), RULE);
     int[] picks = new int[CHANNELS];
     for (int i = 0; i < 4 * CHANNELS; i++) {
       picks[picker.pick(this.now + 2000 * MS)]++;
@@ -181,7 +181,7 @@ class ChannelPickerTest {
 
   @Test
   void aChannelSilentWithACallInFlightGetsNoRead() {
-    ChannelStats silent = new ChannelStats(2);
+    Connection silent = new Connection(this.now);
     // It answered in 5 ms like the others until 300 ms ago; its call since then has had no answer.
     answer(silent, 5 * MS, this.now - 300 * MS);
     silent.countCall(this.now - 300 * MS);
@@ -202,14 +202,14 @@ class ChannelPickerTest {
   @ParameterizedTest(name = "{0} calls in flight on each healthy channel")
   @ValueSource(ints = {0, 16})
   void aChannelLeftAloneIsTriedAgainWithOneCall(int inFlight) {
-    ChannelStats slow = this.channels.get(3);
+    Connection slow = this.channels.get(3);
     answer(slow, 25 * MS);
     carry(inFlight, 3);
-    ChannelPicker picker = ChannelPicker.over(this.channels, RULE);
+    ChannelPicker picker = new ChannelPicker(this.channels.toArray(new Connection[0]), RULE);
     long triedAt = -1;
     for (long at = this.now; at < this.now + 2000 * MS; at += 10 * MS) {
       // The healthy channels answer all along: only the slow one is forgotten.
-      for (ChannelStats channel : this.channels) {
+      for (Connection channel : this.channels) {
         if (channel != slow) {
           channel.latency().answered(at - 5 * MS, at);
         }
@@ -224,7 +224,7 @@ class ChannelPickerTest {
         }
       }
     }
-    assertThat(slow.activeStreams())
+    assertThat(slow.inFlight())
         .as("calls on the slow channel, never answered, after 2 s of picks")
         .isEqualTo(1);
     // Its 25 ms estimate comes within half again of the others' after two halvings of 250 ms.
@@ -240,9 +240,9 @@ class ChannelPickerTest {
 
   @Test
   void aChannelThatAnswersItsTrialFastGetsReadsAgain() {
-    ChannelStats recovered = this.channels.get(3);
+    Connection recovered = this.channels.get(3);
     answer(recovered, 25 * MS, this.now - 1000 * MS);
-    ChannelPicker picker = ChannelPicker.over(this.channels, RULE);
+    ChannelPicker picker = new ChannelPicker(this.channels.toArray(new Connection[0]), RULE);
     int[] picks = new int[CHANNELS];
     for (int i = 0; i < 4 * CHANNELS; i++) {
       picks[picker.pick(this.now)]++;
@@ -277,7 +277,7 @@ class ChannelPickerTest {
 
   /** Picks one read at a time, each done before the next: nothing is in flight but what is set. */
   private int[] pickOneAtATime(long at) {
-    ChannelPicker picker = ChannelPicker.over(this.channels, RULE);
+    ChannelPicker picker = new ChannelPicker(this.channels.toArray(new Connection[0]), RULE);
     int[] picks = new int[CHANNELS];
     for (int i = 0; i < PICKS; i++) {
       int channel = picker.pick(at);
@@ -288,11 +288,11 @@ class ChannelPickerTest {
   }
 
   /** Enough answers of this latency, just before the test's clock, to set the estimate to it. */
-  private void answer(ChannelStats channel, long latencyNanos) {
+  private void answer(Connection channel, long latencyNanos) {
     answer(channel, latencyNanos, this.now);
   }
 
-  private static void answer(ChannelStats channel, long latencyNanos, long lastAt) {
+  private static void answer(Connection channel, long latencyNanos, long lastAt) {
     long at = lastAt - 100 * MS;
     for (int i = 0; i < 100; i++) {
       at += MS;

@@ -1,8 +1,7 @@
-package io.github.spannertuning.client;
+package io.github.spannertuning.routing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.grpc.Status;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -50,7 +49,7 @@ class ChannelLatencyTest {
   void aFailedCallMakesTheChannelSuspectUntilItAnswers() {
     ChannelLatency latency = answering(3 * MS);
     long now = T0 + 1000 * MS;
-    latency.closed(Status.Code.DEADLINE_EXCEEDED, now - 1000 * MS, now, false);
+    latency.closed(ChannelLatency.Close.DEADLINE, now - 1000 * MS, now, false);
     assertThat(latency.suspect()).isTrue();
     assertThat(latency.estimateNanos()).as("the deadline's wait counts").isEqualTo(1000 * MS);
     latency.answered(now + 10 * MS, now + 13 * MS);
@@ -62,7 +61,7 @@ class ChannelLatencyTest {
     ChannelLatency latency = answering(3 * MS);
     long estimate = latency.estimateNanos();
     long now = T0 + 1000 * MS;
-    latency.closed(Status.Code.CANCELLED, now - 900 * MS, now, false);
+    latency.closed(ChannelLatency.Close.CANCELLED, now - 900 * MS, now, false);
     assertThat(latency.estimateNanos()).isEqualTo(estimate);
     assertThat(latency.suspect()).isFalse();
   }
@@ -70,7 +69,7 @@ class ChannelLatencyTest {
   @Test
   void anEstimateNoCallUpdatesIsForgottenByHalves() {
     ChannelLatency latency = new ChannelLatency(T0);
-    latency.closed(Status.Code.UNAVAILABLE, T0, T0 + 100 * MS, false);
+    latency.closed(ChannelLatency.Close.CHANNEL_FAULT, T0, T0 + 100 * MS, false);
     long sampled = T0 + 100 * MS;
     assertThat(latency.expectedNanos(sampled + ChannelLatency.FORGET_HALF_LIFE_NANOS, 0))
         .isEqualTo(50 * MS);
@@ -82,10 +81,10 @@ class ChannelLatencyTest {
   @Test
   void failuresInARowLeaveTheChannelAloneLonger() {
     ChannelLatency once = new ChannelLatency(T0);
-    once.closed(Status.Code.UNAVAILABLE, T0, T0 + 100 * MS, false);
+    once.closed(ChannelLatency.Close.CHANNEL_FAULT, T0, T0 + 100 * MS, false);
     ChannelLatency thrice = new ChannelLatency(T0);
     for (int i = 0; i < 3; i++) {
-      thrice.closed(Status.Code.UNAVAILABLE, T0, T0 + 100 * MS, false);
+      thrice.closed(ChannelLatency.Close.CHANNEL_FAULT, T0, T0 + 100 * MS, false);
     }
     long later = T0 + 100 * MS + 4 * ChannelLatency.FORGET_HALF_LIFE_NANOS;
     assertThat(once.expectedNanos(later, 0))
@@ -99,7 +98,7 @@ class ChannelLatencyTest {
   @Test
   void aChannelTriedAgainAfterAPenaltyIsJudgedByWhatItIsNowExpectedToTake() {
     ChannelLatency latency = new ChannelLatency(T0);
-    latency.closed(Status.Code.DEADLINE_EXCEEDED, T0, T0 + 1000 * MS, false);
+    latency.closed(ChannelLatency.Close.DEADLINE, T0, T0 + 1000 * MS, false);
     long retried = T0 + 1000 * MS + 20 * ChannelLatency.FORGET_HALF_LIFE_NANOS;
     latency.firstOutstanding(retried);
     assertThat(latency.expectedNanos(retried + 100 * MS, 1))
@@ -136,10 +135,10 @@ class ChannelLatencyTest {
 
   @Test
   void aSuspectChannelCarriesOneCallAtATime() {
-    ChannelLoad.ChannelStats stats = new ChannelLoad.ChannelStats(0);
     long now = System.nanoTime();
+    Connection stats = new Connection(now);
     ChannelPicker.Rule rule = ChannelPicker.Rule.defaults(90);
-    stats.latency().closed(Status.Code.UNAVAILABLE, now - 200 * MS, now, false);
+    stats.latency().closed(ChannelLatency.Close.CHANNEL_FAULT, now - 200 * MS, now, false);
     assertThat(ChannelPicker.expected(stats, now, rule))
         .as("suspect, nothing outstanding")
         .isNotEqualTo(ChannelPicker.CLOSED);

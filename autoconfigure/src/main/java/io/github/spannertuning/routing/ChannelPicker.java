@@ -1,0 +1,191 @@
+package io.github.spannertuning.routing;
+
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Chooses the connection of a call by the latency it may expect there.
+ *
+ * <p>A Spanner frontend serves the streams of one connection in parallel, up to its stream limit: a
+ * call on a connection with a few others in flight takes about as long as one on an idle
+ * connection. So latency decides, as in Prequal ("Load is not what you should balance", NSDI 2024),
+ * and calls in flight set connections apart only where they say something of the wait:
+ *
+ * <ol>
+ *   <li>A connection takes no call while it has no room (its calls in flight reached the stream
+ *       limit less the stream-end guard's margin), or while it carries a call and what is known of
+ *       it is in doubt: its last call failed, or its estimate has not been updated for a half-life
+ *       and is being forgotten. That is how a connection left alone because it was slow, stuck or
+ *       failing is tried again with one call at a time, and found again once it recovers.
+ *   <li>A connection is hot while it carries half again as many calls as the pool's mean, and at
+ *       least one more: an estimate that happens to be low, or a connection no answer has measured
+ *       yet, does not draw every call until it is full.
+ *   <li>Among the other connections, the latency each one's {@link ChannelLatency} expects decides:
+ *       a call goes to the connection with the fewest calls in flight among those expected within a
+ *       quarter above the least, the first one met from a random start among equals. A connection
+ *       that answers slower, has calls stuck, or failed recently gets none while the others are
+ *       about as fast and have room.
+ *   <li>When every connection is hot, full or in doubt, the one with the fewest calls in flight
+ *       takes the call, a failed one last.
+ * </ol>
+ *
+ * <p>The connection is counted before the pick returns, and the pick is repeated if another thread
+ * counted a call on it in between. No lock, no allocation.
+ */
+public final class ChannelPicker {
+
+  /** Rescans when another thread took the connection first, before settling for it anyway. */
+  private static final int RESERVE_ATTEMPTS = 3;
+
+  /** The expected latency of a connection that takes no call now unless every one is like it. */
+  public static final long CLOSED = -1;
+
+  /** Ranks a failed connection that still carries a call after every other in the fallback pick. */
+  private static final long FAILED_RANK = 1L << 32;
+
+  private final Connection[] connections;
+
+  private final Rule rule;
+
+  public ChannelPicker(Connection[] connections, Rule rule) {
+    this.connections = connections.clone();
+    this.rule = rule;
+  }
+
+  /**
+   * The constants of the pick.
+   *
+   * @param room the calls in flight a connection may carry before it counts as full: the stream
+   *     limit less the stream-end guard's margin
+   * @param hotShift how far above the pool's mean calls in flight a connection counts as hot, as a
+   *     right shift of the mean: 1 is half again
+   * @param bandShift how far above the least expected latency a connection still counts as about as
+   *     fast, as a right shift: 1 is half again
+   */
+  public record Rule(int room, int hotShift, int bandShift) {
+
+    /**
+     * Hot at half again the mean, a band of a quarter: chosen from the routing benchmark's
+     * concurrency sweep (docs/benchmarking.md). The band is wide enough that the noise of estimates
+     * at a few milliseconds per query does not pin traffic to the connection that happened to
+     * answer fastest, and narrow enough that a connection twice as slow on the server stays out of
+     * it on a client short of CPU, whose own queueing, added to every answer, brings the estimates
+     * closer. Within the band the fewest calls in flight decide, and a connection left alone has
+     * the fewest: a wider band lets a slower one draw every call until it carries as many as the
+     * others.
+     */
+    public static Rule defaults(int room) {
+      return new Rule(room, 1, 2);
+    }
+  }
+
+  /** The pool's connections, by index. */
+  public int size() {
+    return this.connections.length;
+  }
+
+  public Connection connection(int index) {
+    return this.connections[index];
+  }
+
+  /**
+   * What a call sent to {@code connection} now may expect to take: the latency its estimate
+   * expects; {@link #CLOSED} while it has no room, or carries a call while what is known of it is
+   * in doubt.
+   */
+  public static long expected(Connection connection, long nowNanos, Rule rule) {
+    int inFlight = connection.inFlight();
+    if (inFlight >= rule.room()) {
+      return CLOSED;
+    }
+    ChannelLatency latency = connection.latency();
+    if (inFlight > 0 && (latency.suspect() || latency.unverified(nowNanos))) {
+      return CLOSED;
+    }
+    return latency.expectedNanos(nowNanos, inFlight);
+  }
+
+  /**
+   * Whether a connection with {@code inFlight} calls is hot in a pool of {@code n} carrying {@code
+   * total}: above the mean by more than the rule's share of it, and by more than one.
+   */
+  private static boolean hot(int inFlight, int n, long total, Rule rule) {
+    return (long) n * inFlight > total + Math.max(n, total >> rule.hotShift());
+  }
+
+  /** The connection for a call made at {@code now}, counted on it before this returns. */
+  public int pick(long now) {
+    return pick(now, -1);
+  }
+
+  /**
+   * As {@link #pick(long)}, leaving out connection {@code excluded}: where a hedge goes, away from
+   * its first attempt. A pool of one has nowhere else: its one connection.
+   */
+  public int pickExcept(int excluded, long now) {
+    return pick(now, (this.connections.length > 1) ? excluded : -1);
+  }
+
+  private int pick(long now, int excluded) {
+    Connection[] connections = this.connections;
+    Rule rule = this.rule;
+    int n = connections.length;
+    for (int attempt = 1; ; attempt++) {
+      long total = 0;
+      for (Connection connection : connections) {
+        total += connection.inFlight();
+      }
+      long least = Long.MAX_VALUE;
+      for (int i = 0; i < n; i++) {
+        long expected = expected(connections[i], now, rule);
+        if (i != excluded
+            && expected != CLOSED
+            && expected < least
+            && !hot(connections[i].inFlight(), n, total, rule)) {
+          least = expected;
+        }
+      }
+      int start = ThreadLocalRandom.current().nextInt(n);
+      int best = -1;
+      int bestInFlight = Integer.MAX_VALUE;
+      if (least != Long.MAX_VALUE) {
+        long good = least + (least >> rule.bandShift());
+        for (int k = 0; k < n; k++) {
+          int i = (start + k < n) ? start + k : start + k - n;
+          long expected = expected(connections[i], now, rule);
+          int inFlight = connections[i].inFlight();
+          if (i != excluded
+              && expected != CLOSED
+              && expected <= good
+              && inFlight < bestInFlight
+              && !hot(inFlight, n, total, rule)) {
+            best = i;
+            bestInFlight = inFlight;
+          }
+        }
+      }
+      if (best < 0) {
+        long bestRank = Long.MAX_VALUE;
+        for (int k = 0; k < n; k++) {
+          int i = (start + k < n) ? start + k : start + k - n;
+          int inFlight = connections[i].inFlight();
+          long rank =
+              (inFlight > 0 && connections[i].latency().suspect())
+                  ? FAILED_RANK + inFlight
+                  : inFlight;
+          if (i != excluded && rank < bestRank) {
+            best = i;
+            bestRank = rank;
+            bestInFlight = inFlight;
+          }
+        }
+      }
+      if (connections[best].tryCountCall(bestInFlight, now)) {
+        return best;
+      }
+      if (attempt == RESERVE_ATTEMPTS) {
+        connections[best].countCall(now);
+        return best;
+      }
+    }
+  }
+}
