@@ -201,7 +201,11 @@ final class CountingInterceptor implements ClientInterceptor {
       this.countedOn = (reserved != null) ? reserved : stats;
       this.startNanos = pickedAtNanos;
       this.experiment = experiment;
-      this.methodKind = (experiment != null) ? methodKind(method) : OTHER;
+      // A hedged read's attempts are recorded as one read, by the read.
+      this.methodKind =
+          (experiment != null && (stream == null || !stream.hedgeAttempt()))
+              ? methodKind(method)
+              : OTHER;
       if (this.methodKind == COMMIT) {
         this.kind = CallKind.COMMIT;
       }

@@ -21,6 +21,13 @@ public enum Feature {
   /** A cancel of a stream that has finished (at its last message, or ended) is skipped. */
   STREAM_END_GUARD("stream-end-guard"),
 
+  /**
+   * A read that is safe to send twice and has not answered by the time most reads of its shape have
+   * is sent again to another channel, within a budget of extra calls; the first attempt to answer
+   * is the one the application reads.
+   */
+  HEDGING("hedging"),
+
   /** The grpc-gcp channel pool, which picks channels by load, is switched on. */
   GRPC_GCP("grpc-gcp");
 

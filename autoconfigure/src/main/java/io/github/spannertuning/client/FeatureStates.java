@@ -139,16 +139,46 @@ final class FeatureStates {
       return FeatureState.unsupported(GRPC_GCP_OFF);
     }
     if (hookMissing != null) {
-      return withoutPicker(hookMissing, ClientSupport.NATIVE_SINGLE_USE_ROUTING);
+      return withoutPicker(feature, hookMissing, ClientSupport.NATIVE_SINGLE_USE_ROUTING);
     }
     if (!ClientSupport.AFFINITY_CONTEXT_PRESENT) {
       return withoutPicker(
+          feature,
           "grpc-gcp "
               + ClientVersions.detected().grpcGcp()
               + " cannot take an affinity key per call",
           ClientSupport.NATIVE_SINGLE_USE_ROUTING);
     }
     return on(feature);
+  }
+
+  /**
+   * Hedged reads: they need the picker to send a hedge to another channel, so they hook in where
+   * routing does, on a client that has no hedging of its own.
+   *
+   * @param hookMissing why routing cannot hook into this client, or {@code null}
+   * @param grpcGcpOn whether the client will use grpc-gcp, as far as the builder tells
+   */
+  static FeatureState hedging(boolean configured, String hookMissing, boolean grpcGcpOn) {
+    if (!configured) {
+      return FeatureState.offByConfiguration();
+    }
+    if (!ClientSupport.GRPC_GCP_PRESENT) {
+      return FeatureState.unsupported(GRPC_GCP_ABSENT);
+    }
+    if (!grpcGcpOn) {
+      return FeatureState.unsupported(GRPC_GCP_OFF);
+    }
+    if (hookMissing != null) {
+      return FeatureState.unsupported(hookMissing);
+    }
+    if (!ClientSupport.AFFINITY_CONTEXT_PRESENT) {
+      return FeatureState.unsupported(
+          "grpc-gcp "
+              + ClientVersions.detected().grpcGcp()
+              + " cannot take an affinity key per call, which sends a hedge to another channel");
+    }
+    return FeatureState.on();
   }
 
   /**
@@ -190,8 +220,8 @@ final class FeatureStates {
    * @param clientPicksLeastBusy whether this client version sends single-use reads and each
    *     transaction to the least busy channel itself
    */
-  static FeatureState withoutPicker(String reason, boolean clientPicksLeastBusy) {
-    return clientPicksLeastBusy
+  static FeatureState withoutPicker(Feature feature, String reason, boolean clientPicksLeastBusy) {
+    return (clientPicksLeastBusy && feature != Feature.HEDGING)
         ? FeatureState.nativeIn(nativeSingleUseReason() + "; " + reason)
         : FeatureState.unsupported(reason);
   }
@@ -214,6 +244,14 @@ final class FeatureStates {
   /** Whether the feature is one of the two that route calls through the picker. */
   static boolean isRouting(Feature feature) {
     return feature == Feature.SINGLE_USE_DISTRIBUTION || feature == Feature.TRANSACTION_ROUTING;
+  }
+
+  /**
+   * Whether the feature needs the picker, which is set up when the client is built: the routing
+   * features and hedging, whose hedge goes to another channel by it.
+   */
+  static boolean needsPicker(Feature feature) {
+    return isRouting(feature) || feature == Feature.HEDGING;
   }
 
   /** Why the client's own routing is left in charge, where it has one. */

@@ -105,9 +105,34 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
   /** Whether this stream drains because it finished at {@code last}, not because it was closed. */
   private volatile boolean drainingAtLast;
 
+  /** Whether this stream lost a hedged read's race: its drain is not the guard's. */
+  private volatile boolean abandoned;
+
+  /**
+   * What a loser left to run to its end asks for: more messages than a read that is not a full
+   * table scan sends, and far from the overflow of gax's count of requests.
+   */
+  private static final int READ_TO_END = 1 << 20;
+
+  /** Whether this is an attempt of a hedged read, which records itself in an experiment. */
+  private final boolean hedgeAttempt;
+
   GuardedStream(ResultStreamConsumer consumer, SpannerTuningState tuning) {
+    this(consumer, tuning, false);
+  }
+
+  GuardedStream(ResultStreamConsumer consumer, SpannerTuningState tuning, boolean hedgeAttempt) {
     this.consumer = consumer;
     this.tuning = tuning;
+    this.hedgeAttempt = hedgeAttempt;
+  }
+
+  /**
+   * Whether this is an attempt of a hedged read: an experiment records the read, from its first
+   * attempt's start to the winner's end, not each attempt.
+   */
+  boolean hedgeAttempt() {
+    return this.hedgeAttempt;
   }
 
   /**
@@ -170,6 +195,11 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
    */
   boolean linkTransport() {
     return TRANSPORT_LINKED.compareAndSet(this, 0, 1);
+  }
+
+  /** The sub-channel the linked call was made on, or {@code null} before that or if unknown. */
+  ChannelLoad.ChannelStats channel() {
+    return this.channel;
   }
 
   /** The linked call was made on this sub-channel. */
@@ -280,7 +310,61 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
    */
   @Override
   public void cancel(String message) {
-    boolean guard = this.tuning.isActive(Feature.STREAM_END_GUARD);
+    close(message, this.tuning.isActive(Feature.STREAM_END_GUARD));
+  }
+
+  /**
+   * This stream lost a hedged read's race: the application reads the other attempt, and nothing
+   * more of this one reaches it. A stream that finished at {@code last} drains as the guard's close
+   * there does, whatever the guard's switch. One still running is cancelled if its connection's
+   * budget of resets allows ({@link SpannerTuningState#mayRelease}, the budget the guard's releases
+   * take from too); otherwise it is left to run to its end, what it still sends dropped, and
+   * cancelled only at the drain timeout, as a finished stream whose trailers never come is. So
+   * hedging brings no server's reset limit closer than the guard does.
+   */
+  void abandon() {
+    while (true) {
+      int current = this.phase;
+      if (current == LAST) {
+        close("spanner-tuning: another attempt of this hedged read answered first", true);
+        return;
+      }
+      if (current == ENDED) {
+        if (PHASE.compareAndSet(this, ENDED, CLOSED)) {
+          return;
+        }
+        continue;
+      }
+      if (current != OPEN) {
+        return;
+      }
+      ChannelLoad.ChannelStats stats = this.channel;
+      if (stats != null && this.tuning.mayRelease(stats)) {
+        if (PHASE.compareAndSet(this, OPEN, CLOSED)) {
+          this.tuning.hedgeLoserCancelled();
+          this.call.cancel("spanner-tuning: another attempt of this hedged read answered first");
+          return;
+        }
+        continue;
+      }
+      this.abandoned = true;
+      if (stats != null) {
+        stats.incrementDraining();
+      }
+      if (PHASE.compareAndSet(this, OPEN, DRAINING)) {
+        this.call.request(READ_TO_END);
+        startDraining();
+        return;
+      }
+      this.abandoned = false;
+      if (stats != null) {
+        stats.decrementDraining();
+      }
+    }
+  }
+
+  /** A close by the application, or of a hedge's loser, with the guard on or off. */
+  private void close(String message, boolean guard) {
     while (true) {
       int current = this.phase;
       if (current >= DRAINING) {
@@ -339,11 +423,13 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
             timer.cancel(false);
           }
           drainingEnded();
-          if (!this.drainingAtLast) {
-            // At last on a client that drops its call there, the skip was the client's.
-            this.tuning.streamEndGuardSkipped();
+          if (!this.abandoned) {
+            if (!this.drainingAtLast) {
+              // At last on a client that drops its call there, the skip was the client's.
+              this.tuning.streamEndGuardSkipped();
+            }
+            this.tuning.streamEndGuardDrained();
           }
-          this.tuning.streamEndGuardDrained();
           return false;
         }
       } else if (PHASE.compareAndSet(this, current, ENDED)) {
@@ -365,7 +451,9 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
   private void drainTimedOut() {
     if (PHASE.compareAndSet(this, DRAINING, CLOSED)) {
       drainingEnded();
-      this.tuning.streamEndGuardDrainTimedOut();
+      if (!this.abandoned) {
+        this.tuning.streamEndGuardDrainTimedOut();
+      }
       StreamingCall started = this.call;
       if (started != null) {
         started.cancel("spanner-tuning: no trailers within the stream-end guard's drain timeout");

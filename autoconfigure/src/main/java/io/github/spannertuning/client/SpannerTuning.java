@@ -3,6 +3,8 @@ package io.github.spannertuning.client;
 import com.google.api.gax.rpc.NoHeaderProvider;
 import com.google.cloud.spanner.SpannerOptions;
 import io.github.spannertuning.routing.ChannelPicker;
+import io.github.spannertuning.routing.HedgeBudget;
+import io.github.spannertuning.routing.HedgeDelay;
 import io.opentelemetry.api.GlobalOpenTelemetry;
 import io.opentelemetry.api.OpenTelemetry;
 import java.time.Duration;
@@ -44,6 +46,16 @@ public final class SpannerTuning {
 
   static final Duration DEFAULT_RELEASE_WINDOW = Duration.ofSeconds(30);
 
+  /** The extra calls hedging may add by default, as a share of hedgeable reads: 5 %. */
+  public static final double DEFAULT_HEDGING_MAX_EXTRA = 0.05;
+
+  /**
+   * The least hedge delay by default. Below a millisecond a read's time to first response is the
+   * client's own scheduling more than the server's, and a hedge sent that soon mostly races a first
+   * attempt about to answer.
+   */
+  public static final Duration DEFAULT_HEDGING_MIN_DELAY = Duration.ofMillis(1);
+
   /** Concurrent streams per connection that Cloud Spanner's frontends allow. */
   public static final int DEFAULT_MAX_CONCURRENT_STREAMS = 100;
 
@@ -58,6 +70,18 @@ public final class SpannerTuning {
   private final boolean transactionRouting;
 
   private final boolean streamEndGuard;
+
+  private final boolean hedging;
+
+  private final double hedgingMaxExtra;
+
+  private final Duration hedgingMinDelay;
+
+  private final Duration hedgingFixedDelay;
+
+  private final Double hedgingQuantile;
+
+  private final int hedgingBurst;
 
   private final boolean grpcGcpExtension;
 
@@ -85,6 +109,12 @@ public final class SpannerTuning {
     this.singleUseDistribution = builder.singleUseDistribution;
     this.transactionRouting = builder.transactionRouting;
     this.streamEndGuard = builder.streamEndGuard;
+    this.hedging = builder.hedging;
+    this.hedgingMaxExtra = builder.hedgingMaxExtra;
+    this.hedgingMinDelay = builder.hedgingMinDelay;
+    this.hedgingFixedDelay = builder.hedgingFixedDelay;
+    this.hedgingQuantile = builder.hedgingQuantile;
+    this.hedgingBurst = builder.hedgingBurst;
     this.grpcGcpExtension = builder.grpcGcpExtension;
     this.logWhenBuilt = builder.logWhenBuilt;
     this.channels = builder.channels;
@@ -147,6 +177,40 @@ public final class SpannerTuning {
 
   public boolean isStreamEndGuard() {
     return this.streamEndGuard;
+  }
+
+  public boolean isHedging() {
+    return this.hedging;
+  }
+
+  /** The extra calls hedging may add, as a share of hedgeable reads. */
+  public double getHedgingMaxExtra() {
+    return this.hedgingMaxExtra;
+  }
+
+  /** The least time a read waits for its first response before it is hedged. */
+  public Duration getHedgingMinDelay() {
+    return this.hedgingMinDelay;
+  }
+
+  /** The hedges the budget holds at most, which a spell of slow reads may spend at once. */
+  int hedgingBurst() {
+    return this.hedgingBurst;
+  }
+
+  /** A delay every hedgeable read is hedged after, learned delays aside; {@code null} to learn. */
+  Duration hedgingFixedDelay() {
+    return this.hedgingFixedDelay;
+  }
+
+  /**
+   * The percentile of the time to first response a read waits for: half the budget from the top
+   * ({@link HedgeDelay#quantileFor}), unless a benchmark variant sets another.
+   */
+  double hedgingQuantile() {
+    return (this.hedgingQuantile != null)
+        ? this.hedgingQuantile
+        : HedgeDelay.quantileFor(this.hedgingMaxExtra);
   }
 
   public boolean isGrpcGcpExtension() {
@@ -226,6 +290,9 @@ public final class SpannerTuning {
         Feature.TRANSACTION_ROUTING,
         FeatureStates.transactionRouting(
             this.transactionRouting, routingHookMissing(rpcHookMissing), grpcGcpOn));
+    features.put(
+        Feature.HEDGING,
+        FeatureStates.hedging(this.hedging, routingHookMissing(rpcHookMissing), grpcGcpOn));
     SpannerTuningState state = new SpannerTuningState(this, features, rpcHookMissing == null);
     List<String> missing = new ArrayList<>();
     features.forEach(
@@ -445,6 +512,10 @@ public final class SpannerTuning {
         + this.transactionRouting
         + ", streamEndGuard="
         + this.streamEndGuard
+        + ", hedging="
+        + this.hedging
+        + ", hedgingMaxExtra="
+        + this.hedgingMaxExtra
         + ", grpcGcpExtension="
         + this.grpcGcpExtension
         + ", channels="
@@ -464,6 +535,18 @@ public final class SpannerTuning {
     private boolean transactionRouting = true;
 
     private boolean streamEndGuard = true;
+
+    private boolean hedging = false;
+
+    private double hedgingMaxExtra = DEFAULT_HEDGING_MAX_EXTRA;
+
+    private Duration hedgingMinDelay = DEFAULT_HEDGING_MIN_DELAY;
+
+    private Duration hedgingFixedDelay;
+
+    private Double hedgingQuantile;
+
+    private int hedgingBurst = HedgeBudget.DEFAULT_BURST;
 
     private boolean grpcGcpExtension = true;
 
@@ -505,6 +588,58 @@ public final class SpannerTuning {
 
     public Builder streamEndGuard(boolean enabled) {
       this.streamEndGuard = enabled;
+      return this;
+    }
+
+    /**
+     * Hedge single-use reads and reads of read-only transactions that have not answered by a recent
+     * high percentile of their shape's time to first response; off by default.
+     */
+    public Builder hedging(boolean enabled) {
+      this.hedging = enabled;
+      return this;
+    }
+
+    /**
+     * The extra calls hedging may add, as a share of hedgeable reads, from 0 to 1: 0.05 (5 %) by
+     * default. Hedges stay within it whatever the server does.
+     */
+    public Builder hedgingMaxExtra(double maxExtra) {
+      if (!(maxExtra >= 0 && maxExtra <= 1)) {
+        throw new IllegalArgumentException(
+            "hedging's max extra must be a share of calls from 0 to 1 (0.05 is 5 %), was "
+                + maxExtra);
+      }
+      this.hedgingMaxExtra = maxExtra;
+      return this;
+    }
+
+    /** The least time a read waits before it is hedged; not negative, 1 ms by default. */
+    public Builder hedgingMinDelay(Duration minDelay) {
+      Objects.requireNonNull(minDelay, "minDelay");
+      if (minDelay.isNegative()) {
+        throw new IllegalArgumentException(
+            "hedging's min delay must not be negative, was " + minDelay);
+      }
+      this.hedgingMinDelay = minDelay;
+      return this;
+    }
+
+    /** Hedges every hedgeable read after this delay, whatever was learned; for tests. */
+    Builder hedgingFixedDelay(Duration delay) {
+      this.hedgingFixedDelay = delay;
+      return this;
+    }
+
+    /** The hedges the budget holds at most; for tests that hedge every read of a burst. */
+    Builder hedgingBurst(int burst) {
+      this.hedgingBurst = burst;
+      return this;
+    }
+
+    /** The percentile of a shape's time to first response to wait for; for benchmark variants. */
+    Builder hedgingQuantile(double quantile) {
+      this.hedgingQuantile = quantile;
       return this;
     }
 

@@ -8,12 +8,15 @@ import io.github.spannertuning.experiment.ExperimentPlan;
 import io.github.spannertuning.experiment.ExperimentResult;
 import io.github.spannertuning.experiment.ExperimentSlot;
 import io.github.spannertuning.experiment.GuardRail;
+import io.github.spannertuning.routing.HedgeBudget;
+import io.github.spannertuning.routing.HedgeDelay;
 import io.opentelemetry.api.OpenTelemetry;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.LongAdder;
@@ -29,6 +32,9 @@ public final class SpannerTuningState {
     Feature.SINGLE_USE_DISTRIBUTION, Feature.TRANSACTION_ROUTING
   };
 
+  /** How many of the busiest shapes' hedge delays the endpoint and the meters show. */
+  public static final int HEDGE_SHAPES_SHOWN = 5;
+
   private final SpannerTuning tuning;
 
   private final boolean rpcInstalled;
@@ -43,6 +49,8 @@ public final class SpannerTuningState {
 
   private volatile boolean streamEndGuardAtLast;
 
+  private volatile boolean hedgingActive;
+
   private final LongAdder singleUseRouted = new LongAdder();
 
   private final LongAdder transactionsRouted = new LongAdder();
@@ -54,6 +62,17 @@ public final class SpannerTuningState {
   private final LongAdder streamEndGuardDrainTimeouts = new LongAdder();
 
   private final LongAdder streamEndGuardCancelledAtLimit = new LongAdder();
+
+  private final HedgeDelay hedgeDelay;
+
+  private final HedgeBudget hedgeBudget;
+
+  private final LongAdder hedgesWon = new LongAdder();
+
+  private final LongAdder hedgeLosersCancelled = new LongAdder();
+
+  /** A delay every hedgeable read is hedged after, or -1 to learn it; for tests. */
+  private final long hedgeFixedDelayNanos;
 
   private final long drainTimeoutNanos;
 
@@ -90,6 +109,12 @@ public final class SpannerTuningState {
         tuning.getStreamEndGuardMaxConcurrentStreams() - tuning.streamEndGuardDrainMargin();
     this.releaseResets = tuning.releaseResets();
     this.releaseWindowNanos = tuning.releaseWindow().toNanos();
+    long now = System.nanoTime();
+    this.hedgeDelay =
+        new HedgeDelay(tuning.hedgingQuantile(), tuning.getHedgingMinDelay().toNanos(), now);
+    this.hedgeBudget = new HedgeBudget(tuning.getHedgingMaxExtra(), tuning.hedgingBurst(), now);
+    this.hedgeFixedDelayNanos =
+        (tuning.hedgingFixedDelay() != null) ? tuning.hedgingFixedDelay().toNanos() : -1;
     publish(new EnumMap<>(features));
   }
 
@@ -124,6 +149,7 @@ public final class SpannerTuningState {
       case SINGLE_USE_DISTRIBUTION -> this.singleUseDistributionActive;
       case TRANSACTION_ROUTING -> this.transactionRoutingActive;
       case STREAM_END_GUARD -> this.streamEndGuardActive;
+      case HEDGING -> this.hedgingActive;
       case GRPC_GCP -> this.features.get(Feature.GRPC_GCP).isApplied();
     };
   }
@@ -173,6 +199,100 @@ public final class SpannerTuningState {
    */
   public long streamEndGuardCancelledAtLimitCount() {
     return this.streamEndGuardCancelledAtLimit.sum();
+  }
+
+  /** Hedges sent: second attempts of reads that had not answered within their delay. */
+  public long hedgesSentCount() {
+    return this.hedgeBudget.sent();
+  }
+
+  /** Hedges that answered before the read's first attempt, whose stream the application read. */
+  public long hedgesWonCount() {
+    return this.hedgesWon.sum();
+  }
+
+  /** Hedges that were due but refused, because the budget of extra calls was spent. */
+  public long hedgesDeniedCount() {
+    return this.hedgeBudget.denied();
+  }
+
+  /**
+   * Losing attempts of hedged reads that were cancelled, within their connection's budget of
+   * resets, rather than read to their end: the resets hedging sent.
+   */
+  public long hedgeLosersCancelledCount() {
+    return this.hedgeLosersCancelled.sum();
+  }
+
+  /** The hedges the budget holds now: how many could be sent at once. */
+  public double hedgeBudgetLeft() {
+    return this.hedgeBudget.available(System.nanoTime());
+  }
+
+  /** The extra calls hedging sent per hedgeable read over about the last minute. */
+  public double hedgeExtraRate() {
+    return this.hedgeBudget.extraRate(System.nanoTime());
+  }
+
+  /** The extra calls hedging may add, as a share of hedgeable reads. */
+  public double hedgeMaxExtra() {
+    return this.hedgeBudget.maxExtra();
+  }
+
+  /**
+   * The hedge delay learned over every hedgeable read, which a shape uses until it has enough
+   * samples of its own; empty until enough reads were timed.
+   */
+  public Optional<Duration> hedgeDelay() {
+    return delay(this.hedgeDelay.fallbackDelayNanos());
+  }
+
+  /** The busiest shapes of read and their hedge delays, busiest first. */
+  public List<HedgeShape> hedgeShapes() {
+    return this.hedgeDelay.busiest(HEDGE_SHAPES_SHOWN).stream()
+        .map((shape) -> new HedgeShape(shape.label(), delay(shape.delayNanos()), shape.samples()))
+        .toList();
+  }
+
+  private static Optional<Duration> delay(long nanos) {
+    return (nanos == HedgeDelay.NONE) ? Optional.empty() : Optional.of(Duration.ofNanos(nanos));
+  }
+
+  /**
+   * One shape of read and its hedge delay.
+   *
+   * @param shape the statement, or the table read
+   * @param delay its own learned delay; empty while it has too few samples and uses the shared one
+   * @param samples the times to first response in its recent windows
+   */
+  public record HedgeShape(String shape, Optional<Duration> delay, int samples) {}
+
+  /** This client's experiments, which a hedged read records itself in. */
+  ExperimentSlot experimentSlot() {
+    return this.experiment;
+  }
+
+  HedgeDelay hedgeDelayTable() {
+    return this.hedgeDelay;
+  }
+
+  HedgeBudget hedgeBudget() {
+    return this.hedgeBudget;
+  }
+
+  /** The delay of a read of this shape, or {@link HedgeDelay#NONE} for no hedge. */
+  long hedgeDelayNanos(HedgeDelay.Shape shape) {
+    return (this.hedgeFixedDelayNanos >= 0)
+        ? this.hedgeFixedDelayNanos
+        : this.hedgeDelay.delayNanos(shape);
+  }
+
+  void hedgeWon() {
+    this.hedgesWon.increment();
+  }
+
+  void hedgeLoserCancelled() {
+    this.hedgeLosersCancelled.increment();
   }
 
   /**
@@ -230,13 +350,13 @@ public final class SpannerTuningState {
           feature.id() + " cannot be switched: tuning was not installed on this client");
     }
     if (enabled
-        && FeatureStates.isRouting(feature)
+        && FeatureStates.needsPicker(feature)
         && current.status() == FeatureState.Status.OFF
         && this.builtWithoutPicker) {
       throw new IllegalStateException(
           feature.id()
-              + " cannot be switched on: routing was off when this client was built, and its"
-              + " channel picker is set up only then");
+              + " cannot be switched on: routing and hedging were off when this client was built,"
+              + " and the channel picker it needs is set up only then");
     }
   }
 
@@ -432,6 +552,8 @@ public final class SpannerTuningState {
     for (Feature feature : ROUTING) {
       next.put(feature, FeatureStates.routingBuilt(next.get(feature), grpcGcpEnabled));
     }
+    next.put(
+        Feature.HEDGING, FeatureStates.routingBuilt(next.get(Feature.HEDGING), grpcGcpEnabled));
     if (!next.equals(this.features)) {
       publish(next);
     }
@@ -446,8 +568,13 @@ public final class SpannerTuningState {
     Map<Feature, FeatureState> next = new EnumMap<>(this.features);
     for (Feature feature : ROUTING) {
       if (next.get(feature).isApplied()) {
-        next.put(feature, FeatureStates.withoutPicker(reason, PoolRouting.hasChannelReferences()));
+        next.put(
+            feature,
+            FeatureStates.withoutPicker(feature, reason, PoolRouting.hasChannelReferences()));
       }
+    }
+    if (next.get(Feature.HEDGING).status() != FeatureState.Status.UNSUPPORTED) {
+      next.put(Feature.HEDGING, FeatureState.unsupported(reason));
     }
     publish(next);
   }
@@ -466,6 +593,10 @@ public final class SpannerTuningState {
         next.put(feature, FeatureState.unsupported(reason));
         changed = true;
       }
+    }
+    if (next.get(Feature.HEDGING).status() != FeatureState.Status.UNSUPPORTED) {
+      next.put(Feature.HEDGING, FeatureState.unsupported(reason));
+      changed = true;
     }
     if (changed) {
       SpannerTuning.warnRoutingAside(reason);
@@ -543,6 +674,7 @@ public final class SpannerTuningState {
     FeatureState guard = next.get(Feature.STREAM_END_GUARD);
     this.streamEndGuardActive = FeatureStates.guardWorks(guard);
     this.streamEndGuardAtLast = guard.status() == FeatureState.Status.NATIVE;
+    this.hedgingActive = next.get(Feature.HEDGING).isApplied();
   }
 
   @Override

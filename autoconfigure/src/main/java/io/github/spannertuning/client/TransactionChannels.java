@@ -37,6 +37,9 @@ final class TransactionChannels {
   private final ConcurrentMap<Object, ChannelStats> byTransaction =
       new MapMaker().weakKeys().makeMap();
 
+  /** The read-only transactions begun while hedging was on, whose reads may be hedged. */
+  private final ConcurrentMap<Object, Boolean> readOnly = new MapMaker().weakKeys().makeMap();
+
   /** The object that names the transaction a call belongs to, or {@code null} if none does. */
   static Object transactionOf(Map<Option, ?> options) {
     if (options == null) {
@@ -60,6 +63,16 @@ final class TransactionChannels {
    */
   void bind(Object transaction, ChannelStats channel) {
     this.byTransaction.putIfAbsent(transaction, channel);
+  }
+
+  /** Records that a transaction is read-only: its reads are safe to send twice. */
+  void markReadOnly(Object transaction) {
+    this.readOnly.put(transaction, Boolean.TRUE);
+  }
+
+  /** Whether the transaction was recorded as read-only; {@code false} for {@code null}. */
+  boolean isReadOnly(Object transaction) {
+    return transaction != null && this.readOnly.containsKey(transaction);
   }
 
   /**

@@ -4,6 +4,7 @@ import com.google.api.core.ApiFuture;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.XGoogSpannerRequestId;
 import com.google.cloud.spanner.spi.v1.GapicSpannerRpc;
+import com.google.protobuf.ByteString;
 import com.google.protobuf.Empty;
 import com.google.spanner.v1.BeginTransactionRequest;
 import com.google.spanner.v1.CommitRequest;
@@ -20,6 +21,8 @@ import com.google.spanner.v1.RollbackRequest;
 import com.google.spanner.v1.Transaction;
 import com.google.spanner.v1.TransactionSelector;
 import io.github.spannertuning.client.ChannelLoad.ChannelStats;
+import io.github.spannertuning.experiment.CallKind;
+import io.github.spannertuning.routing.HedgeDelay;
 import java.util.Map;
 
 /**
@@ -82,7 +85,8 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
    */
   private PoolRouting picker(SpannerOptions options, SpannerTuningState state) {
     if (!state.isActive(Feature.SINGLE_USE_DISTRIBUTION)
-        && !state.isActive(Feature.TRANSACTION_ROUTING)) {
+        && !state.isActive(Feature.TRANSACTION_ROUTING)
+        && !state.isActive(Feature.HEDGING)) {
       state.builtWithPicker(false);
       return null;
     }
@@ -108,8 +112,12 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
       Map<Option, ?> options,
       XGoogSpannerRequestId requestId,
       boolean routeToLeader) {
+    Route route = Route.of(request.hasTransaction(), request.getTransaction());
     return stream(
-        Route.of(request.hasTransaction(), request.getTransaction()),
+        route,
+        hedgeable(route, options, request.getPartitionToken(), request.getResumeToken())
+            ? queryShape(request)
+            : null,
         consumer,
         options,
         (target, callOptions) ->
@@ -123,12 +131,52 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
       Map<Option, ?> options,
       XGoogSpannerRequestId requestId,
       boolean routeToLeader) {
+    Route route = Route.of(request.hasTransaction(), request.getTransaction());
     return stream(
-        Route.of(request.hasTransaction(), request.getTransaction()),
+        route,
+        hedgeable(route, options, request.getPartitionToken(), request.getResumeToken())
+            ? readShape(request)
+            : null,
         consumer,
         options,
         (target, callOptions) ->
             super.read(request, target, callOptions, requestId, routeToLeader));
+  }
+
+  /**
+   * Whether a read may be hedged now: hedging is on, and the read is safe to send twice. That is a
+   * single-use read-only read, or a read of a read-only transaction that has its id; never one that
+   * begins a transaction, one of a read/write transaction (DML included), a partitioned read, nor a
+   * resumed stream, which has passed rows to the application already.
+   */
+  private boolean hedgeable(
+      Route route, Map<Option, ?> options, ByteString partition, ByteString resume) {
+    if (this.picker == null
+        || !this.state.isActive(Feature.HEDGING)
+        || !partition.isEmpty()
+        || !resume.isEmpty()) {
+      return false;
+    }
+    return route == Route.SINGLE_USE
+        || (route == Route.FOLLOWS
+            && this.transactions.isReadOnly(TransactionChannels.transactionOf(options)));
+  }
+
+  /** A query's shape: its statement. */
+  private HedgeDelay.Shape queryShape(ExecuteSqlRequest request) {
+    String sql = request.getSql();
+    return this.state.hedgeDelayTable().shape((long) sql.hashCode() << 1, sql, System.nanoTime());
+  }
+
+  /** A read's shape: its table, index and columns. */
+  private HedgeDelay.Shape readShape(ReadRequest request) {
+    int hash = request.getTable().hashCode() * 31 + request.getIndex().hashCode();
+    for (String column : request.getColumnsList()) {
+      hash = hash * 31 + column.hashCode();
+    }
+    return this.state
+        .hedgeDelayTable()
+        .shape(((long) hash << 1) | 1, request.getTable(), System.nanoTime());
   }
 
   @Override
@@ -167,7 +215,11 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
       BeginTransactionRequest request, Map<Option, ?> options, boolean routeToLeader) {
     // Partitioned DML goes on as the client sends it.
     Route route =
-        request.getOptions().hasPartitionedDml() ? Route.FOLLOWS : Route.BEGINS_TRANSACTION;
+        request.getOptions().hasPartitionedDml()
+            ? Route.FOLLOWS
+            : request.getOptions().hasReadOnly()
+                ? Route.BEGINS_READ_ONLY
+                : Route.BEGINS_TRANSACTION;
     ChannelReservation reservation = enter(route, options, null);
     if (reservation == null) {
       return super.beginTransactionAsync(request, options, routeToLeader);
@@ -235,22 +287,52 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
 
   private StreamingCall stream(
       Route route,
+      HedgeDelay.Shape hedgeShape,
       ResultStreamConsumer consumer,
       Map<Option, ?> options,
       GuardedStream.Starter starter) {
-    boolean guard = this.state.isActive(Feature.STREAM_END_GUARD);
-    GuardedStream guarded = guard ? new GuardedStream(consumer, this.state) : null;
-    ChannelReservation reservation = enter(route, options, guarded);
-    if (reservation == null) {
-      return guard ? guarded.start(options, starter) : starter.start(consumer, options);
+    if (hedgeShape != null) {
+      HedgedStream hedged =
+          HedgedStream.create(
+              consumer,
+              this.state,
+              this.picker,
+              hedgeShape,
+              starter,
+              PoolRouting.withoutChannelHint(options),
+              (route == Route.SINGLE_USE) ? CallKind.SINGLE_USE : CallKind.TRANSACTION_QUERY,
+              System.nanoTime());
+      start(route, hedged.first(), options, starter);
+      return hedged.started();
     }
-    StreamingCall call;
+    if (this.state.isActive(Feature.STREAM_END_GUARD)) {
+      return start(route, new GuardedStream(consumer, this.state), options, starter);
+    }
+    ChannelReservation reservation = enter(route, options, null);
+    if (reservation == null) {
+      return starter.start(consumer, options);
+    }
     try {
-      call = starter.start(guard ? guarded : consumer, PoolRouting.withoutChannelHint(options));
+      return starter.start(consumer, PoolRouting.withoutChannelHint(options));
     } finally {
       this.picker.exit(reservation);
     }
-    return guard ? guarded.attach(call) : call;
+  }
+
+  /** Makes a guarded stream's call where routing sends it; returns the stream, attached to it. */
+  private StreamingCall start(
+      Route route, GuardedStream guarded, Map<Option, ?> options, GuardedStream.Starter starter) {
+    ChannelReservation reservation = enter(route, options, guarded);
+    if (reservation == null) {
+      return guarded.start(options, starter);
+    }
+    StreamingCall call;
+    try {
+      call = starter.start(guarded, PoolRouting.withoutChannelHint(options));
+    } finally {
+      this.picker.exit(reservation);
+    }
+    return guarded.attach(call);
   }
 
   /**
@@ -282,11 +364,15 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
     if (transaction == null) {
       return null;
     }
+    if (route == Route.BEGINS_READ_ONLY && this.state.isActive(Feature.HEDGING)) {
+      this.transactions.markReadOnly(transaction);
+    }
     ChannelStats channel = this.transactions.channelOf(transaction);
     if (channel != null) {
       return picker.enterOn(channel, stream);
     }
-    if (route != Route.BEGINS_TRANSACTION || !this.state.isActive(Feature.TRANSACTION_ROUTING)) {
+    if ((route != Route.BEGINS_TRANSACTION && route != Route.BEGINS_READ_ONLY)
+        || !this.state.isActive(Feature.TRANSACTION_ROUTING)) {
       return null;
     }
     this.state.transactionRouted();
@@ -312,6 +398,9 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
     /** A transaction's first call (BeginTransaction, or a statement that begins it inline). */
     BEGINS_TRANSACTION,
 
+    /** As {@link #BEGINS_TRANSACTION}, of a read-only transaction. */
+    BEGINS_READ_ONLY,
+
     /** A later call of a transaction: it follows the first if that was routed. */
     FOLLOWS,
 
@@ -324,7 +413,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
         return SINGLE_USE;
       }
       return switch (selector.getSelectorCase()) {
-        case BEGIN -> BEGINS_TRANSACTION;
+        case BEGIN -> selector.getBegin().hasReadOnly() ? BEGINS_READ_ONLY : BEGINS_TRANSACTION;
         case ID -> FOLLOWS;
         default -> NONE;
       };

@@ -4,11 +4,12 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * How many hedges a client may send: a token bucket that each hedgeable read fills by {@code
- * maxExtra} of a token, up to {@link #BURST} tokens, and each hedge empties by one. Over any span
- * of time, then, hedges number at most {@code maxExtra} times the reads plus the burst, whatever
- * the server does: when every read is slow (the partial outage in which naive hedging doubles the
- * load) the reads still pay for their hedges, and once the bucket is empty the rest go unhedged.
- * The bucket starts empty, so a fresh client's first reads earn their hedges before any is sent.
+ * maxExtra} of a token, up to a burst ({@link #DEFAULT_BURST} tokens by default), and each hedge
+ * empties by one. Over any span of time, then, hedges number at most {@code maxExtra} times the
+ * reads plus the burst, whatever the server does: when every read is slow (the partial outage in
+ * which naive hedging doubles the load) the reads still pay for their hedges, and once the bucket
+ * is empty the rest go unhedged. The bucket starts empty, so a fresh client's first reads earn
+ * their hedges before any is sent.
  *
  * <p>A read adds to a striped counter and takes no lock; the bucket is settled from that count only
  * when a hedge is due (a read that has not answered within its delay) or the figures are read. The
@@ -17,8 +18,8 @@ import java.util.concurrent.atomic.LongAdder;
  */
 public final class HedgeBudget {
 
-  /** Hedges the bucket holds at most: a short spell of slow reads is hedged whole. */
-  static final double BURST = 10;
+  /** Hedges the bucket holds at most by default: a short spell of slow reads is hedged whole. */
+  public static final int DEFAULT_BURST = 10;
 
   /** The span of the extra-call rate the endpoint shows. */
   static final long RATE_SPAN_NANOS = 60_000_000_000L;
@@ -27,6 +28,8 @@ public final class HedgeBudget {
   private static final long RATE_STEP_NANOS = 10_000_000_000L;
 
   private final double maxExtra;
+
+  private final double burst;
 
   private final LongAdder reads = new LongAdder();
 
@@ -46,13 +49,15 @@ public final class HedgeBudget {
 
   /**
    * @param maxExtra the extra calls a read may cost on average, as a share of reads: 0.05 is 5 %
+   * @param burst the hedges the bucket holds at most
    * @param nowNanos the time now
    */
-  public HedgeBudget(double maxExtra, long nowNanos) {
+  public HedgeBudget(double maxExtra, int burst, long nowNanos) {
     if (!(maxExtra >= 0 && maxExtra <= 1)) {
       throw new IllegalArgumentException("maxExtra must be from 0 to 1: " + maxExtra);
     }
     this.maxExtra = maxExtra;
+    this.burst = burst;
     this.history[0] = new long[] {nowNanos, 0, 0};
     this.historyNext = 1;
   }
@@ -76,6 +81,15 @@ public final class HedgeBudget {
     }
     this.denied++;
     return false;
+  }
+
+  /**
+   * Gives back a token taken for a hedge that was not sent after all: the read answered between the
+   * token and the hedge.
+   */
+  public synchronized void giveBack() {
+    this.tokens = Math.min(this.burst, this.tokens + 1);
+    this.sent--;
   }
 
   /** The hedges the bucket holds now: the budget left. */
@@ -125,7 +139,7 @@ public final class HedgeBudget {
 
   private void settle(long nowNanos) {
     long reads = this.reads.sum();
-    this.tokens = Math.min(BURST, this.tokens + (reads - this.settledReads) * this.maxExtra);
+    this.tokens = Math.min(this.burst, this.tokens + (reads - this.settledReads) * this.maxExtra);
     this.settledReads = reads;
     long[] last = this.history[(this.historyNext + this.history.length - 1) % this.history.length];
     if (nowNanos - last[0] >= RATE_STEP_NANOS) {

@@ -167,6 +167,12 @@ public class HedgeRace {
     return ((current & WON_FIRST) != 0) ? FIRST : ((current & WON_SECOND) != 0) ? SECOND : -1;
   }
 
+  /** Whether the race ended with no winner: a failure went to the application, or it closed. */
+  public final boolean over() {
+    int current = this.state;
+    return (current & OVER) != 0 && (current & WON) == 0;
+  }
+
   /** Whether the hedge was sent. */
   public final boolean hedged() {
     return (this.state & HEDGED) != 0;

@@ -69,14 +69,34 @@ class FeatureStatesTest {
 
   @Test
   void withoutThePickerTheClientsOwnPickStaysInChargeWhereItHasOne() {
-    assertThat(FeatureStates.withoutPicker("no pool", false))
+    assertThat(FeatureStates.withoutPicker(Feature.SINGLE_USE_DISTRIBUTION, "no pool", false))
         .isEqualTo(FeatureState.unsupported("no pool"));
-    FeatureState kept = FeatureStates.withoutPicker("no pool", true);
+    FeatureState kept =
+        FeatureStates.withoutPicker(Feature.SINGLE_USE_DISTRIBUTION, "no pool", true);
     assertThat(kept.status()).isEqualTo(Status.NATIVE);
     assertThat(kept.reason())
         .endsWith(
             " sends each single-use read and each transaction to the least busy channel itself;"
                 + " no pool");
+  }
+
+  /**
+   * No client hedges by itself: where the picker is missing, hedging is unsupported, never native.
+   */
+  @Test
+  void hedgingIsOffByDefaultAndNeedsThePicker() {
+    assertThat(FeatureStates.hedging(false, null, true))
+        .isEqualTo(FeatureState.offByConfiguration());
+    assertThat(FeatureStates.hedging(true, null, false))
+        .isEqualTo(FeatureState.unsupported(FeatureStates.GRPC_GCP_OFF));
+    assertThat(FeatureStates.hedging(true, HOOK_MISSING, true))
+        .isEqualTo(FeatureState.unsupported(HOOK_MISSING));
+    assertThat(FeatureStates.withoutPicker(Feature.HEDGING, "no pool", true))
+        .as("even where the client picks the least busy channel itself")
+        .isEqualTo(FeatureState.unsupported("no pool"));
+    assertThat(FeatureStates.hedging(true, null, true)).isEqualTo(FeatureState.on());
+    assertThat(FeatureStates.isSwitchable(Feature.HEDGING, FeatureState.offByConfiguration()))
+        .isTrue();
   }
 
   @Test
@@ -122,7 +142,8 @@ class FeatureStatesTest {
 
   @Test
   void aFeatureTheClientDoesAllByItselfCannotBeSwitched() {
-    FeatureState nativeRouting = FeatureStates.withoutPicker("no pool", true);
+    FeatureState nativeRouting =
+        FeatureStates.withoutPicker(Feature.SINGLE_USE_DISTRIBUTION, "no pool", true);
     assertThat(FeatureStates.isSwitchable(Feature.SINGLE_USE_DISTRIBUTION, nativeRouting))
         .isFalse();
     assertThat(

@@ -19,7 +19,7 @@ class HedgeBudgetTest {
    */
   @Test
   void whenEveryReadAsksForAHedgeTheyStayWithinTheBudget() {
-    HedgeBudget budget = new HedgeBudget(0.05, T0);
+    HedgeBudget budget = new HedgeBudget(0.05, HedgeBudget.DEFAULT_BURST, T0);
     int reads = 10_000;
     int granted = 0;
     for (int i = 0; i < reads; i++) {
@@ -35,11 +35,11 @@ class HedgeBudgetTest {
 
   @Test
   void aQuietSpellSavesAtMostTheBurst() {
-    HedgeBudget budget = new HedgeBudget(0.05, T0);
+    HedgeBudget budget = new HedgeBudget(0.05, HedgeBudget.DEFAULT_BURST, T0);
     for (int i = 0; i < 100_000; i++) {
       budget.onRead();
     }
-    assertThat(budget.available(T0)).isEqualTo(HedgeBudget.BURST);
+    assertThat(budget.available(T0)).isEqualTo(HedgeBudget.DEFAULT_BURST);
     int granted = 0;
     while (budget.tryAcquire(T0)) {
       granted++;
@@ -49,7 +49,7 @@ class HedgeBudgetTest {
 
   @Test
   void aFreshClientHasNoHedgeUntilItsReadsEarnedOne() {
-    HedgeBudget budget = new HedgeBudget(0.05, T0);
+    HedgeBudget budget = new HedgeBudget(0.05, HedgeBudget.DEFAULT_BURST, T0);
     for (int i = 0; i < 19; i++) {
       budget.onRead();
     }
@@ -60,7 +60,7 @@ class HedgeBudgetTest {
 
   @Test
   void theExtraCallRateCoversAboutTheLastMinute() {
-    HedgeBudget budget = new HedgeBudget(0.05, T0);
+    HedgeBudget budget = new HedgeBudget(0.05, HedgeBudget.DEFAULT_BURST, T0);
     long now = T0;
     // Two minutes of 100 reads a second, a hedge for every 50th read, then one minute of none.
     for (int second = 0; second < 180; second++) {

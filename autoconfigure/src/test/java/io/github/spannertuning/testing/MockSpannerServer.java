@@ -6,6 +6,7 @@ import com.google.cloud.spanner.Statement;
 import com.google.protobuf.AbstractMessage;
 import com.google.spanner.v1.ExecuteSqlRequest;
 import com.google.spanner.v1.ReadRequest;
+import io.grpc.ForwardingServerCall;
 import io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener;
 import io.grpc.Grpc;
 import io.grpc.ManagedChannelBuilder;
@@ -16,6 +17,7 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
+import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -87,8 +89,28 @@ public final class MockSpannerServer implements AutoCloseable {
    */
   public record Arrival(SocketAddress connection, long nanos) {}
 
-  /** One RPC as the server saw it. */
-  public record Call(String method, SocketAddress connection, AbstractMessage request) {
+  /**
+   * One RPC as the server saw it.
+   *
+   * @param requestId the call's {@code x-goog-spanner-request-id}, or "" when it carries none
+   */
+  public record Call(
+      String method, SocketAddress connection, AbstractMessage request, String requestId) {
+
+    /**
+     * The request the call is an attempt of: the process's, the client's and the request's numbers
+     * in the request id. A retry and a hedge of a read are attempts of the same request.
+     */
+    public String logicalRequest() {
+      // version.process.client.channel.request.attempt: each attempt names its own channel.
+      String[] parts = this.requestId.split("\\.");
+      return (parts.length < 6) ? "" : parts[1] + "." + parts[2] + "." + parts[4];
+    }
+
+    /** The attempt number in the request id, from 1; 0 when the call carries none. */
+    public int attempt() {
+      return attemptOf(this.requestId);
+    }
 
     /** The request tag, or "" when the request carries none. */
     public String requestTag() {
@@ -114,6 +136,45 @@ public final class MockSpannerServer implements AutoCloseable {
       }
       return "";
     }
+  }
+
+  /**
+   * What the server does to one data-plane call beyond serving it. Chosen per call by {@link
+   * #setFaults}, from its method and its attempt number, so that a test can tell a read's first
+   * attempt from its retry or hedge.
+   *
+   * @param delayMillis added to the call's service time
+   * @param failAtStart fail the call with this status once its delay has passed, sending nothing;
+   *     or {@code null}
+   * @param failAfterFirstMessage fail a stream with this status right after its first message; or
+   *     {@code null}
+   */
+  public record Fault(long delayMillis, Status failAtStart, Status failAfterFirstMessage) {
+
+    public static final Fault NONE = new Fault(0, null, null);
+
+    public static Fault delay(long millis) {
+      return new Fault(millis, null, null);
+    }
+
+    public static Fault failAtStart(long afterMillis, Status status) {
+      return new Fault(afterMillis, status, null);
+    }
+
+    public static Fault failAfterFirstMessage(Status status) {
+      return new Fault(0, null, status);
+    }
+  }
+
+  /** Chooses each data-plane call's {@link Fault}. */
+  @FunctionalInterface
+  public interface Faults {
+
+    /**
+     * @param method the gRPC method's bare name
+     * @param attempt the call's attempt number in its request id, from 1; 0 without one
+     */
+    Fault of(String method, int attempt);
   }
 
   /** How long the server takes to serve one data-plane call, drawn per call. */
@@ -148,6 +209,9 @@ public final class MockSpannerServer implements AutoCloseable {
     }
   }
 
+  private static final Metadata.Key<String> REQUEST_ID =
+      Metadata.Key.of("x-goog-spanner-request-id", Metadata.ASCII_STRING_MARSHALLER);
+
   /** Methods that carry no query work: answered without service time. */
   private static final Set<String> SESSION_METHODS =
       Set.of("CreateSession", "BatchCreateSessions", "GetSession", "ListSessions", "DeleteSession");
@@ -172,6 +236,8 @@ public final class MockSpannerServer implements AutoCloseable {
   private final StreamEndings endings;
 
   private volatile ServiceTime serviceTime;
+
+  private volatile Faults faults = (method, attempt) -> Fault.NONE;
 
   private volatile SocketAddress slowConnection;
 
@@ -258,6 +324,20 @@ public final class MockSpannerServer implements AutoCloseable {
   }
 
   /** Changes how long the trailers of streams that end from now on lag their last message. */
+  /** From now on, each data-plane call meets the fault this chooses for it. */
+  public void setFaults(Faults faults) {
+    this.faults = faults;
+  }
+
+  static int attemptOf(String requestId) {
+    int dot = requestId.lastIndexOf('.');
+    try {
+      return (dot < 0) ? 0 : Integer.parseInt(requestId.substring(dot + 1));
+    } catch (NumberFormatException ex) {
+      return 0;
+    }
+  }
+
   public void setTrailersDelay(Duration delay) {
     this.endings.setTrailersDelay(delay);
   }
@@ -421,16 +501,26 @@ public final class MockSpannerServer implements AutoCloseable {
       SocketAddress connection = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
       connections.computeIfAbsent(connection, (key) -> new AtomicInteger()).incrementAndGet();
       String method = call.getMethodDescriptor().getBareMethodName();
+      String requestId = headers.get(REQUEST_ID);
+      String id = (requestId != null) ? requestId : "";
+      Fault fault =
+          SESSION_METHODS.contains(method) ? Fault.NONE : faults.of(method, attemptOf(id));
+      if (fault.failAtStart() != null) {
+        return failAtStart(call, method, connection, id, fault);
+      }
       StreamEndings.StreamEnding<ReqT, RespT> ending =
           (call.getMethodDescriptor().getType() == MethodDescriptor.MethodType.SERVER_STREAMING)
               ? endings.wrap(call)
               : null;
       ServerCall<ReqT, RespT> served = (ending != null) ? ending : call;
+      if (fault.failAfterFirstMessage() != null) {
+        served = new FailAfterFirstMessage<>(served, fault.failAfterFirstMessage());
+      }
       ServerCall.Listener<ReqT> listener =
           new SimpleForwardingServerCallListener<>(next.startCall(served, headers)) {
             @Override
             public void onMessage(ReqT message) {
-              calls.add(new Call(method, connection, (AbstractMessage) message));
+              calls.add(new Call(method, connection, (AbstractMessage) message, id));
               super.onMessage(message);
             }
 
@@ -449,11 +539,69 @@ public final class MockSpannerServer implements AutoCloseable {
       if (connection.equals(stalledConnection) && !SESSION_METHODS.contains(method)) {
         return new DelayedListener<>(listener, Long.MAX_VALUE, scheduler);
       }
-      long delayNanos = SESSION_METHODS.contains(method) ? 0 : serviceTime.sampleNanos();
+      long delayNanos =
+          SESSION_METHODS.contains(method)
+              ? 0
+              : serviceTime.sampleNanos() + TimeUnit.MILLISECONDS.toNanos(fault.delayMillis());
       if (connection.equals(slowConnection)) {
         delayNanos += TimeUnit.MILLISECONDS.toNanos(slowMillis);
       }
       return (delayNanos > 0) ? new DelayedListener<>(listener, delayNanos, scheduler) : listener;
+    }
+  }
+
+  private <ReqT, RespT> ServerCall.Listener<ReqT> failAtStart(
+      ServerCall<ReqT, RespT> call,
+      String method,
+      SocketAddress connection,
+      String requestId,
+      Fault fault) {
+    call.request(1);
+    this.scheduler.schedule(
+        () -> call.close(fault.failAtStart(), new Metadata()),
+        fault.delayMillis(),
+        TimeUnit.MILLISECONDS);
+    return new ServerCall.Listener<>() {
+      @Override
+      public void onMessage(ReqT message) {
+        calls.add(new Call(method, connection, (AbstractMessage) message, requestId));
+      }
+
+      @Override
+      public void onCancel() {
+        cancels.incrementAndGet();
+      }
+    };
+  }
+
+  /** A stream that fails right after its first message; what the service sends later is dropped. */
+  private static final class FailAfterFirstMessage<ReqT, RespT>
+      extends ForwardingServerCall.SimpleForwardingServerCall<ReqT, RespT> {
+
+    private final Status status;
+
+    private boolean closed;
+
+    FailAfterFirstMessage(ServerCall<ReqT, RespT> call, Status status) {
+      super(call);
+      this.status = status;
+    }
+
+    @Override
+    public synchronized void sendMessage(RespT message) {
+      if (!this.closed) {
+        super.sendMessage(message);
+        this.closed = true;
+        super.close(this.status, new Metadata());
+      }
+    }
+
+    @Override
+    public synchronized void close(Status status, Metadata trailers) {
+      if (!this.closed) {
+        this.closed = true;
+        super.close(status, trailers);
+      }
     }
   }
 

@@ -21,6 +21,10 @@ import com.google.spanner.v1.ExecuteBatchDmlResponse;
 import com.google.spanner.v1.ExecuteSqlRequest;
 import com.google.spanner.v1.GetSessionRequest;
 import com.google.spanner.v1.PartialResultSet;
+import com.google.spanner.v1.Partition;
+import com.google.spanner.v1.PartitionQueryRequest;
+import com.google.spanner.v1.PartitionReadRequest;
+import com.google.spanner.v1.PartitionResponse;
 import com.google.spanner.v1.ReadRequest;
 import com.google.spanner.v1.ResultSet;
 import com.google.spanner.v1.ResultSetMetadata;
@@ -77,10 +81,11 @@ import java.util.function.Supplier;
  *       #freezeAfterReturningNumRows}).
  * </ul>
  *
- * <p>Every wait is scheduled: no thread is held while a call waits. Partitioned queries and reads,
- * partitioned DML, batch writes and precommit tokens are not simulated. {@link MockSpannerServer}
- * serves it over TCP and adds what a Spanner frontend does around it: {@code last} on a stream's
- * final message, lagging trailers, service time, stream and reset limits.
+ * <p>Every wait is scheduled: no thread is held while a call waits. Partitioned queries and reads
+ * are answered with two partitions, each served as the whole statement; partitioned DML, batch
+ * writes and precommit tokens are not simulated. {@link MockSpannerServer} serves it over TCP and
+ * adds what a Spanner frontend does around it: {@code last} on a stream's final message, lagging
+ * trailers, service time, stream and reset limits.
  */
 public final class MockSpannerService extends SpannerGrpc.SpannerImplBase {
 
@@ -263,6 +268,31 @@ public final class MockSpannerService extends SpannerGrpc.SpannerImplBase {
           this.sessions.get(request.getSession());
           return Empty.getDefaultInstance();
         });
+  }
+
+  /**
+   * Two partitions of any query: each token names its partition, and a query with either token is
+   * answered with the statement's whole result, which is enough to tell partitioned queries from
+   * others.
+   */
+  @Override
+  public void partitionQuery(
+      PartitionQueryRequest request, StreamObserver<PartitionResponse> observer) {
+    unary(request, NONE, observer, () -> partitions(request.getSession()));
+  }
+
+  @Override
+  public void partitionRead(
+      PartitionReadRequest request, StreamObserver<PartitionResponse> observer) {
+    unary(request, NONE, observer, () -> partitions(request.getSession()));
+  }
+
+  private PartitionResponse partitions(String session) {
+    this.sessions.get(session);
+    return PartitionResponse.newBuilder()
+        .addPartitions(Partition.newBuilder().setPartitionToken(ByteString.copyFromUtf8("p0")))
+        .addPartitions(Partition.newBuilder().setPartitionToken(ByteString.copyFromUtf8("p1")))
+        .build();
   }
 
   @Override

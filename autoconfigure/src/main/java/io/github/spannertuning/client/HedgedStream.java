@@ -1,0 +1,533 @@
+package io.github.spannertuning.client;
+
+import com.google.api.gax.rpc.ApiCallContext;
+import com.google.cloud.spanner.ErrorCode;
+import com.google.cloud.spanner.SpannerException;
+import com.google.cloud.spanner.SpannerExceptionFactory;
+import com.google.cloud.spanner.spi.v1.SpannerRpc.Option;
+import com.google.cloud.spanner.spi.v1.SpannerRpc.ResultStreamConsumer;
+import com.google.cloud.spanner.spi.v1.SpannerRpc.StreamingCall;
+import com.google.spanner.v1.PartialResultSet;
+import io.github.spannertuning.experiment.CallKind;
+import io.github.spannertuning.routing.HedgeDelay;
+import io.github.spannertuning.routing.HedgeRace;
+import io.grpc.Context;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLongFieldUpdater;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
+import java.util.concurrent.locks.LockSupport;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * A read that may be hedged: the stream the client reads, in front of the read's first attempt and,
+ * once its delay passed with no response, a second attempt on another channel. Which attempt the
+ * client reads is the {@link HedgeRace}'s decision; this class carries it out on the two attempts'
+ * {@link GuardedStream}s.
+ *
+ * <ul>
+ *   <li>The client's requests for messages go to both attempts until one wins, then to the winner;
+ *       a hedge that starts late is given what was asked of the first attempt until then.
+ *   <li>The winner's messages, completion and failure reach the client; the loser is {@link
+ *       GuardedStream#abandon() abandoned}: drained if it finished, cancelled within its
+ *       connection's budget of resets if not, and otherwise left to run to its end.
+ *   <li>The hedge is one more call of the same request, with the same request id object: the
+ *       client's own interceptor numbers it as the next attempt, as it numbers its retries.
+ *   <li>The hedge is made in the context the read was made in, so a deadline or cancellation of the
+ *       application's reaches it too.
+ * </ul>
+ *
+ * <p>A read costs this object, one timer entry in it and no lock; a read that answers within its
+ * delay sends nothing more. The hedge is due on the {@link Timer}'s one thread, which sends it.
+ */
+final class HedgedStream extends HedgeRace implements StreamingCall, ResultStreamConsumer {
+
+  private static final Logger logger = Logger.getLogger(HedgedStream.class.getName());
+
+  private static final int OK = 0;
+
+  private static final int CANCELLED = 1;
+
+  private static final AtomicLongFieldUpdater<HedgedStream> DEMAND =
+      AtomicLongFieldUpdater.newUpdater(HedgedStream.class, "demand");
+
+  private static final AtomicLongFieldUpdater<HedgedStream> SECOND_DEMAND =
+      AtomicLongFieldUpdater.newUpdater(HedgedStream.class, "secondDemand");
+
+  private final ResultStreamConsumer consumer;
+
+  private final SpannerTuningState state;
+
+  private final PoolRouting routing;
+
+  private final HedgeDelay.Shape shape;
+
+  private final GuardedStream.Starter starter;
+
+  private final Map<Option, ?> options;
+
+  /** The application's context when it made the read, which the hedge is made in too. */
+  private final Context context;
+
+  private final long startNanos;
+
+  private final GuardedStream first;
+
+  /** Set once the hedge's call was made; {@code null} until then or without a hedge. */
+  private volatile GuardedStream second;
+
+  /** What the client asked of the first attempt before a winner, which the hedge is owed too. */
+  private volatile long demand;
+
+  /** What the hedge was asked for of that. */
+  private volatile long secondDemand;
+
+  /** The kind an experiment records the read as. */
+  private final CallKind kind;
+
+  /** Whether the read was recorded in a running experiment, which it is once. */
+  private volatile boolean recorded;
+
+  /** The first attempt's failure, for the client should the hedge fail too. */
+  private volatile SpannerException firstError;
+
+  /** When the hedge is due, for the timer. */
+  private long dueNanos;
+
+  /** The next entry on the timer's list of new entries. */
+  private HedgedStream nextNew;
+
+  /**
+   * @param options the read's options without the client's channel choice: the hedge's channel is
+   *     the picker's
+   */
+  private HedgedStream(
+      ResultStreamConsumer consumer,
+      SpannerTuningState state,
+      PoolRouting routing,
+      HedgeDelay.Shape shape,
+      GuardedStream.Starter starter,
+      Map<Option, ?> options,
+      CallKind kind,
+      long startNanos) {
+    this.consumer = consumer;
+    this.kind = kind;
+    this.state = state;
+    this.routing = routing;
+    this.shape = shape;
+    this.starter = starter;
+    this.options = options;
+    this.context = Context.current();
+    this.startNanos = startNanos;
+    this.first = new GuardedStream(this, state, true);
+  }
+
+  /**
+   * A hedgeable read, before its first attempt is made: the caller makes it with {@link #first()},
+   * routed as the client's rpc routes it, then calls {@link #started()}.
+   *
+   * @param options the read's options without the client's channel choice: the hedge's channel is
+   *     the picker's
+   * @param kind what an experiment records the read as
+   */
+  static HedgedStream create(
+      ResultStreamConsumer consumer,
+      SpannerTuningState state,
+      PoolRouting routing,
+      HedgeDelay.Shape shape,
+      GuardedStream.Starter starter,
+      Map<Option, ?> options,
+      CallKind kind,
+      long nowNanos) {
+    HedgedStream stream =
+        new HedgedStream(consumer, state, routing, shape, starter, options, kind, nowNanos);
+    state.hedgeBudget().onRead();
+    return stream;
+  }
+
+  /** The first attempt's stream, to make its call with. */
+  GuardedStream first() {
+    return this.first;
+  }
+
+  /** The first attempt's call was made: the hedge is due after the shape's delay. */
+  StreamingCall started() {
+    long delay = this.state.hedgeDelayNanos(this.shape);
+    if (delay != HedgeDelay.NONE) {
+      this.dueNanos = this.startNanos + delay;
+      Timer.INSTANCE.add(this);
+    }
+    return this;
+  }
+
+  /**
+   * The hedge's delay passed: send it, if the read has still not answered and the budget allows.
+   */
+  private void due() {
+    if (!hedgeable() || !this.state.hedgeBudget().tryAcquire(System.nanoTime())) {
+      return;
+    }
+    if (!hedge()) {
+      this.state.hedgeBudget().giveBack();
+      return;
+    }
+    GuardedStream hedge = new GuardedStream(new Second(), this.state, true);
+    Context previous = this.context.attach();
+    try {
+      ChannelReservation reservation = this.routing.enterExcept(this.first.channel(), hedge);
+      try {
+        hedge.attach(this.starter.start(hedge, this.options));
+      } finally {
+        this.routing.exit(reservation);
+      }
+    } catch (RuntimeException ex) {
+      logger.log(Level.FINE, "spanner-tuning: a hedge could not be sent", ex);
+      onError(SECOND, ex);
+      return;
+    } finally {
+      this.context.detach(previous);
+    }
+    this.second = hedge;
+    catchUpSecond();
+    int winner = winner();
+    if (winner == FIRST) {
+      hedge.abandon();
+    } else if (winner < 0 && over()) {
+      hedge.cancel("spanner-tuning: the hedged read was closed");
+    }
+  }
+
+  private void onError(int attempt, RuntimeException ex) {
+    SpannerException error =
+        (ex instanceof SpannerException spanner)
+            ? spanner
+            : SpannerExceptionFactory.newSpannerException(ex);
+    onError(attempt, error);
+  }
+
+  // The first attempt's consumer.
+
+  @Override
+  public void onPartialResultSet(PartialResultSet results) {
+    onMessage(FIRST, results);
+  }
+
+  @Override
+  public void onCompleted() {
+    onCompleted(FIRST);
+  }
+
+  @Override
+  public void onError(SpannerException e) {
+    onError(FIRST, e);
+  }
+
+  @Override
+  public boolean cancelQueryWhenClientIsClosed() {
+    return this.consumer.cancelQueryWhenClientIsClosed();
+  }
+
+  private void onMessage(int attempt, PartialResultSet results) {
+    switch (respond(attempt)) {
+      case WIN -> {
+        won(attempt);
+        forward(results);
+      }
+      case FORWARD -> forward(results);
+      default -> {}
+    }
+  }
+
+  private void forward(PartialResultSet results) {
+    if (results.getLast()) {
+      // Before the consumer sees it: it may close the stream at once.
+      recorded(OK);
+    }
+    this.consumer.onPartialResultSet(results);
+  }
+
+  private void onCompleted(int attempt) {
+    switch (respond(attempt)) {
+      case WIN -> {
+        won(attempt);
+        recorded(OK);
+        this.consumer.onCompleted();
+      }
+      case FORWARD -> {
+        recorded(OK);
+        this.consumer.onCompleted();
+      }
+      default -> {}
+    }
+  }
+
+  /**
+   * Records the read in a running experiment, once: from its first attempt's start to the winner's
+   * message marked {@code last}, or else its end, as the counting interceptor records any other
+   * call.
+   */
+  private void recorded(int statusCode) {
+    if (!this.recorded) {
+      this.recorded = true;
+      this.state.experimentSlot().record(this.kind, this.startNanos, System.nanoTime(), statusCode);
+    }
+  }
+
+  private void onError(int attempt, SpannerException e) {
+    if (attempt == FIRST) {
+      this.firstError = e;
+    }
+    switch (fail(attempt, isTerminal(e))) {
+      case FORWARD -> failed(e);
+      case END_ALL -> {
+        attempt(1 - attempt).cancel("spanner-tuning: the other attempt of this read ended it");
+        failed(e);
+      }
+      case FORWARD_FIRST_ERROR -> failed(this.firstError);
+      default -> {}
+    }
+  }
+
+  private void failed(SpannerException e) {
+    recorded(e.getErrorCode().getGrpcStatusCode().value());
+    this.consumer.onError(e);
+  }
+
+  /** A failure of the application's own making ends every attempt. */
+  private static boolean isTerminal(SpannerException e) {
+    return e.getErrorCode() == ErrorCode.CANCELLED
+        || e.getErrorCode() == ErrorCode.DEADLINE_EXCEEDED;
+  }
+
+  /** The attempt answered first: the other one is abandoned, and its time is the read's. */
+  private void won(int attempt) {
+    long now = System.nanoTime();
+    // The first attempt's time to first response, or a lower bound of it past the delay.
+    this.state.hedgeDelayTable().record(this.shape, now - this.startNanos, now);
+    if (attempt == SECOND) {
+      this.state.hedgeWon();
+      this.first.abandon();
+    } else {
+      GuardedStream hedge = this.second;
+      if (hedge != null) {
+        hedge.abandon();
+      }
+    }
+  }
+
+  /** An attempt's stream, the hedge's {@code null} until its call is made. */
+  private StreamingCall attempt(int attempt) {
+    StreamingCall stream = (attempt == FIRST) ? this.first : this.second;
+    return (stream != null) ? stream : NOT_MADE;
+  }
+
+  // The stream the client reads.
+
+  @Override
+  public ApiCallContext getCallContext() {
+    GuardedStream hedge = this.second;
+    return ((winner() == SECOND && hedge != null) ? hedge : this.first).getCallContext();
+  }
+
+  @Override
+  public void request(int numMessages) {
+    int winner = winner();
+    if (winner == FIRST) {
+      this.first.request(numMessages);
+      return;
+    }
+    GuardedStream hedge = this.second;
+    if (winner == SECOND && hedge != null) {
+      hedge.request(numMessages);
+      return;
+    }
+    DEMAND.addAndGet(this, numMessages);
+    if (winner != SECOND) {
+      this.first.request(numMessages);
+    }
+    catchUpSecond();
+  }
+
+  /** Gives the hedge what was asked of the first attempt and not of it yet. */
+  private void catchUpSecond() {
+    GuardedStream hedge = this.second;
+    if (hedge == null) {
+      return;
+    }
+    while (true) {
+      long owed = this.demand;
+      long asked = this.secondDemand;
+      if (asked >= owed) {
+        return;
+      }
+      if (SECOND_DEMAND.compareAndSet(this, asked, owed)) {
+        hedge.request((int) (owed - asked));
+        return;
+      }
+    }
+  }
+
+  @Override
+  public void cancel(String message) {
+    recorded(CANCELLED);
+    switch (close()) {
+      case CLOSE_WINNER -> attempt(winner()).cancel(message);
+      case CANCEL_ALL -> {
+        this.first.cancel(message);
+        attempt(SECOND).cancel(message);
+      }
+      default -> {}
+    }
+  }
+
+  /** The hedge's consumer. */
+  private final class Second implements ResultStreamConsumer {
+
+    @Override
+    public void onPartialResultSet(PartialResultSet results) {
+      onMessage(SECOND, results);
+    }
+
+    @Override
+    public void onCompleted() {
+      HedgedStream.this.onCompleted(SECOND);
+    }
+
+    @Override
+    public void onError(SpannerException e) {
+      HedgedStream.this.onError(SECOND, e);
+    }
+
+    @Override
+    public boolean cancelQueryWhenClientIsClosed() {
+      return HedgedStream.this.consumer.cancelQueryWhenClientIsClosed();
+    }
+  }
+
+  /** Stands for a hedge whose call was not made: nothing to ask or cancel. */
+  private static final StreamingCall NOT_MADE =
+      new StreamingCall() {
+        @Override
+        public ApiCallContext getCallContext() {
+          return null;
+        }
+
+        @Override
+        public void request(int numMessages) {}
+
+        @Override
+        public void cancel(String message) {}
+      };
+
+  /**
+   * The one thread that sends every client's hedges when they are due. A read joins a list of new
+   * entries by a compare-and-set, with no lock and no allocation, and wakes the thread only when it
+   * is due before the thread's next wake-up; the thread takes the new entries, drops those whose
+   * read answered, sends those due and sleeps until the next one. It ends after a minute with
+   * nothing to do and starts again with the next read.
+   */
+  static final class Timer implements Runnable {
+
+    static final Timer INSTANCE = new Timer();
+
+    private static final long IDLE_NANOS = TimeUnit.MINUTES.toNanos(1);
+
+    private static final AtomicReferenceFieldUpdater<Timer, HedgedStream> NEW =
+        AtomicReferenceFieldUpdater.newUpdater(Timer.class, HedgedStream.class, "newest");
+
+    private volatile HedgedStream newest;
+
+    private final AtomicReference<Thread> thread = new AtomicReference<>();
+
+    /** When the thread wakes next; {@link Long#MAX_VALUE} while it waits for new entries. */
+    private volatile long wakeNanos = Long.MAX_VALUE;
+
+    /** Entries taken and not yet due; the thread's own. */
+    private final List<HedgedStream> pending = new ArrayList<>();
+
+    void add(HedgedStream stream) {
+      HedgedStream head;
+      do {
+        head = this.newest;
+        stream.nextNew = head;
+      } while (!NEW.compareAndSet(this, head, stream));
+      Thread running = this.thread.get();
+      long wake = this.wakeNanos;
+      if (running == null) {
+        start();
+      } else if (wake == Long.MAX_VALUE || stream.dueNanos - wake < 0) {
+        LockSupport.unpark(running);
+      }
+    }
+
+    private void start() {
+      Thread next = new Thread(this, "spanner-tuning-hedge");
+      next.setDaemon(true);
+      if (this.thread.compareAndSet(null, next)) {
+        next.start();
+      } else {
+        LockSupport.unpark(this.thread.get());
+      }
+    }
+
+    @Override
+    public void run() {
+      Thread self = Thread.currentThread();
+      long idleSince = System.nanoTime();
+      while (true) {
+        for (HedgedStream stream = NEW.getAndSet(this, null);
+            stream != null;
+            stream = stream.nextNew) {
+          this.pending.add(stream);
+        }
+        long now = System.nanoTime();
+        long next = Long.MAX_VALUE;
+        for (int i = this.pending.size() - 1; i >= 0; i--) {
+          HedgedStream stream = this.pending.get(i);
+          if (!stream.hedgeable()) {
+            removeAt(i);
+          } else if (stream.dueNanos - now <= 0) {
+            removeAt(i);
+            try {
+              stream.due();
+            } catch (RuntimeException ex) {
+              logger.log(Level.WARNING, "spanner-tuning: sending a hedge failed", ex);
+            }
+          } else if (next == Long.MAX_VALUE || stream.dueNanos - next < 0) {
+            next = stream.dueNanos;
+          }
+        }
+        if (!this.pending.isEmpty()) {
+          idleSince = now;
+        }
+        this.wakeNanos = next;
+        if (this.newest != null) {
+          continue;
+        }
+        if (next != Long.MAX_VALUE) {
+          LockSupport.parkNanos(this, next - now);
+        } else if (now - idleSince < IDLE_NANOS) {
+          LockSupport.parkNanos(this, IDLE_NANOS);
+        } else {
+          this.thread.compareAndSet(self, null);
+          // An entry added while the thread was going found it still running, and did not start
+          // another: take it up again.
+          if (this.newest == null || !this.thread.compareAndSet(null, self)) {
+            return;
+          }
+        }
+      }
+    }
+
+    /** Removes an entry by moving the last one into its place: the order does not matter. */
+    private void removeAt(int index) {
+      int last = this.pending.size() - 1;
+      this.pending.set(index, this.pending.get(last));
+      this.pending.remove(last);
+    }
+  }
+}

@@ -1,0 +1,446 @@
+package io.github.spannertuning.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import com.google.cloud.spanner.BatchClient;
+import com.google.cloud.spanner.BatchReadOnlyTransaction;
+import com.google.cloud.spanner.DatabaseClient;
+import com.google.cloud.spanner.DatabaseId;
+import com.google.cloud.spanner.ErrorCode;
+import com.google.cloud.spanner.Partition;
+import com.google.cloud.spanner.PartitionOptions;
+import com.google.cloud.spanner.ReadOnlyTransaction;
+import com.google.cloud.spanner.ResultSet;
+import com.google.cloud.spanner.Spanner;
+import com.google.cloud.spanner.SpannerException;
+import com.google.cloud.spanner.SpannerOptions;
+import com.google.cloud.spanner.Statement;
+import com.google.cloud.spanner.TimestampBound;
+import com.google.spanner.v1.ExecuteSqlRequest;
+import io.github.spannertuning.testing.MockSpannerServer;
+import io.github.spannertuning.testing.MockSpannerServer.Call;
+import io.github.spannertuning.testing.MockSpannerServer.Fault;
+import io.github.spannertuning.testing.ResultSets;
+import io.github.spannertuning.testing.StatementResult;
+import io.grpc.Context;
+import io.grpc.Status;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Hedged reads are correct whichever attempt answers, on every client line: a client that hedges
+ * every hedgeable read at once (delay 0, a budget of one extra call per read) against the
+ * production-like {@link MockSpannerServer}, whose results of 20 rows come one row a message with a
+ * resume token each. The server tells a read's attempts apart by their request ids' attempt
+ * numbers, and slows or fails the one a test names ({@link MockSpannerServer#setFaults}); the
+ * client, its retries and resumes, gRPC and TCP are real.
+ *
+ * <p>What hedging buys and costs under load is measured by {@code HedgedReadsTailIT} and the
+ * benchmark's stragglers workload; the race itself, event by event, by {@code HedgeRaceTest}.
+ */
+class HedgedReadsIT {
+
+  private static final DatabaseId DATABASE = DatabaseId.of("test-project", "i", "d");
+
+  private static final String TWENTY_ROWS = "SELECT id FROM Twenty";
+
+  private static final String UPDATE = "UPDATE Counters SET value = value + 1 WHERE id = 1";
+
+  private static final List<String> ROWS =
+      IntStream.range(0, 20).mapToObj(Integer::toString).toList();
+
+  /** Comments that make one statement of each kind of read, to count its calls by. */
+  private static final List<String> MARKERS =
+      List.of("", " /*begin*/", " /*rw*/", " /*ro first*/", " /*ro second*/", " /*partitioned*/");
+
+  private static final int THREADS = 16;
+
+  private MockSpannerServer server;
+
+  private Spanner spanner;
+
+  private DatabaseClient client;
+
+  private SpannerTuningState state;
+
+  private long sentBefore;
+
+  private long wonBefore;
+
+  private long cancelledBefore;
+
+  @BeforeEach
+  void start() throws Exception {
+    this.server = MockSpannerServer.start();
+    for (String marker : MARKERS) {
+      this.server
+          .mock()
+          .putStatementResult(
+              StatementResult.query(Statement.of(TWENTY_ROWS + marker), ResultSets.numbers(20)));
+    }
+    this.server.mock().putStatementResult(StatementResult.update(Statement.of(UPDATE), 1L));
+    open(Duration.ZERO);
+  }
+
+  /** A client that hedges every hedgeable read after {@code delay}, one hedge per read at most. */
+  private void open(Duration delay) {
+    SpannerOptions.Builder builder = this.server.clientOptions(8);
+    this.state =
+        SpannerTuning.newBuilder()
+            .hedging(true)
+            .hedgingMaxExtra(1.0)
+            .hedgingBurst(100_000)
+            .hedgingFixedDelay(delay)
+            .logWhenBuilt(false)
+            .build()
+            .applyTo(builder);
+    assertThat(this.state.isActive(Feature.HEDGING)).as("hedging: %s", this.state).isTrue();
+    this.spanner = builder.build().getService();
+    this.client = this.spanner.getDatabaseClient(DATABASE);
+    // The session and the pool, before any count.
+    readAll(TWENTY_ROWS);
+    awaitNothingInFlight();
+    this.server.reset();
+    this.sentBefore = this.state.hedgesSentCount();
+    this.wonBefore = this.state.hedgesWonCount();
+    this.cancelledBefore = this.state.hedgeLosersCancelledCount();
+  }
+
+  /** Hedges sent since the client was opened and warmed up. */
+  private long hedgesSent() {
+    return this.state.hedgesSentCount() - this.sentBefore;
+  }
+
+  private long hedgesWon() {
+    return this.state.hedgesWonCount() - this.wonBefore;
+  }
+
+  private long losersCancelled() {
+    return this.state.hedgeLosersCancelledCount() - this.cancelledBefore;
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    try {
+      this.spanner.close();
+    } finally {
+      this.server.close();
+    }
+  }
+
+  /**
+   * Both attempts race on every read and either may win, at 2 to 5 ms each: the application reads
+   * each row once, in order, from one attempt, and the server sees no call beyond the reads and
+   * their hedges.
+   */
+  @Test
+  void everyRowOnceAndInOrderWhicheverAttemptWins() {
+    int reads = 10_000;
+    AtomicInteger wrong = new AtomicInteger();
+    Workers.concurrentTasks(
+        THREADS,
+        reads,
+        (index) -> {
+          if (!readAll(TWENTY_ROWS).equals(ROWS)) {
+            wrong.incrementAndGet();
+          }
+        });
+    long hedges = hedgesSent();
+    long won = hedgesWon();
+    System.out.printf(
+        "[hedging %s] %d reads hedged at once: %d hedges sent, %d won%n",
+        ClientVersions.detected().spanner(), reads, hedges, won);
+    assertThat(wrong.get()).as("reads whose rows were not 0 to 19 once each, in order").isZero();
+    List<Call> calls = this.server.calls("ExecuteStreamingSql");
+    // A hedge cancelled as it lost, in the moment after it was sent, may never reach the server.
+    assertThat(calls.size())
+        .as("server calls: one per read and one per hedge, %d of them cancelled", losersCancelled())
+        .isBetween(reads + (int) (hedges - losersCancelled()), reads + (int) hedges);
+    assertThat(hedges)
+        .as("hedges sent for %d reads hedged at once", reads)
+        .isGreaterThan(reads / 2);
+    assertThat(won).as("hedges that answered first").isPositive().isLessThan(hedges);
+    Map<String, List<Integer>> attempts = attemptsByRead(calls);
+    assertThat(attempts).hasSize(reads);
+    assertThat(attempts.values())
+        .as("attempt numbers of each read, the hedge numbered as the client numbers retries")
+        .allSatisfy((numbers) -> assertThat(numbers).isSubsetOf(1, 2).doesNotHaveDuplicates());
+    awaitNothingInFlight();
+  }
+
+  /**
+   * The hedge answers first and fails after its first row: the client resumes it from that row's
+   * resume token, on a stream of its own that is not hedged again, and the first attempt, slower,
+   * never reaches the application.
+   */
+  @Test
+  void aWinnerThatFailsAfterItsFirstMessageResumesAsTheClientDoes() {
+    this.server.setFaults(
+        (method, attempt) ->
+            switch (attempt) {
+              case 1 -> Fault.delay(100);
+              case 2 -> Fault.failAfterFirstMessage(Status.UNAVAILABLE);
+              default -> Fault.NONE;
+            });
+    int reads = 2_000;
+    AtomicInteger wrong = new AtomicInteger();
+    Workers.concurrentTasks(
+        THREADS / 2,
+        reads,
+        (index) -> {
+          if (!readAll(TWENTY_ROWS).equals(ROWS)) {
+            wrong.incrementAndGet();
+          }
+        });
+    assertThat(wrong.get()).as("reads whose rows were not 0 to 19 once each, in order").isZero();
+    assertThat(hedgesWon()).as("hedges that answered first").isEqualTo(reads);
+    Map<String, List<Call>> byRead =
+        this.server.calls("ExecuteStreamingSql").stream()
+            .collect(Collectors.groupingBy(Call::logicalRequest));
+    assertThat(byRead).hasSize(reads);
+    // The server records a call when its service time has passed: a first attempt cancelled as
+    // the loser before then is not seen.
+    assertThat(byRead.values())
+        .as("each read: the first attempt, the hedge, and the hedge resumed from its first row")
+        .allSatisfy(
+            (calls) -> {
+              assertThat(calls)
+                  .extracting(Call::attempt)
+                  .contains(2, 3)
+                  .doesNotHaveDuplicates()
+                  .isSubsetOf(1, 2, 3);
+              Call resumed = calls.stream().filter((call) -> call.attempt() == 3).findFirst().get();
+              assertThat(((ExecuteSqlRequest) resumed.request()).getResumeToken().toStringUtf8())
+                  .isEqualTo("1");
+            });
+    assertThat(byRead.values().stream().filter((calls) -> calls.size() == 2).count())
+        .as("reads whose first attempt the server did not see")
+        .isLessThanOrEqualTo(losersCancelled());
+    awaitNothingInFlight();
+  }
+
+  /**
+   * The first attempt fails before any message, after its hedge was sent: the hedge answers, and
+   * the client does not retry.
+   */
+  @Test
+  void aFirstAttemptThatFailsBeforeAnyMessageLeavesTheHedgeToAnswer() {
+    this.server.setFaults(
+        (method, attempt) ->
+            (attempt == 1) ? Fault.failAtStart(100, Status.UNAVAILABLE) : Fault.delay(150));
+    int reads = 320;
+    AtomicInteger wrong = new AtomicInteger();
+    Workers.concurrentTasks(
+        THREADS,
+        reads,
+        (index) -> {
+          if (!readAll(TWENTY_ROWS).equals(ROWS)) {
+            wrong.incrementAndGet();
+          }
+        });
+    assertThat(wrong.get()).as("reads whose rows were not 0 to 19 once each, in order").isZero();
+    assertThat(hedgesWon()).as("reads the hedge answered").isEqualTo(reads);
+    assertThat(attemptsByRead(this.server.calls("ExecuteStreamingSql")).values())
+        .as("each read's attempts: no retry by the client")
+        .allSatisfy((numbers) -> assertThat(numbers).containsExactlyInAnyOrder(1, 2));
+  }
+
+  /** Both attempts fail: the application gets the first attempt's failure, as without a hedge. */
+  @Test
+  void bothFailingGivesTheClientsUsualError() {
+    this.server.setFaults(
+        (method, attempt) ->
+            (attempt == 1)
+                ? Fault.failAtStart(100, Status.PERMISSION_DENIED.withDescription("first attempt"))
+                : Fault.failAtStart(0, Status.FAILED_PRECONDITION.withDescription("hedge")));
+    for (int i = 0; i < 200; i++) {
+      assertThatThrownBy(() -> readAll(TWENTY_ROWS))
+          .isInstanceOfSatisfying(
+              SpannerException.class,
+              (e) -> {
+                assertThat(e.getErrorCode()).isEqualTo(ErrorCode.PERMISSION_DENIED);
+                assertThat(e.getMessage()).contains("first attempt");
+              });
+    }
+    assertThat(hedgesSent()).as("hedges sent").isEqualTo(200);
+  }
+
+  /**
+   * The application's deadline passes, or it cancels, while both attempts wait: both end, the
+   * server sees both cancelled, and no stream is left in flight.
+   */
+  @Test
+  void aDeadlineOrACancelOfTheApplicationEndsBothAttempts() throws Exception {
+    this.server.setFaults((method, attempt) -> Fault.delay(500));
+    ScheduledExecutorService canceller = Executors.newSingleThreadScheduledExecutor();
+    try {
+      for (int i = 0; i < 20; i++) {
+        Context.CancellableContext deadline =
+            Context.current().withDeadlineAfter(100, TimeUnit.MILLISECONDS, canceller);
+        assertThatThrownBy(() -> deadline.call(() -> readAll(TWENTY_ROWS)))
+            .isInstanceOfSatisfying(
+                SpannerException.class,
+                (e) -> assertThat(e.getErrorCode()).isEqualTo(ErrorCode.DEADLINE_EXCEEDED));
+        Context.CancellableContext cancellable = Context.current().withCancellation();
+        canceller.schedule(() -> cancellable.cancel(null), 100, TimeUnit.MILLISECONDS);
+        assertThatThrownBy(() -> cancellable.call(() -> readAll(TWENTY_ROWS)))
+            .isInstanceOfSatisfying(
+                SpannerException.class,
+                (e) -> assertThat(e.getErrorCode()).isEqualTo(ErrorCode.CANCELLED));
+      }
+    } finally {
+      canceller.shutdownNow();
+    }
+    assertThat(hedgesSent()).as("hedges sent").isEqualTo(40);
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () ->
+                assertThat(this.server.cancels())
+                    .as("attempts the server saw cancelled, two per read")
+                    .isEqualTo(80));
+    awaitNothingInFlight();
+  }
+
+  /**
+   * Only what is safe to send twice is hedged. Every attempt takes 20 ms more than usual, so a read
+   * that could be hedged is hedged at once; each kind that must not be is sent once.
+   */
+  @Test
+  void onlyReadsSafeToSendTwiceAreHedged() {
+    this.server.setFaults((method, attempt) -> Fault.delay(20));
+    readAll(TWENTY_ROWS);
+    assertThat(sent(TWENTY_ROWS)).as("a single-use read: hedged").isEqualTo(2);
+    this.client
+        .readWriteTransaction()
+        .run(
+            (transaction) -> {
+              try (ResultSet rs =
+                  transaction.executeQuery(Statement.of(TWENTY_ROWS + " /*begin*/"))) {
+                while (rs.next()) {}
+              }
+              try (ResultSet rs = transaction.executeQuery(Statement.of(TWENTY_ROWS + " /*rw*/"))) {
+                while (rs.next()) {}
+              }
+              return transaction.executeUpdate(Statement.of(UPDATE));
+            });
+    assertThat(sent(TWENTY_ROWS + " /*begin*/"))
+        .as("a read that begins a transaction")
+        .isEqualTo(1);
+    assertThat(sent(TWENTY_ROWS + " /*rw*/")).as("a read of a read/write transaction").isEqualTo(1);
+    assertThat(sent(UPDATE)).as("DML").isEqualTo(1);
+    try (ReadOnlyTransaction transaction = this.client.readOnlyTransaction()) {
+      for (String marker : List.of(" /*ro first*/", " /*ro second*/")) {
+        try (ResultSet rs = transaction.executeQuery(Statement.of(TWENTY_ROWS + marker))) {
+          while (rs.next()) {}
+        }
+      }
+    }
+    assertThat(sent(TWENTY_ROWS + " /*ro second*/"))
+        .as("a read of a read-only transaction that has its id: hedged")
+        .isEqualTo(2);
+    BatchClient batch = this.spanner.getBatchClient(DATABASE);
+    try (BatchReadOnlyTransaction transaction =
+        batch.batchReadOnlyTransaction(TimestampBound.strong())) {
+      List<Partition> partitions =
+          transaction.partitionQuery(
+              PartitionOptions.getDefaultInstance(),
+              Statement.of(TWENTY_ROWS + " /*partitioned*/"));
+      for (Partition partition : partitions) {
+        try (ResultSet rs = transaction.execute(partition)) {
+          while (rs.next()) {}
+        }
+      }
+      assertThat(sent(TWENTY_ROWS + " /*partitioned*/"))
+          .as("partitioned queries: one call per partition")
+          .isEqualTo(partitions.size());
+    }
+  }
+
+  /**
+   * A stream the client resumes has passed rows to the application: the resumed call is never
+   * hedged, however long it takes.
+   */
+  @Test
+  void aResumedStreamIsNeverHedged() {
+    this.spanner.close();
+    open(Duration.ofMillis(100));
+    this.server.setFaults(
+        (method, attempt) ->
+            (attempt == 1) ? Fault.failAfterFirstMessage(Status.UNAVAILABLE) : Fault.delay(200));
+    assertThat(readAll(TWENTY_ROWS)).isEqualTo(ROWS);
+    assertThat(this.server.calls("ExecuteStreamingSql"))
+        .as("the read and its resume, 200 ms past the hedge delay")
+        .extracting(Call::attempt)
+        .containsExactly(1, 2);
+    assertThat(hedgesSent()).isZero();
+  }
+
+  private long sent(String sql) {
+    for (int i = 0; i < 2; i++) {
+      // A hedge may still be on its way when the read has returned.
+      long calls = count(sql);
+      if (calls > 1) {
+        return calls;
+      }
+      sleep(50);
+    }
+    return count(sql);
+  }
+
+  private long count(String sql) {
+    return this.server.calls().stream()
+        .filter(
+            (call) ->
+                call.request() instanceof ExecuteSqlRequest request && request.getSql().equals(sql))
+        .count();
+  }
+
+  private List<String> readAll(String sql) {
+    List<String> rows = new ArrayList<>();
+    try (ResultSet rs = this.client.singleUse().executeQuery(Statement.of(sql))) {
+      while (rs.next()) {
+        rows.add(Long.toString(rs.getLong(0)));
+      }
+    }
+    return rows;
+  }
+
+  private static Map<String, List<Integer>> attemptsByRead(List<Call> calls) {
+    return calls.stream()
+        .collect(
+            Collectors.groupingBy(
+                Call::logicalRequest, Collectors.mapping(Call::attempt, Collectors.toList())));
+  }
+
+  private void awaitNothingInFlight() {
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () ->
+                assertThat(StreamEndGuardFixtures.activeStreams(this.state))
+                    .as("calls in flight")
+                    .isZero());
+  }
+
+  private static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException ex) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
