@@ -25,6 +25,11 @@ public class SpannerTuningProperties implements Validator {
       "an integer of at least 1, the concurrent streams the server allows per connection (Cloud"
           + " Spanner allows 100)";
 
+  static final String MAX_EXTRA_ALLOWED =
+      "a share of hedgeable reads from 0 to 1, the extra calls hedging may add (0.05 is 5 %)";
+
+  static final String MIN_DELAY_ALLOWED = "a duration of 0 or more, such as 1ms";
+
   static final String EXPERIMENT_DURATION_ALLOWED =
       "a duration holding 1 to "
           + ExperimentPlan.MAX_PAIRS
@@ -47,6 +52,10 @@ public class SpannerTuningProperties implements Validator {
           DRAIN_TIMEOUT_ALLOWED,
           "streamEndGuard.maxConcurrentStreams",
           MAX_CONCURRENT_STREAMS_ALLOWED,
+          "hedging.maxExtra",
+          MAX_EXTRA_ALLOWED,
+          "hedging.minDelay",
+          MIN_DELAY_ALLOWED,
           "experiment.duration",
           EXPERIMENT_DURATION_ALLOWED,
           "experiment.slice",
@@ -66,6 +75,8 @@ public class SpannerTuningProperties implements Validator {
   private final TransactionRouting transactionRouting = new TransactionRouting();
 
   private final StreamEndGuard streamEndGuard = new StreamEndGuard();
+
+  private final Hedging hedging = new Hedging();
 
   private final GrpcGcp grpcGcp = new GrpcGcp();
 
@@ -99,6 +110,10 @@ public class SpannerTuningProperties implements Validator {
 
   public StreamEndGuard getStreamEndGuard() {
     return this.streamEndGuard;
+  }
+
+  public Hedging getHedging() {
+    return this.hedging;
   }
 
   public GrpcGcp getGrpcGcp() {
@@ -136,6 +151,14 @@ public class SpannerTuningProperties implements Validator {
           "streamEndGuard.maxConcurrentStreams",
           "range",
           "must be " + MAX_CONCURRENT_STREAMS_ALLOWED);
+    }
+    double maxExtra = properties.getHedging().getMaxExtra();
+    if (!(maxExtra >= 0 && maxExtra <= 1)) {
+      errors.rejectValue("hedging.maxExtra", "range", "must be " + MAX_EXTRA_ALLOWED);
+    }
+    Duration minDelay = properties.getHedging().getMinDelay();
+    if (minDelay == null || minDelay.isNegative()) {
+      errors.rejectValue("hedging.minDelay", "range", "must be " + MIN_DELAY_ALLOWED);
     }
     validateExperiment(properties.getExperiment(), drainTimeout, errors);
   }
@@ -184,6 +207,9 @@ public class SpannerTuningProperties implements Validator {
         .streamEndGuard(this.streamEndGuard.isEnabled())
         .streamEndGuardDrainTimeout(this.streamEndGuard.getDrainTimeout())
         .streamEndGuardMaxConcurrentStreams(this.streamEndGuard.getMaxConcurrentStreams())
+        .hedging(this.hedging.isEnabled())
+        .hedgingMaxExtra(this.hedging.getMaxExtra())
+        .hedgingMinDelay(this.hedging.getMinDelay())
         .grpcGcpExtension(this.grpcGcp.isEnabled())
         .channels(this.channels)
         .build();
@@ -275,6 +301,52 @@ public class SpannerTuningProperties implements Validator {
 
     public void setMaxConcurrentStreams(int maxConcurrentStreams) {
       this.maxConcurrentStreams = maxConcurrentStreams;
+    }
+  }
+
+  /** Hedged reads: a read that has not answered in time is sent again to another channel. */
+  public static class Hedging {
+
+    /**
+     * Whether to hedge reads that are safe to send twice (single-use reads and queries, and reads
+     * of read-only transactions that have their id): one that has not answered by a recent high
+     * percentile of its statement's time to first response is sent again to another channel, and
+     * the first attempt to answer is the one the application reads.
+     */
+    private boolean enabled = false;
+
+    /**
+     * The extra calls hedging may add, as a share of hedgeable reads, from 0 to 1: hedges stay
+     * within it whatever the server does. A read waits for the percentile of its statement's time
+     * to first response that leaves half of this share to hedges: 0.05 waits for the 97.5th.
+     */
+    private double maxExtra = SpannerTuning.DEFAULT_HEDGING_MAX_EXTRA;
+
+    /** The least time a read waits for its first response before it is hedged. */
+    private Duration minDelay = SpannerTuning.DEFAULT_HEDGING_MIN_DELAY;
+
+    public boolean isEnabled() {
+      return this.enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public double getMaxExtra() {
+      return this.maxExtra;
+    }
+
+    public void setMaxExtra(double maxExtra) {
+      this.maxExtra = maxExtra;
+    }
+
+    public Duration getMinDelay() {
+      return this.minDelay;
+    }
+
+    public void setMinDelay(Duration minDelay) {
+      this.minDelay = minDelay;
     }
   }
 

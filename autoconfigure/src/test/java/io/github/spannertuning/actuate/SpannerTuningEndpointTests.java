@@ -100,7 +100,11 @@ class SpannerTuningEndpointTests {
     Map<String, FeatureDescriptor> features = this.endpoint.client("spanner").features();
     assertThat(features.keySet())
         .containsExactly(
-            "single-use-distribution", "transaction-routing", "stream-end-guard", "grpc-gcp");
+            "single-use-distribution",
+            "transaction-routing",
+            "stream-end-guard",
+            "hedging",
+            "grpc-gcp");
     assertThat(features.get("stream-end-guard").state()).isEqualTo(GuardLine.expectedName());
     assertThat(features.get("grpc-gcp").state()).isEqualTo("native");
     assertThat(features.get("grpc-gcp").reason()).isEqualTo("the client already uses grpc-gcp");
@@ -163,7 +167,7 @@ class SpannerTuningEndpointTests {
                 assertThat(ex.getReason())
                     .isEqualTo(
                         "Unknown feature 'turbo'; features that can be switched:"
-                            + " single-use-distribution, transaction-routing, stream-end-guard"));
+                            + " single-use-distribution, transaction-routing, stream-end-guard, hedging"));
   }
 
   @Test
@@ -178,7 +182,7 @@ class SpannerTuningEndpointTests {
                     .isEqualTo(
                         "grpc-gcp is chosen when the channels are built and cannot be switched at"
                             + " runtime; features that can be switched: single-use-distribution,"
-                            + " transaction-routing, stream-end-guard"));
+                            + " transaction-routing, stream-end-guard, hedging"));
     assertThat(state.feature(Feature.GRPC_GCP).status()).isEqualTo(Status.NATIVE);
   }
 
@@ -216,9 +220,9 @@ class SpannerTuningEndpointTests {
             (ex) ->
                 assertThat(ex.getReason())
                     .isEqualTo(
-                        "single-use-distribution cannot be switched on: routing was off when"
-                            + " this client was built, and its channel picker is set up only"
-                            + " then"));
+                        "single-use-distribution cannot be switched on: routing and hedging"
+                            + " were off when this client was built, and the channel picker it"
+                            + " needs is set up only then"));
     assertThat(state.feature(Feature.SINGLE_USE_DISTRIBUTION).status()).isEqualTo(Status.OFF);
     assertThat(state.feature(Feature.SINGLE_USE_DISTRIBUTION).byConfiguration()).isTrue();
     // The guard needs nothing set up when the client is built.

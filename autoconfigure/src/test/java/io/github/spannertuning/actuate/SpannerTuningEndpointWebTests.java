@@ -147,7 +147,7 @@ class SpannerTuningEndpointWebTests {
         .contains(
             "spanner-tuning: refused to switch 'turbo' on Spanner client 'spanner': Unknown"
                 + " feature 'turbo'; features that can be switched: single-use-distribution,"
-                + " transaction-routing, stream-end-guard");
+                + " transaction-routing, stream-end-guard, hedging");
     assertThat(
             this.http
                 .postForEntity(

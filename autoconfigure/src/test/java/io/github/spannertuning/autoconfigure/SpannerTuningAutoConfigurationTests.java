@@ -107,7 +107,8 @@ class SpannerTuningAutoConfigurationTests {
                   .hasSize(2);
               assertThat(output)
                   .contains("; pool grpc-gcp of 3 channels): single-use-distribution=")
-                  .contains(", stream-end-guard=off (disabled by configuration), grpc-gcp=")
+                  .contains(
+                      ", stream-end-guard=off (disabled by configuration), hedging=off (disabled by configuration), grpc-gcp=")
                   .doesNotContain("tuned Spanner client of project");
             });
   }

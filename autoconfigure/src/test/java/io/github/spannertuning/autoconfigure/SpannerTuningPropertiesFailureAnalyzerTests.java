@@ -39,6 +39,10 @@ class SpannerTuningPropertiesFailureAnalyzerTests {
           stream-end-guard.max-concurrent-streams | 0    | must be an integer of at least 1  | an integer of at least 1, the concurrent streams the server allows per connection (Cloud Spanner allows 100)
           stream-end-guard.max-concurrent-streams | -5   | must be an integer of at least 1  | an integer of at least 1, the concurrent streams the server allows per connection (Cloud Spanner allows 100)
           stream-end-guard.max-concurrent-streams | many | many                              | an integer of at least 1, the concurrent streams the server allows per connection (Cloud Spanner allows 100)
+          hedging.max-extra              | 1.5   | must be a share of hedgeable reads from 0 to 1 | a share of hedgeable reads from 0 to 1, the extra calls hedging may add (0.05 is 5 %)
+          hedging.max-extra              | -0.1  | must be a share of hedgeable reads from 0 to 1 | a share of hedgeable reads from 0 to 1, the extra calls hedging may add (0.05 is 5 %)
+          hedging.max-extra              | 5%    | 5%                                         | a share of hedgeable reads from 0 to 1, the extra calls hedging may add (0.05 is 5 %)
+          hedging.min-delay              | -1ms  | must be a duration of 0 or more            | a duration of 0 or more, such as 1ms
           """)
   void aBadValueIsNamedWithWhatTheKeyAccepts(
       String key, String value, String described, String accepts) {
@@ -73,6 +77,7 @@ class SpannerTuningPropertiesFailureAnalyzerTests {
             "spanner.tuning.single-use-distribution.enabled",
             "spanner.tuning.transaction-routing.enabled",
             "spanner.tuning.stream-end-guard.enabled",
+            "spanner.tuning.hedging.enabled",
             "spanner.tuning.grpc-gcp.enabled",
             "spanner.tuning.metrics.enabled");
   }

@@ -12,9 +12,7 @@ import com.google.protobuf.ByteString;
 import com.google.spanner.v1.PartialResultSet;
 import io.github.spannertuning.testing.GuardLine;
 import java.time.Duration;
-import java.util.EnumMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -178,12 +176,8 @@ class GuardedStreamAtLastTest {
 
   private static SpannerTuningState state(SpannerTuning.Builder builder) {
     SpannerTuning tuning = builder.build();
-    Map<Feature, FeatureState> features = new EnumMap<>(Feature.class);
-    features.put(Feature.STREAM_END_GUARD, FeatureStates.streamEndGuard(true, null, true));
-    features.put(Feature.SINGLE_USE_DISTRIBUTION, FeatureState.on());
-    features.put(Feature.TRANSACTION_ROUTING, FeatureState.on());
-    features.put(Feature.GRPC_GCP, FeatureState.nativeIn("test"));
-    SpannerTuningState state = new SpannerTuningState(tuning, features, true);
+    SpannerTuningState state =
+        TestStates.withGuard(tuning, FeatureStates.streamEndGuard(true, null, true));
     assertThat(state.isActive(Feature.STREAM_END_GUARD)).isTrue();
     assertThat(state.guardFinishesAtLast()).isTrue();
     return state;

@@ -18,9 +18,7 @@ import io.grpc.Context;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import java.time.Duration;
-import java.util.EnumMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -311,12 +309,7 @@ class GuardedStreamTest {
             .streamEndGuardDrainTimeout(drainTimeout)
             .streamEndGuardMaxConcurrentStreams(maxConcurrentStreams)
             .build();
-    Map<Feature, FeatureState> features = new EnumMap<>(Feature.class);
-    features.put(Feature.STREAM_END_GUARD, FeatureState.on());
-    features.put(Feature.SINGLE_USE_DISTRIBUTION, FeatureState.on());
-    features.put(Feature.TRANSACTION_ROUTING, FeatureState.on());
-    features.put(Feature.GRPC_GCP, FeatureState.nativeIn("test"));
-    return new SpannerTuningState(tuning, features, true);
+    return TestStates.withGuard(tuning, FeatureState.on());
   }
 
   private static SpannerException cancelled() {

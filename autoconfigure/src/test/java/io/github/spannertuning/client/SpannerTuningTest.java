@@ -71,7 +71,8 @@ class SpannerTuningTest {
                     + SpannerOptions.class.getPackage().getImplementationVersion()
                     + ", grpc-gcp ")
             .contains("; pool grpc-gcp of 3 channels): single-use-distribution=")
-            .contains(", stream-end-guard=off (disabled by configuration), grpc-gcp=");
+            .contains(
+                ", stream-end-guard=off (disabled by configuration), hedging=off (disabled by configuration), grpc-gcp=");
       }
     } finally {
       logger.removeHandler(handler);
