@@ -17,6 +17,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Counts, below grpc-gcp, the {@link ClientCall#cancel} calls reaching gRPC, the streams whose
  * message marked {@code last} reached the client, and (for a caller that says when it begins to
  * close) cancels of calls whose listener had been told the call closed before that.
+ *
+ * <p>A close is the closing thread's own: the call it checks is the last stream that thread
+ * started, as the client starts a stream's first call on the thread that reads it. The last stream
+ * of any thread would be another thread's, whose close may have begun, and cancelled an open call,
+ * before its trailers came: that cancel can reach gRPC after them, and would count as a cancel of a
+ * call that had closed before its close.
  */
 final class CancelCounter implements ClientInterceptor {
 
@@ -30,7 +36,7 @@ final class CancelCounter implements ClientInterceptor {
 
   private final AtomicInteger guardedStarts = new AtomicInteger();
 
-  private volatile CountingCall<?, ?> lastStream;
+  private final ThreadLocal<CountingCall<?, ?>> lastStream = new ThreadLocal<>();
 
   @Override
   public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(
@@ -38,7 +44,7 @@ final class CancelCounter implements ClientInterceptor {
     CountingCall<ReqT, RespT> call = new CountingCall<>(next.newCall(method, callOptions));
     String name = method.getBareMethodName();
     if (name.equals("ExecuteStreamingSql") || name.equals("StreamingRead")) {
-      this.lastStream = call;
+      this.lastStream.set(call);
       // What the counting interceptor reads to link the call to its guarded stream: the stream in
       // the context, or, for a routed stream, in the picker's reservation.
       ChannelReservation reservation = ChannelReservation.KEY.get();
@@ -78,9 +84,9 @@ final class CancelCounter implements ClientInterceptor {
     this.guardedStarts.set(0);
   }
 
-  /** The caller is about to close the last stream started. */
+  /** The calling thread is about to close the last stream it started. */
   void closing() {
-    CountingCall<?, ?> call = this.lastStream;
+    CountingCall<?, ?> call = this.lastStream.get();
     if (call != null && call.closed.getCount() == 0) {
       call.endedBeforeClose = true;
       this.endedBeforeClose.incrementAndGet();

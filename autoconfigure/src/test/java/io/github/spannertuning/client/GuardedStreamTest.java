@@ -14,6 +14,7 @@ import com.google.spanner.v1.SpannerGrpc;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
+import io.grpc.ClientInterceptors;
 import io.grpc.Context;
 import io.grpc.Metadata;
 import io.grpc.Status;
@@ -21,6 +22,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -272,16 +276,97 @@ class GuardedStreamTest {
     assertThat(this.call.cancels).containsExactly("closed", "closed too");
   }
 
-  private static void startCall(ChannelLoad load, Channel channel, GuardedStream stream) {
+  @Test
+  void aCloseDecidedWhileTheCallWasOpenIsNotCountedAsACancelOfAnEndedCall() {
+    // StreamEndGuardIT's check without last from several threads. This thread's stream started
+    // after the other thread's; its close begins while its call is open, so the guard cancels.
+    // On gax's way down to gRPC (several throwables long, a thread a busy CPU may pause there) the
+    // trailers arrive and the other thread begins a close of its own. The cancel then reaches a
+    // call that has closed, but it is a cancel of an open stream, which must go through.
+    SpannerTuningState state = state(Duration.ofSeconds(5));
+    ChannelLoad load = new ChannelLoad();
+    FakeChannel transport = FakeChannel.holding();
+    CancelCounter counter = new CancelCounter();
+    Channel channel = ClientInterceptors.intercept(transport, counter);
+    ExecutorService otherThread = Executors.newSingleThreadExecutor();
+    try {
+      join(
+          otherThread.submit(
+              () -> startCall(load, channel, new GuardedStream(this.consumer, state))));
+      GuardedStream stream = new GuardedStream(this.consumer, state);
+      ClientCall<?, ?> call = startCall(load, channel, stream);
+      stream.attach(
+          cancelling(
+              call,
+              () -> {
+                transport.close(1, Status.OK);
+                join(otherThread.submit(counter::closing));
+              }));
+      stream.onPartialResultSet(ROW);
+      counter.closing();
+      stream.cancel("closed while open");
+      assertThat(counter.cancels()).as("cancels reaching gRPC").isEqualTo(1);
+      assertThat(state.streamEndGuardSkippedCount()).isZero();
+      assertThat(counter.cancelsOfEnded()).as("cancels of calls closed before the close").isZero();
+      assertThat(counter.endedBeforeClose()).as("calls closed before their close began").isZero();
+
+      // What the check does count: a call closed before its own close began, cancelled anyway.
+      state.setEnabled(Feature.STREAM_END_GUARD, false);
+      GuardedStream ended = new GuardedStream(this.consumer, state);
+      ClientCall<?, ?> endedCall = startCall(load, channel, ended);
+      ended.attach(cancelling(endedCall, () -> {}));
+      transport.close(2, Status.OK);
+      counter.closing();
+      ended.cancel("closed after the end");
+      assertThat(counter.endedBeforeClose()).isEqualTo(1);
+      assertThat(counter.cancelsOfEnded()).isEqualTo(1);
+    } finally {
+      otherThread.shutdownNow();
+    }
+  }
+
+  private static void join(Future<?> future) {
+    try {
+      future.get(10, TimeUnit.SECONDS);
+    } catch (Exception ex) {
+      throw new IllegalStateException(ex);
+    }
+  }
+
+  /** Starts the stream's first call on {@code channel}, as gax does while the stream starts. */
+  private static ClientCall<?, ?> startCall(
+      ChannelLoad load, Channel channel, GuardedStream stream) {
     Context context = Context.current().withValue(GuardedStream.STARTING, stream);
     Context previous = context.attach();
     try {
-      load.interceptor()
-          .interceptCall(SpannerGrpc.getExecuteStreamingSqlMethod(), CallOptions.DEFAULT, channel)
-          .start(new ClientCall.Listener<>() {}, new Metadata());
+      ClientCall<?, PartialResultSet> call =
+          load.interceptor()
+              .interceptCall(
+                  SpannerGrpc.getExecuteStreamingSqlMethod(), CallOptions.DEFAULT, channel);
+      call.start(new ClientCall.Listener<>() {}, new Metadata());
+      return call;
     } finally {
       context.detach(previous);
     }
+  }
+
+  /** Stands in for gax: a cancel goes down to the call after {@code onTheWay} has run. */
+  private static StreamingCall cancelling(ClientCall<?, ?> call, Runnable onTheWay) {
+    return new StreamingCall() {
+      @Override
+      public ApiCallContext getCallContext() {
+        return null;
+      }
+
+      @Override
+      public void request(int numMessages) {}
+
+      @Override
+      public void cancel(String message) {
+        onTheWay.run();
+        call.cancel(message, null);
+      }
+    };
   }
 
   /** A stream whose first call the channel-load interceptor saw made on this channel. */

@@ -60,9 +60,6 @@ class StreamEndGuardIT {
    */
   private static final int THREADS = 4;
 
-  /** Queries of the check without {@code last}, which counts events and no ratio. */
-  private static final int QUERIES_WITHOUT_LAST = 250;
-
   /** The shapes of a closed stream the issue measures. */
   enum Shape {
     NEXT_ONCE("(a) next() once, close"),
@@ -274,11 +271,13 @@ class StreamEndGuardIT {
     String figures =
         String.format(
             Locale.ROOT,
-            "[guard %s] no last, trailers at once, %d point selects: calls closed before the close"
-                + " began/query off=%.2f on=%.2f | cancels of those/query off=%.2f on=%.2f | cancels"
-                + " reaching gRPC/query off=%.2f on=%.2f | throwables/query off=%.2f on=%.2f",
+            "[guard %s] no last, trailers at once, %d point selects from %d threads: calls closed"
+                + " before their close began/query off=%.2f on=%.2f | cancels of those/query"
+                + " off=%.2f on=%.2f | cancels reaching gRPC/query off=%.2f on=%.2f |"
+                + " throwables/query off=%.2f on=%.2f",
             ClientVersions.detected().spanner(),
-            QUERIES_WITHOUT_LAST,
+            QUERIES,
+            THREADS,
             off.perQuery(off.endedBeforeClose()),
             on.perQuery(on.endedBeforeClose()),
             off.perQuery(off.cancelsOfEnded()),
@@ -288,16 +287,16 @@ class StreamEndGuardIT {
             off.perQuery(off.throwables()),
             on.perQuery(on.throwables()));
     assertThat(off.lastReceived()).isZero();
-    assertThat(off.cancels()).as("cancels, guard off: " + figures).isEqualTo(QUERIES_WITHOUT_LAST);
+    assertThat(off.cancels()).as("cancels, guard off: " + figures).isEqualTo(QUERIES);
     // Below grpc-gcp, on the thread that starts the stream, every stream's call carries the key.
     assertThat(off.guardedStarts()).isZero();
     assertThat(on.guardedStarts())
         .as("calls created in their guarded stream's context: " + figures)
-        .isEqualTo(QUERIES_WITHOUT_LAST);
+        .isEqualTo(QUERIES);
     assertThat(on.cancelsOfEnded())
         .as("cancels of calls whose onClose was seen before the close began, guard on: " + figures)
         .isZero();
-    assertThat(on.cancels() + on.skipped()).isEqualTo(QUERIES_WITHOUT_LAST);
+    assertThat(on.cancels() + on.skipped()).isEqualTo(QUERIES);
     assertThat(on.skipped()).isGreaterThanOrEqualTo(on.endedBeforeClose());
   }
 
@@ -425,8 +424,8 @@ class StreamEndGuardIT {
     return loop(
         null,
         client,
-        QUERIES_WITHOUT_LAST,
-        1,
+        QUERIES,
+        THREADS,
         () -> {
           try (ResultSet rs =
               client
