@@ -312,6 +312,7 @@ public class SpannerTuningEndpoint {
       long streamEndGuardDrained,
       long streamEndGuardDrainTimeouts,
       long streamEndGuardCancelledAtLimit,
+      HedgingDescriptor hedging,
       @JsonInclude(JsonInclude.Include.ALWAYS) @Nullable ExperimentDescriptor experiment,
       @JsonInclude(JsonInclude.Include.NON_NULL) @Nullable JdbcDescriptor jdbc)
       implements OperationResponseBody {
@@ -336,9 +337,75 @@ public class SpannerTuningEndpoint {
           state.streamEndGuardDrainedCount(),
           state.streamEndGuardDrainTimeoutCount(),
           state.streamEndGuardCancelledAtLimitCount(),
+          HedgingDescriptor.of(state),
           ExperimentDescriptor.of(state.experiment()),
           jdbc);
     }
+  }
+
+  /**
+   * Hedged reads on one client, whatever the feature's state now: the hedges sent, won, denied for
+   * want of budget, and the losers cancelled (the resets hedging sent); the budget; and the delay
+   * reads wait before a hedge.
+   *
+   * @param maxExtra the extra calls hedging may add, as a share of hedgeable reads
+   * @param budgetLeft the hedges the budget holds now
+   * @param extraCallRate hedges sent per hedgeable read over about the last minute
+   * @param delaySeconds the delay learned over every hedgeable read; {@code null} until enough
+   *     reads were timed
+   * @param shapes the statements read most often of late, with their own delays
+   */
+  public record HedgingDescriptor(
+      long sent,
+      long won,
+      long denied,
+      long losersCancelled,
+      double maxExtra,
+      double budgetLeft,
+      double extraCallRate,
+      @JsonInclude(JsonInclude.Include.ALWAYS) @Nullable Double delaySeconds,
+      List<ShapeDescriptor> shapes) {
+
+    static HedgingDescriptor of(SpannerTuningState state) {
+      return new HedgingDescriptor(
+          state.hedgesSentCount(),
+          state.hedgesWonCount(),
+          state.hedgesDeniedCount(),
+          state.hedgeLosersCancelledCount(),
+          state.hedgeMaxExtra(),
+          state.hedgeBudgetLeft(),
+          state.hedgeExtraRate(),
+          state.hedgeDelay().map(SpannerTuningEndpoint::seconds).orElse(null),
+          state.hedgeShapes().stream().map(ShapeDescriptor::of).toList());
+    }
+  }
+
+  /**
+   * One statement, or the reads of one table, index and columns, and its hedge delay.
+   *
+   * @param shape the statement, cut at {@value #SHAPE_CHARACTERS} characters
+   * @param delaySeconds its own delay; {@code null} while it has too few samples and uses the
+   *     shared one
+   * @param samples its times to first response in the recent windows
+   */
+  public record ShapeDescriptor(
+      String shape,
+      @JsonInclude(JsonInclude.Include.ALWAYS) @Nullable Double delaySeconds,
+      int samples) {
+
+    static final int SHAPE_CHARACTERS = 120;
+
+    static ShapeDescriptor of(SpannerTuningState.HedgeShape shape) {
+      String text = shape.shape();
+      return new ShapeDescriptor(
+          (text.length() > SHAPE_CHARACTERS) ? text.substring(0, SHAPE_CHARACTERS) + "…" : text,
+          shape.delay().map(SpannerTuningEndpoint::seconds).orElse(null),
+          shape.samples());
+    }
+  }
+
+  private static double seconds(Duration duration) {
+    return duration.toNanos() / 1e9;
   }
 
   /**

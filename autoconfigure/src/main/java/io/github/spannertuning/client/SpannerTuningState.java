@@ -250,7 +250,10 @@ public final class SpannerTuningState {
   /** The busiest shapes of read and their hedge delays, busiest first. */
   public List<HedgeShape> hedgeShapes() {
     return this.hedgeDelay.busiest(HEDGE_SHAPES_SHOWN).stream()
-        .map((shape) -> new HedgeShape(shape.label(), delay(shape.delayNanos()), shape.samples()))
+        .map(
+            (shape) ->
+                new HedgeShape(
+                    TunedSpannerRpc.shapeLabel(shape), delay(shape.delayNanos()), shape.samples()))
         .toList();
   }
 

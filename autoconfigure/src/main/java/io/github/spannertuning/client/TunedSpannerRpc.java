@@ -162,6 +162,11 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
             && this.transactions.isReadOnly(TransactionChannels.transactionOf(options)));
   }
 
+  /** What the endpoint shows of a shape: its statement, or the table a read reads. */
+  static String shapeLabel(HedgeDelay.Shape shape) {
+    return ((shape.key() & 1) == 0) ? shape.label() : "read of " + shape.label();
+  }
+
   /** A query's shape: its statement. */
   private HedgeDelay.Shape queryShape(ExecuteSqlRequest request) {
     String sql = request.getSql();

@@ -13,7 +13,9 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
@@ -76,6 +78,7 @@ public class SpannerChannelMetrics implements MeterBinder {
                     + " later calls follow it")
             .baseUnit("transactions")
             .register(registry));
+    meters.addAll(bindHedging(registry));
     meters.add(
         FunctionCounter.builder(
                 PREFIX + ".stream.end.guard.skipped",
@@ -139,6 +142,61 @@ public class SpannerChannelMetrics implements MeterBinder {
           meters.forEach(registry::remove);
           meters.clear();
         });
+  }
+
+  /**
+   * Hedged reads: the hedges sent, won and denied, and the delay reads wait before a hedge, over
+   * every read and for the busiest statement; NaN while too few reads were timed.
+   */
+  private List<Meter> bindHedging(MeterRegistry registry) {
+    return List.of(
+        FunctionCounter.builder(
+                PREFIX + ".hedging.sent", this.state, SpannerTuningState::hedgesSentCount)
+            .tags(this.tags)
+            .description(
+                "Hedges sent: second attempts, on another channel, of reads that had not answered"
+                    + " within their delay")
+            .baseUnit("calls")
+            .register(registry),
+        FunctionCounter.builder(
+                PREFIX + ".hedging.won", this.state, SpannerTuningState::hedgesWonCount)
+            .tags(this.tags)
+            .description("Hedges that answered before the read's first attempt")
+            .baseUnit("calls")
+            .register(registry),
+        FunctionCounter.builder(
+                PREFIX + ".hedging.denied", this.state, SpannerTuningState::hedgesDeniedCount)
+            .tags(this.tags)
+            .description("Hedges that were due but not sent: the budget of extra calls was spent")
+            .baseUnit("calls")
+            .register(registry),
+        Gauge.builder(PREFIX + ".hedging.delay", this.state, (state) -> seconds(state.hedgeDelay()))
+            .tags(Tags.concat(this.tags, "shape", "all"))
+            .description(
+                "How long a read waits for its first response before it is hedged: the shared"
+                    + " estimate over every hedgeable read, or, tagged busiest, the delay of the"
+                    + " statement read most often of late")
+            .baseUnit("seconds")
+            .register(registry),
+        Gauge.builder(
+                PREFIX + ".hedging.delay",
+                this.state,
+                (state) ->
+                    state.hedgeShapes().stream()
+                        .findFirst()
+                        .map((shape) -> seconds(shape.delay()))
+                        .orElse(Double.NaN))
+            .tags(Tags.concat(this.tags, "shape", "busiest"))
+            .description(
+                "How long a read waits for its first response before it is hedged: the shared"
+                    + " estimate over every hedgeable read, or, tagged busiest, the delay of the"
+                    + " statement read most often of late")
+            .baseUnit("seconds")
+            .register(registry));
+  }
+
+  private static double seconds(Optional<Duration> delay) {
+    return delay.map((value) -> value.toNanos() / 1e9).orElse(Double.NaN);
   }
 
   /**

@@ -191,6 +191,11 @@ public final class HedgeDelay {
       this.lastUsedNanos = nowNanos;
     }
 
+    /** The key the caller gave it. */
+    public long key() {
+      return this.key;
+    }
+
     /** The statement or table read, as the caller named it; {@code null} for the fallback. */
     public String label() {
       return this.label;

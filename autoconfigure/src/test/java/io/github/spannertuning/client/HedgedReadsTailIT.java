@@ -1,0 +1,289 @@
+package io.github.spannertuning.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.cloud.spanner.DatabaseClient;
+import com.google.cloud.spanner.DatabaseId;
+import com.google.cloud.spanner.ResultSet;
+import com.google.cloud.spanner.Spanner;
+import com.google.cloud.spanner.SpannerOptions;
+import com.google.cloud.spanner.Statement;
+import io.github.spannertuning.testing.MockSpannerServer;
+import io.github.spannertuning.testing.MockSpannerServer.ServiceTime;
+import java.net.SocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What hedging buys where the tail belongs to single calls, and what it costs when every call is
+ * slow: a tuned client with hedging beside the same client without, in alternating rounds of one
+ * run, against the production-like {@link MockSpannerServer} whose calls are independently
+ * stragglers. The client's delay and budget are its defaults (5 % extra calls, the 97.5th
+ * percentile); only the server's behaviour is set. What is simulated: the server's service time.
+ * What is real: the client, the hedge's timer, gRPC, Netty and TCP.
+ *
+ * <p>Tagged {@code default-line}: the delay, the budget and the race are the starter's own code on
+ * every line, and the hooks each line's reads go through are checked by {@link HedgedReadsIT} on
+ * every line.
+ */
+@Tag("default-line")
+class HedgedReadsTailIT {
+
+  private static final DatabaseId DATABASE = DatabaseId.of("test-project", "i", "d");
+
+  private static final String VERSION = ClientVersions.detected().spanner();
+
+  private static final long MS = TimeUnit.MILLISECONDS.toNanos(1);
+
+  /** 2 to 5 ms per point select, as a healthy Spanner takes; 2 % of calls 50 ms later. */
+  private static final ServiceTime STRAGGLERS =
+      () -> {
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        long service = 2 * MS + (long) (random.nextDouble() * 3 * MS);
+        return (random.nextDouble() < 0.02) ? service + 50 * MS : service;
+      };
+
+  /** The partial outage: every call 50 ms late. */
+  private static final ServiceTime ALL_LATE =
+      () -> 52 * MS + (long) (ThreadLocalRandom.current().nextDouble() * 3 * MS);
+
+  /**
+   * 2 % of calls 50 ms late, 8 threads in a closed loop: hedging cuts the tail to a third or less
+   * of the same client's without it, leaves the median alone, and costs at most 6 % more calls.
+   */
+  @Test
+  void hedgingCutsATailOfSingleCallsWithinTheBudget() throws Exception {
+    try (MockSpannerServer server = MockSpannerServer.builder().serviceTime(STRAGGLERS).start();
+        Client hedged = new Client(server, true);
+        Client plain = new Client(server, false)) {
+      warmUp(server, hedged, plain);
+      Figures withHedging = new Figures();
+      Figures without = new Figures();
+      for (int round = 0; round < 3; round++) {
+        without.add(plain.closedLoop(server, 8, Duration.ofSeconds(2)));
+        withHedging.add(hedged.closedLoop(server, 8, Duration.ofSeconds(2)));
+      }
+      System.out.printf(
+          "[hedging %s] 2 %% stragglers +50 ms, 8 threads: without %s | with %s (%d hedges, %d"
+              + " won, %d denied)%n",
+          VERSION,
+          without,
+          withHedging,
+          hedged.state.hedgesSentCount(),
+          hedged.state.hedgesWonCount(),
+          hedged.state.hedgesDeniedCount());
+      assertThat(withHedging.failed + without.failed).as("failed queries").isZero();
+      assertThat(withHedging.percentile(99))
+          .as("P99 with hedging (without: %.1f ms)", without.percentile(99) / 1e6)
+          .isLessThanOrEqualTo((long) (0.35 * without.percentile(99)));
+      assertThat((double) withHedging.percentile(50))
+          .as("P50 with hedging (without: %.2f ms)", without.percentile(50) / 1e6)
+          .isLessThanOrEqualTo(1.1 * without.percentile(50));
+      assertThat(withHedging.callsPerQuery())
+          .as("server calls per query")
+          .isLessThanOrEqualTo(1.06);
+    }
+  }
+
+  /**
+   * Every call 50 ms late, after the client learned a healthy server: every read waits past the
+   * delay it learned, yet hedges stay within the budget's 5 % while the delay learns the outage,
+   * and the tail is no worse than without hedging.
+   */
+  @Test
+  void inAnOutageHedgesStayWithinTheBudgetAndTheTailIsNoWorse() throws Exception {
+    try (MockSpannerServer server = MockSpannerServer.builder().serviceTime(STRAGGLERS).start();
+        Client hedged = new Client(server, true);
+        Client plain = new Client(server, false)) {
+      warmUp(server, hedged, plain);
+      server.setServiceTime(ALL_LATE);
+      Figures withHedging = new Figures();
+      Figures without = new Figures();
+      for (int round = 0; round < 3; round++) {
+        without.add(plain.closedLoop(server, 32, Duration.ofSeconds(2)));
+        withHedging.add(hedged.closedLoop(server, 32, Duration.ofSeconds(2)));
+      }
+      System.out.printf(
+          "[hedging %s] every call +50 ms, 32 threads: without %s | with %s (%d hedges, %d"
+              + " denied)%n",
+          VERSION,
+          without,
+          withHedging,
+          hedged.state.hedgesSentCount(),
+          hedged.state.hedgesDeniedCount());
+      assertThat(withHedging.failed + without.failed).as("failed queries").isZero();
+      assertThat(withHedging.callsPerQuery())
+          .as("server calls per query")
+          .isLessThanOrEqualTo(1 + SpannerTuning.DEFAULT_HEDGING_MAX_EXTRA + 0.01);
+      assertThat((double) withHedging.percentile(99))
+          .as("P99 with hedging (without: %.1f ms)", without.percentile(99) / 1e6)
+          .isLessThanOrEqualTo(1.05 * without.percentile(99));
+    }
+  }
+
+  /**
+   * Against grpc-java's reset limit (200 per 30 s per connection), 20 s of stragglers on two
+   * connections: a hedge's loser is cancelled only within its connection's budget of resets (100
+   * per 30 s, the one the stream-end guard's releases take from), and read to its end past it, so
+   * no connection is sent GOAWAY. Cancelling every loser would send about 250 resets a connection.
+   */
+  @Test
+  void hedgingNeverBringsTheServersResetLimitCloser() throws Exception {
+    try (MockSpannerServer server =
+            MockSpannerServer.builder()
+                .serviceTime(STRAGGLERS)
+                .resetLimit(200, 30)
+                .countFrames()
+                .start();
+        Client hedged = new Client(server, true, 2)) {
+      hedged.closedLoop(server, 8, Duration.ofSeconds(1));
+      server.reset();
+      long cancelledBefore = hedged.state.hedgeLosersCancelledCount();
+      long sentBefore = hedged.state.hedgesSentCount();
+      Figures figures = hedged.closedLoop(server, 8, Duration.ofSeconds(20));
+      long cancelled = hedged.state.hedgeLosersCancelledCount() - cancelledBefore;
+      long sent = hedged.state.hedgesSentCount() - sentBefore;
+      List<Integer> resets = new ArrayList<>();
+      for (SocketAddress connection : server.connections()) {
+        resets.add(server.rstStreams(connection));
+      }
+      System.out.printf(
+          "[hedging %s] 20 s of stragglers, 2 connections: %s, %d hedges, %d losers cancelled,"
+              + " RST_STREAM per connection %s, GOAWAY %d%n",
+          VERSION, figures, sent, cancelled, resets, server.goAways());
+      assertThat(server.goAways()).as("GOAWAY frames").isZero();
+      assertThat(figures.failed).as("failed queries").isZero();
+      assertThat(resets)
+          .as("RST_STREAM per connection in 20 s (the budget is 100 per 30 s)")
+          .allSatisfy((count) -> assertThat(count).isLessThanOrEqualTo(100));
+      assertThat(sent).as("hedges, more than the budget lets be cancelled").isGreaterThan(300);
+    }
+  }
+
+  /** Both clients learn the server's pace and the hedge delay before any figure counts. */
+  private static void warmUp(MockSpannerServer server, Client hedged, Client plain) {
+    plain.closedLoop(server, 8, Duration.ofSeconds(1));
+    hedged.closedLoop(server, 8, Duration.ofSeconds(1));
+    assertThat(hedged.state.hedgeDelay()).as("the delay learned in the warm-up").isPresent();
+  }
+
+  /** A tuned client of the server, with or without hedging at its defaults. */
+  private static final class Client implements AutoCloseable {
+
+    final SpannerTuningState state;
+
+    final Spanner spanner;
+
+    final DatabaseClient database;
+
+    Client(MockSpannerServer server, boolean hedging) {
+      this(server, hedging, 8);
+    }
+
+    Client(MockSpannerServer server, boolean hedging, int channels) {
+      SpannerOptions.Builder builder = server.clientOptions(channels);
+      this.state =
+          SpannerTuning.newBuilder().hedging(hedging).logWhenBuilt(false).build().applyTo(builder);
+      this.spanner = builder.build().getService();
+      this.database = this.spanner.getDatabaseClient(DATABASE);
+    }
+
+    /** {@code threads} threads send point selects one after another for {@code time}. */
+    Figures closedLoop(MockSpannerServer server, int threads, Duration time) {
+      int callsBefore = server.calls("ExecuteStreamingSql").size();
+      long end = System.nanoTime() + time.toNanos();
+      ExecutorService pool = Executors.newFixedThreadPool(threads);
+      Figures figures = new Figures();
+      try {
+        List<Future<Figures>> futures = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+          futures.add(
+              pool.submit(
+                  () -> {
+                    Figures mine = new Figures();
+                    while (System.nanoTime() < end) {
+                      long begin = System.nanoTime();
+                      try (ResultSet rs =
+                          this.database
+                              .singleUse()
+                              .executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
+                        rs.next();
+                        mine.latency(System.nanoTime() - begin);
+                      } catch (RuntimeException ex) {
+                        mine.failed++;
+                      }
+                    }
+                    return mine;
+                  }));
+        }
+        for (Future<Figures> future : futures) {
+          figures.add(future.get(60, TimeUnit.SECONDS));
+        }
+      } catch (Exception ex) {
+        throw new AssertionError("the load failed", ex);
+      } finally {
+        Workers.shutdown(pool);
+      }
+      figures.calls = server.calls("ExecuteStreamingSql").size() - callsBefore;
+      return figures;
+    }
+
+    @Override
+    public void close() {
+      this.spanner.close();
+    }
+  }
+
+  /** Latencies of successful queries, failures, and the server calls they made. */
+  private static final class Figures {
+
+    private long[] latencies = new long[4096];
+
+    private int count;
+
+    int failed;
+
+    long calls;
+
+    void latency(long nanos) {
+      if (this.count == this.latencies.length) {
+        this.latencies = Arrays.copyOf(this.latencies, this.count * 2);
+      }
+      this.latencies[this.count++] = nanos;
+    }
+
+    void add(Figures other) {
+      for (int i = 0; i < other.count; i++) {
+        latency(other.latencies[i]);
+      }
+      this.failed += other.failed;
+      this.calls += other.calls;
+    }
+
+    long percentile(double percentile) {
+      long[] sorted = Arrays.copyOf(this.latencies, this.count);
+      Arrays.sort(sorted);
+      return sorted[Math.min(this.count - 1, (int) Math.ceil(percentile / 100 * this.count) - 1)];
+    }
+
+    double callsPerQuery() {
+      return (double) this.calls / (this.count + this.failed);
+    }
+
+    @Override
+    public String toString() {
+      return String.format(
+          "%d queries, P50 %.2f ms, P99 %.1f ms, %.3f calls/query",
+          this.count, percentile(50) / 1e6, percentile(99) / 1e6, callsPerQuery());
+    }
+  }
+}
