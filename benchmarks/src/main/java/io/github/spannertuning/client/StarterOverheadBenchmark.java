@@ -11,12 +11,12 @@ import com.google.protobuf.ByteString;
 import com.google.spanner.v1.PartialResultSet;
 import com.google.spanner.v1.TransactionOptions;
 import com.google.spanner.v1.TransactionSelector;
+import io.github.spannertuning.routing.HedgeDelay;
 import io.grpc.ManagedChannelBuilder;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.lang.reflect.Method;
-import java.lang.reflect.Proxy;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -40,9 +40,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * -prof gc}. {@code streamTuned} runs {@code TunedSpannerRpc}'s stream path (request
  * classification, routing, the guard's wrapper) for one query: start, the row marked {@code last},
  * the end and the close, in either order. {@code streamStock} is the same sequence straight on the
- * call the client would get. The call is a no-op stand-in for gax's, started by a proxy of the
- * rpc's private starter interface, on both sides alike. Single-use and transactional (a transaction
- * id) requests. {@link ChannelLoadBenchmark} measures the load counting.
+ * call the client would get. The call is a no-op stand-in for gax's, made by a {@link
+ * GuardedStream.Starter} that returns it, on both sides alike. Single-use and transactional (a
+ * transaction id) requests, with hedging off (its default). {@link ChannelLoadBenchmark} measures
+ * the load counting, {@link HedgingBenchmark} what hedging adds.
  *
  * <p>What the starter saves (the stock client's cancel path with its exceptions) is not here: the
  * stand-in call's cancel costs nothing. That is in the load benchmark's throwables, bytes and CPU.
@@ -55,21 +56,20 @@ import org.openjdk.jmh.annotations.Warmup;
 @State(Scope.Thread)
 public class StarterOverheadBenchmark {
 
-  private static final Class<?> STARTER = starterInterface();
-
   /** {@code TunedSpannerRpc.stream(...)}, private: read by reflection so no main code changes. */
-  private static final MethodHandle STREAM = streamMethod();
+  static final MethodHandle STREAM = streamMethod();
 
-  private static final MethodHandle START = startMethod();
+  /** The client's own rpc, reduced to handing out the stand-in call. */
+  static final GuardedStream.Starter STARTER = (consumer, options) -> NoopCall.INSTANCE;
 
-  private static final PartialResultSet LAST_ROW =
+  static final PartialResultSet LAST_ROW =
       PartialResultSet.newBuilder()
           .setLast(true)
           .setResumeToken(ByteString.copyFromUtf8("r"))
           .build();
 
   /** Single-use read-only, as the client sends a point select. */
-  private static final TransactionSelector SINGLE_USE =
+  static final TransactionSelector SINGLE_USE =
       TransactionSelector.newBuilder()
           .setSingleUse(
               TransactionOptions.newBuilder()
@@ -94,33 +94,19 @@ public class StarterOverheadBenchmark {
 
   private TunedSpannerRpc rpc;
 
-  private Object starter;
-
   private Map<Option, Object> options;
 
-  private TransactionSelector selector;
+  private TunedSpannerRpc.Route route;
 
   private final NoopConsumer consumer = new NoopConsumer();
 
   @Setup(Level.Trial)
   public void setUp() {
-    SpannerOptions.Builder builder =
-        SpannerOptions.newBuilder()
-            .setProjectId("bench-project")
-            .setHost("http://127.0.0.1:1")
-            .setChannelConfigurator(ManagedChannelBuilder::usePlaintext)
-            .setCredentials(NoCredentials.getInstance());
-    SpannerTuningState state = SpannerTuning.defaults().applyTo(builder);
-    this.rpc = (TunedSpannerRpc) new TunedSpannerRpcFactory(state).create(builder.build());
-    this.starter =
-        Proxy.newProxyInstance(
-            STARTER.getClassLoader(),
-            new Class<?>[] {STARTER},
-            (proxy, method, args) -> NoopCall.INSTANCE);
-    // The client passes a channel hint with every query.
-    this.options = new EnumMap<>(Option.class);
-    this.options.put(Option.CHANNEL_HINT, 3L);
-    this.selector = this.request.equals("single-use") ? SINGLE_USE : IN_TRANSACTION;
+    this.rpc = rpc(SpannerTuning.defaults());
+    this.options = clientOptions();
+    this.route =
+        TunedSpannerRpc.Route.of(
+            true, this.request.equals("single-use") ? SINGLE_USE : IN_TRANSACTION);
     this.closeAtLast = this.close.equals("at-last");
   }
 
@@ -129,12 +115,28 @@ public class StarterOverheadBenchmark {
     this.rpc.shutdownNow();
   }
 
+  /** A tuned client's rpc on a pool that is never connected to. */
+  static TunedSpannerRpc rpc(SpannerTuning tuning) {
+    SpannerOptions.Builder builder =
+        SpannerOptions.newBuilder()
+            .setProjectId("bench-project")
+            .setHost("http://127.0.0.1:1")
+            .setChannelConfigurator(ManagedChannelBuilder::usePlaintext)
+            .setCredentials(NoCredentials.getInstance());
+    SpannerTuningState state = tuning.applyTo(builder);
+    return (TunedSpannerRpc) new TunedSpannerRpcFactory(state).create(builder.build());
+  }
+
+  /** The client passes a channel hint with every query. */
+  static Map<Option, Object> clientOptions() {
+    Map<Option, Object> options = new EnumMap<>(Option.class);
+    options.put(Option.CHANNEL_HINT, 3L);
+    return options;
+  }
+
   @Benchmark
-  public Object streamStock() throws Throwable {
-    StreamingCall call =
-        (StreamingCall)
-            START.invokeExact(
-                this.starter, (ResultStreamConsumer) this.consumer, (Map<?, ?>) this.options);
+  public Object streamStock() {
+    StreamingCall call = STARTER.start(this.consumer, this.options);
     return pointSelect(this.consumer, call, this.closeAtLast);
   }
 
@@ -145,15 +147,15 @@ public class StarterOverheadBenchmark {
         (StreamingCall)
             STREAM.invokeExact(
                 this.rpc,
-                true,
-                this.selector,
+                this.route,
+                (HedgeDelay.Shape) null,
                 (ResultStreamConsumer) this.consumer,
                 (Map<?, ?>) this.options,
-                this.starter);
+                STARTER);
     return pointSelect((ResultStreamConsumer) call, call, this.closeAtLast);
   }
 
-  private static Object pointSelect(
+  static Object pointSelect(
       ResultStreamConsumer consumer, StreamingCall call, boolean closeAtLast) {
     call.request(1);
     consumer.onPartialResultSet(LAST_ROW);
@@ -167,25 +169,16 @@ public class StarterOverheadBenchmark {
     return call;
   }
 
-  private static Class<?> starterInterface() {
-    for (Class<?> nested : GuardedStream.class.getDeclaredClasses()) {
-      if (nested.getSimpleName().equals("Starter")) {
-        return nested;
-      }
-    }
-    throw new IllegalStateException("GuardedStream has no Starter: update this benchmark");
-  }
-
   private static MethodHandle streamMethod() {
     try {
       Method stream =
           TunedSpannerRpc.class.getDeclaredMethod(
               "stream",
-              boolean.class,
-              TransactionSelector.class,
+              TunedSpannerRpc.Route.class,
+              HedgeDelay.Shape.class,
               ResultStreamConsumer.class,
               Map.class,
-              STARTER);
+              GuardedStream.Starter.class);
       stream.setAccessible(true);
       return MethodHandles.lookup()
           .unreflect(stream)
@@ -193,34 +186,19 @@ public class StarterOverheadBenchmark {
               MethodType.methodType(
                   StreamingCall.class,
                   TunedSpannerRpc.class,
-                  boolean.class,
-                  TransactionSelector.class,
+                  TunedSpannerRpc.Route.class,
+                  HedgeDelay.Shape.class,
                   ResultStreamConsumer.class,
                   Map.class,
-                  Object.class));
+                  GuardedStream.Starter.class));
     } catch (ReflectiveOperationException ex) {
       throw new IllegalStateException(
           "TunedSpannerRpc.stream(...) changed its signature: update this benchmark", ex);
     }
   }
 
-  private static MethodHandle startMethod() {
-    try {
-      Method start = STARTER.getDeclaredMethod("start", ResultStreamConsumer.class, Map.class);
-      start.setAccessible(true);
-      return MethodHandles.lookup()
-          .unreflect(start)
-          .asType(
-              MethodType.methodType(
-                  StreamingCall.class, Object.class, ResultStreamConsumer.class, Map.class));
-    } catch (ReflectiveOperationException ex) {
-      throw new IllegalStateException(
-          "GuardedStream.Starter.start changed: update this benchmark", ex);
-    }
-  }
-
   /** The client's consumer, reduced to nothing. */
-  private static final class NoopConsumer implements ResultStreamConsumer {
+  static final class NoopConsumer implements ResultStreamConsumer {
 
     @Override
     public void onPartialResultSet(PartialResultSet results) {}
@@ -238,7 +216,7 @@ public class StarterOverheadBenchmark {
   }
 
   /** The call gax would return, reduced to nothing. */
-  private static final class NoopCall implements StreamingCall {
+  static final class NoopCall implements StreamingCall {
 
     static final NoopCall INSTANCE = new NoopCall();
 
