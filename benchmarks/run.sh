@@ -15,7 +15,10 @@
 #   benchmarks/run.sh --scale 0.5 --rounds 3
 #
 # Extra arguments are flags of BenchmarkMain (see docs/benchmarking.md). SKIP_JMH=1 skips JMH; JMH_ARGS adds
-# JMH options (e.g. JMH_ARGS="-wi 1 -i 2" for a shorter run); LINES=6.119 or LINES=6.113 runs one
+# JMH options (e.g. JMH_ARGS="-wi 1 -i 2" for a shorter run); JMH_INCLUDE picks the JMH benchmarks by a
+# regular expression (all of them by default; JMH_INCLUDE=HedgingBenchmark for hedging's only);
+# REPORT names the published files (benchmarks by default: REPORT=benchmarks-hedging publishes
+# docs/benchmarks-hedging.md, .json and .html); LINES=6.119 or LINES=6.113 runs one
 # client line only, LINES=6.122 the 6.122 line (grpc-gcp 1.15), LINES=6.127 or LINES=6.125 the
 # lines libraries-bom 26.93.0 brings (grpc-gcp 1.20; from 6.125 the client skips the cancel at last). --client-cpus needs taskset (util-linux) and more cores than N; without them
 # that part is skipped, and the report says why.
@@ -24,11 +27,18 @@ cd "$(dirname "$0")/.."
 
 OUT=${OUT:-benchmarks/target/benchmark-results}
 PUBLISH=${PUBLISH-docs}
+REPORT=${REPORT:-benchmarks}
+JMH_INCLUDE=${JMH_INCLUDE:-io.github.spannertuning.client.*Benchmark}
 export NO_GCE_CHECK=true SPANNER_DISABLE_BUILTIN_METRICS=true
 
 rm -rf "$OUT"
 mkdir -p "$OUT"
-command="${LINES:+LINES=$LINES }${SKIP_JMH:+SKIP_JMH=1 }benchmarks/run.sh${*:+ $*}"
+command="${LINES:+LINES=\"$LINES\" }${SKIP_JMH:+SKIP_JMH=1 }"
+if [ "$REPORT" != benchmarks ]; then command+="REPORT=$REPORT "; fi
+if [ -z "${SKIP_JMH:-}" ] && [ "$JMH_INCLUDE" != "io.github.spannertuning.client.*Benchmark" ]; then
+  command+="JMH_INCLUDE=$JMH_INCLUDE "
+fi
+command+="benchmarks/run.sh${*:+ $*}"
 
 for line_name in ${LINES:-6.119 6.113}; do
   case "$line_name" in
@@ -47,7 +57,7 @@ for line_name in ${LINES:-6.119 6.113}; do
   java -Xmx2g -cp "$classpath" io.github.spannertuning.benchmarks.BenchmarkMain \
     --out "$OUT" --command "$command" "$@"
   if [ -z "${SKIP_JMH:-}" ]; then
-    java -cp "$classpath" org.openjdk.jmh.Main "io.github.spannertuning.client.*Benchmark" \
+    java -cp "$classpath" org.openjdk.jmh.Main "$JMH_INCLUDE" \
       -prof gc -rf json -rff "$OUT/jmh-$line.json" ${JMH_ARGS:-} | tee "$OUT/jmh-$line.txt"
   fi
 done
@@ -55,8 +65,10 @@ done
 java -cp "$classpath" io.github.spannertuning.benchmarks.Report "$OUT"
 if [ -n "$PUBLISH" ]; then
   mkdir -p "$PUBLISH"
-  cp "$OUT/benchmarks.md" "$OUT/benchmarks.json" "$OUT/benchmarks.html" "$PUBLISH/"
-  echo "Report: $PUBLISH/benchmarks.md ($PUBLISH/benchmarks.html, $PUBLISH/benchmarks.json)"
+  for ext in md json html; do
+    cp "$OUT/benchmarks.$ext" "$PUBLISH/$REPORT.$ext"
+  done
+  echo "Report: $PUBLISH/$REPORT.md ($PUBLISH/$REPORT.html, $PUBLISH/$REPORT.json)"
 else
   echo "Report: $OUT/benchmarks.md"
 fi

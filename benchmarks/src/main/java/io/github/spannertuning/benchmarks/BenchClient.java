@@ -180,6 +180,22 @@ final class BenchClient implements AutoCloseable {
     return (this.state == null) ? 0 : this.state.streamEndGuardCancelledAtLimitCount();
   }
 
+  /**
+   * The starter's hedge counts so far: sent, won, denied, losers cancelled; {@code null} for a
+   * variant that does not hedge.
+   */
+  long[] hedges() {
+    if (this.state == null || !this.variant.hedges()) {
+      return null;
+    }
+    return new long[] {
+      this.state.hedgesSentCount(),
+      this.state.hedgesWonCount(),
+      this.state.hedgesDeniedCount(),
+      this.state.hedgeLosersCancelledCount()
+    };
+  }
+
   /** Calls per sub-channel as the starter counts them; empty for the stock client. */
   long[] clientChannelCalls() {
     if (this.state == null) {

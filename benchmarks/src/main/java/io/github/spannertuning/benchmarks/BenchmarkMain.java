@@ -39,6 +39,11 @@ public final class BenchmarkMain {
    */
   static final String JDBC_POINT_SELECTS = "jdbc-point-selects";
 
+  /** The straggler workloads' names; run when named. */
+  static final String STRAGGLERS = "stragglers";
+
+  static final String STRAGGLERS_OUTAGE = "stragglers-outage";
+
   /** The workloads run when {@code --workloads} is not given. */
   static final String DEFAULT_WORKLOADS =
       "steady,bursty,spiky,degraded,stalled,recovered,fresh-client";
@@ -181,8 +186,53 @@ public final class BenchmarkMain {
                 .viaJdbc(),
             freshClient(flags, variants),
             slowTrailers(flags, 1, variants),
-            slowTrailers(flags, 8, variants));
+            slowTrailers(flags, 8, variants),
+            stragglers(flags, spiky, variants, false),
+            stragglers(flags, spiky, variants, true));
     return all;
+  }
+
+  /**
+   * The spiky shape on a frontend with a straggler tail: each call, independently, {@code
+   * --straggler-ms} late with probability {@code --straggler-share}; in the outage, every call that
+   * late. The tail no choice of connection avoids, which a hedge does.
+   */
+  private static Workload stragglers(
+      Flags flags, Workload spiky, List<Variant> variants, boolean outage) {
+    double share = flags.number("straggler-share", 0.02);
+    if (!(share > 0 && share <= 1)) {
+      throw new IllegalArgumentException(
+          "--straggler-share must be a share of calls above 0 and at most 1, was " + share);
+    }
+    double lateMs = flags.positive("straggler-ms", 50);
+    String late = VariantTally.trim(lateMs) + " ms late";
+    return (outage
+            ? spiky.named(STRAGGLERS_OUTAGE, "spiky point select, every call " + late)
+            : spiky.named(
+                STRAGGLERS,
+                "spiky point select, "
+                    + VariantTally.trim(share * 100)
+                    + " % of calls "
+                    + late
+                    + ", independently"))
+        .rebased(spiky.baseRate(), spiky.threads(), withHedging(variants))
+        .withStragglers(outage ? 1.0 : share, lateMs);
+  }
+
+  /**
+   * Stock, tuned and the hedging variants of those asked for, with tuned + hedging added when no
+   * hedging variant was named: the straggler workloads compare hedging with what it adds to.
+   */
+  static List<Variant> withHedging(List<Variant> variants) {
+    List<Variant> compared =
+        new ArrayList<>(
+            variants.stream()
+                .filter((v) -> v == Variant.STOCK || v == Variant.TUNED || v.hedges())
+                .toList());
+    if (compared.stream().noneMatch(Variant::hedges)) {
+      compared.add(Variant.HEDGED);
+    }
+    return List.copyOf(compared);
   }
 
   /**
@@ -413,6 +463,12 @@ public final class BenchmarkMain {
     if (workload.deadlineMs() > 0) {
       result.put("deadlineMs", workload.deadlineMs());
     }
+    if (workload.stragglers() != null) {
+      Map<String, Object> stragglers = new LinkedHashMap<>();
+      stragglers.put("share", workload.stragglers()[0]);
+      stragglers.put("lateMs", workload.stragglers()[1]);
+      result.put("stragglers", stragglers);
+    }
     if (workload.closedLoop()) {
       result.put("closedLoop", true);
       result.put("channels", channelsOf(workload));
@@ -444,6 +500,11 @@ public final class BenchmarkMain {
       frontend.trailersDelay(workload.trailersDelayMs());
     }
     Thread restorer = null;
+    if (workload.stragglers() != null) {
+      // The tail is the server's nature here, not a fault that begins: the warm-up meets it too, as
+      // hedging's delay is learned from the client's own reads.
+      frontend.stragglers(workload.stragglers()[0], workload.stragglers()[1]);
+    }
     try (BenchClient client =
         BenchClient.open(workload, tally.variant(), frontend.port(), channelsOf(workload))) {
       if (workload.warmUp()) {
@@ -462,6 +523,7 @@ public final class BenchmarkMain {
         restorer = restoreAfter(frontend, phase.windowSeconds() / 2);
       }
       long[] before = client.clientChannelCalls();
+      long[] hedgesBefore = client.hedges();
       OpenLoop.Window window;
       ProcessMeters.Reading cost;
       long cancelledAtLimit = client.cancelledAtLimit();
@@ -491,6 +553,7 @@ public final class BenchmarkMain {
         }
       }
       tally.addCancelledAtLimit(client.cancelledAtLimit() - cancelledAtLimit);
+      long[] hedgesAfter = client.hedges();
       JsonNode stats = frontend.stats();
       long[] after = client.clientChannelCalls();
       long[] delta = new long[after.length];
@@ -500,6 +563,13 @@ public final class BenchmarkMain {
       long serverCpu = stats.path("processCpuNanos").asLong() - serverCpuStart;
       tally.add(window, cost, stats, serverCpu, delta);
       tally.addMachineCpu(machineStart.until(MachineCpu.now(), serverCpu));
+      if (hedgesBefore != null) {
+        long[] hedges = new long[hedgesAfter.length];
+        for (int i = 0; i < hedges.length; i++) {
+          hedges[i] = hedgesAfter[i] - hedgesBefore[i];
+        }
+        tally.addHedges(hedges);
+      }
       log(
           "%-8s round %d %-17s ops %6d errors %4d p50 %7.2f ms p99 %8.2f ms cpu %5.0f ms/1000q%s",
           workload.name(),
@@ -525,7 +595,7 @@ public final class BenchmarkMain {
       if (workload.trailersDelayMs() >= 0) {
         frontend.trailersDelay(frontend.knobs().path("trailersDelayMs").asDouble());
       }
-      if (workload.serviceMs() != null) {
+      if (workload.serviceMs() != null || workload.stragglers() != null) {
         frontend.defaultServiceTime();
       }
     }

@@ -109,7 +109,15 @@ final class Frontend implements AutoCloseable {
     command("service " + floorMs + " " + meanMs);
   }
 
-  /** The frontend's own time per query again. */
+  /**
+   * From now on each call is {@code lateMs} late with probability {@code share}, independently, on
+   * top of the frontend's own time per query.
+   */
+  void stragglers(double share, double lateMs) throws Exception {
+    command("stragglers " + share + " " + lateMs);
+  }
+
+  /** The frontend's own time per query again, without stragglers. */
   void defaultServiceTime() throws Exception {
     command("service default");
   }

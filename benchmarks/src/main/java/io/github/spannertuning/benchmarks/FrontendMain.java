@@ -15,6 +15,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The simulated Spanner frontend, in its own JVM: autoconfigure's {@link MockSpannerServer} with
@@ -32,12 +34,15 @@ import java.util.Set;
  *   <li>{@code restore}: the slowed or stalled connection answers as the others again, for calls
  *       that arrive from now on;
  *   <li>{@code service <floor ms> <mean ms>|default}: the time per query from now on, a floor plus
- *       an exponential part of the given mean, or the knobs' own;
+ *       an exponential part of the given mean, or the knobs' own (which also ends stragglers);
+ *   <li>{@code stragglers <share> <ms>}: from now on each call, independently, is {@code ms} late
+ *       with probability {@code share}, on top of the knobs' own time per query;
  *   <li>{@code trailers <ms>}: streams that end from now on send their trailers this late;
  *   <li>{@code reset}: counters restart, connections stay; answers with the server's process CPU
  *       time so far, in ns;
  *   <li>{@code stats}: {@code STATS <json>}: point selects per connection opened since the mark,
- *       cancels the server saw, RST_STREAM frames the client sent and GOAWAY frames the server sent
+ *       streaming calls that arrived (a hedge is one more), calls made late as stragglers, cancels
+ *       the server saw, RST_STREAM frames the client sent and GOAWAY frames the server sent
  *       (counted on the wire), and when calls arrived on the faulty connection and on all of them,
  *       since the last mark or reset;
  *   <li>{@code quit}.
@@ -67,6 +72,9 @@ public final class FrontendMain {
   private long resetNanos = System.nanoTime();
 
   private final FrontendKnobs knobs;
+
+  /** Calls made late by the straggler tail since the last mark or reset. */
+  private final AtomicLong lateCalls = new AtomicLong();
 
   private final boolean countFrames;
 
@@ -150,6 +158,22 @@ public final class FrontendMain {
                     FrontendKnobs.millis(Double.parseDouble(command[2]))));
         return "OK";
       }
+      case "stragglers" -> {
+        double share = Double.parseDouble(command[1]);
+        long lateNanos = FrontendKnobs.millis(Double.parseDouble(command[2])).toNanos();
+        MockSpannerServer.ServiceTime base = this.knobs.serviceTime();
+        AtomicLong late = this.lateCalls;
+        this.server.setServiceTime(
+            () -> {
+              long nanos = base.sampleNanos();
+              if (ThreadLocalRandom.current().nextDouble() < share) {
+                late.incrementAndGet();
+                nanos += lateNanos;
+              }
+              return nanos;
+            });
+        return "OK";
+      }
       case "trailers" -> {
         this.server.setTrailersDelay(
             java.time.Duration.ofNanos((long) (Double.parseDouble(command[1]) * 1_000_000)));
@@ -170,6 +194,7 @@ public final class FrontendMain {
 
   private void reset() {
     this.server.reset();
+    this.lateCalls.set(0);
     this.resetNanos = System.nanoTime();
   }
 
@@ -193,6 +218,8 @@ public final class FrontendMain {
     if (this.degraded != null) {
       stats.put("faultArrivals", faultArrivals());
     }
+    stats.put("streamingCalls", this.server.arrivals().size());
+    stats.put("lateCalls", this.lateCalls.get());
     stats.put("serverCancels", this.server.cancels());
     stats.put("processCpuNanos", this.os.getProcessCpuTime());
     stats.put("cores", Runtime.getRuntime().availableProcessors());

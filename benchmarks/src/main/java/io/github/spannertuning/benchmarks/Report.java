@@ -146,6 +146,7 @@ public final class Report {
         md,
         lines,
         "healthy workloads: P50 and P99 within 5% of stock or better (tuned / stock)",
+        HEALTHY,
         (line) ->
             String.join(
                 "; ",
@@ -166,6 +167,7 @@ public final class Report {
         md,
         lines,
         "goal: spiky P99 ratio 0.3 (tuned / stock)",
+        List.of("spiky"),
         (line) ->
             ratio(
                 path(workload(line, "spiky"), "stock", "p99Ms"),
@@ -174,6 +176,7 @@ public final class Report {
         md,
         lines,
         "goal: bursty P90 ratio 0.25 (tuned / stock)",
+        List.of("bursty"),
         (line) ->
             ratio(
                 path(workload(line, "bursty"), "stock", "p90Ms"),
@@ -182,6 +185,7 @@ public final class Report {
         md,
         lines,
         "degraded: P99 at most 0.5x, goal 0.35x (tuned / stock)",
+        List.of("degraded"),
         (line) ->
             ratio(
                 path(workload(line, "degraded"), "stock", "p99Ms"),
@@ -190,6 +194,7 @@ public final class Report {
         md,
         lines,
         "degraded: P90 not above stock's (tuned / stock)",
+        List.of("degraded"),
         (line) ->
             ratio(
                 path(workload(line, "degraded"), "stock", "p90Ms"),
@@ -198,6 +203,7 @@ public final class Report {
         md,
         lines,
         "degraded: slowed connection's share of its even share, tuned (stock), per round",
+        List.of("degraded"),
         (line) ->
             roundsOf(workload(line, "degraded"), "tuned", "degradedShareOfEven")
                 + " ("
@@ -208,6 +214,7 @@ public final class Report {
         lines,
         "stalled: reads sent to the stalled connection after its first 200 ms: 0,"
             + " tuned (stock), per round",
+        List.of("stalled"),
         (line) ->
             roundsOf(workload(line, "stalled"), "tuned", "faultyArrivalsAfterGrace")
                 + " ("
@@ -217,6 +224,7 @@ public final class Report {
         md,
         lines,
         "stalled: failed reads, tuned (stock)",
+        List.of("stalled"),
         (line) ->
             path(workload(line, "stalled"), "tuned", "errors").asText("n/a")
                 + " ("
@@ -227,6 +235,7 @@ public final class Report {
         lines,
         "recovered: s until the connection carries half its even share again,"
             + " tuned (stock), per round",
+        List.of("recovered"),
         (line) ->
             roundsOf(workload(line, "recovered"), "tuned", "recoverySeconds")
                 + " ("
@@ -236,6 +245,7 @@ public final class Report {
         md,
         lines,
         "fresh client: at least 0.8 of ideal throughput, tuned (stock)",
+        List.of("fresh-client"),
         (line) ->
             fmt(shareOfIdeal(workload(line, "fresh-client"), "tuned"), 2)
                 + " ("
@@ -245,6 +255,7 @@ public final class Report {
         md,
         lines,
         "fresh client: P99 at most 2x the server time, no failed query, tuned (stock)",
+        List.of("fresh-client"),
         (line) ->
             fmt(overServerTime(workload(line, "fresh-client"), "tuned"), 2)
                 + "x, "
@@ -258,6 +269,7 @@ public final class Report {
         md,
         lines,
         "imbalance that remains: spiky P99, tuned / round robin (busiest/mean tuned, round robin)",
+        List.of("spiky"),
         (line) ->
             ratio(
                     path(workload(line, "spiky"), "round robin", "p99Ms"),
@@ -267,10 +279,227 @@ public final class Report {
                 + ", "
                 + fmt(path(workload(line, "spiky"), "round robin", "serverBusiestOverMean"), 2)
                 + ")");
+    hedgingTargets(md, lines);
     md.append(
         "\nTargets on transactional overhead (under 300 ns and 100 B per call) are in the JMH"
             + " table below.\n");
     return md.toString();
+  }
+
+  /** The variant the hedging targets are read on: the starter's defaults with hedging on. */
+  static final String HEDGED = "tuned + hedging";
+
+  /** Hedged reads' targets (issue 35): the benchmark's, then the test bounds as figures. */
+  private static void hedgingTargets(StringBuilder md, List<JsonNode> lines) {
+    String stragglers = BenchmarkMain.STRAGGLERS;
+    String outage = BenchmarkMain.STRAGGLERS_OUTAGE;
+    boolean hedged =
+        lines.stream()
+            .anyMatch(
+                (line) ->
+                    Stream.of(stragglers, outage)
+                        .map((name) -> workload(line, name))
+                        .anyMatch((w) -> w != null && variant(w, HEDGED) != null));
+    if (!hedged) {
+      return;
+    }
+    target(
+        md,
+        lines,
+        "stragglers: P99 at most 0.30x stock on 6.127, tuned + hedging / stock (stock -> tuned +"
+            + " hedging, ms)",
+        List.of(stragglers),
+        (line) -> ratioWithFigures(workload(line, stragglers), "stock", HEDGED, "p99Ms"));
+    target(
+        md,
+        lines,
+        "stragglers: P99 at most 0.35x tuned, tuned + hedging / tuned (tuned -> tuned + hedging,"
+            + " ms)",
+        List.of(stragglers),
+        (line) -> ratioWithFigures(workload(line, stragglers), "tuned", HEDGED, "p99Ms"));
+    target(
+        md,
+        lines,
+        "stragglers: P50 within 1.1x tuned, tuned + hedging / tuned",
+        List.of(stragglers),
+        (line) ->
+            ratio(
+                path(workload(line, stragglers), "tuned", "p50Ms"),
+                path(workload(line, stragglers), HEDGED, "p50Ms")));
+    target(
+        md,
+        lines,
+        "stragglers: server calls / query at most 1.06, tuned + hedging (tuned, stock)",
+        List.of(stragglers),
+        (line) -> callsPerQuery(workload(line, stragglers)));
+    target(
+        md,
+        lines,
+        "stragglers: failed queries 0, tuned + hedging (tuned, stock)",
+        List.of(stragglers),
+        (line) -> threeVariants(workload(line, stragglers), "errors"));
+    target(
+        md,
+        lines,
+        "outage: server calls / query at most 1 + max-extra + 0.01 = 1.06, tuned + hedging (tuned,"
+            + " stock)",
+        List.of(outage),
+        (line) -> callsPerQuery(workload(line, outage)));
+    target(
+        md,
+        lines,
+        "outage: P99 at most 1.05x tuned, tuned + hedging / tuned (tuned -> tuned + hedging, ms)",
+        List.of(outage),
+        (line) -> ratioWithFigures(workload(line, outage), "tuned", HEDGED, "p99Ms"));
+    target(
+        md,
+        lines,
+        "stragglers and outage: GOAWAY received, tuned + hedging (tuned, stock)",
+        List.of(stragglers, outage),
+        (line) ->
+            String.join(
+                "; ",
+                Stream.of(stragglers, outage)
+                    .filter((name) -> workload(line, name) != null)
+                    .map((name) -> name + " " + threeVariants(workload(line, name), "goAways"))
+                    .toList()));
+  }
+
+  /** A ratio of one figure of two variants, with the figures: {@code x0.25 (40.00 -> 10.00)}. */
+  private static String ratioWithFigures(JsonNode workload, String from, String to, String key) {
+    return ratio(path(workload, from, key), path(workload, to, key))
+        + " ("
+        + fmt(path(workload, from, key), 2)
+        + " -> "
+        + fmt(path(workload, to, key), 2)
+        + ")";
+  }
+
+  private static String callsPerQuery(JsonNode workload) {
+    return fmt(path(workload, HEDGED, "serverCallsPerQuery"), 3)
+        + " ("
+        + fmt(path(workload, "tuned", "serverCallsPerQuery"), 3)
+        + ", "
+        + fmt(path(workload, "stock", "serverCallsPerQuery"), 3)
+        + ")";
+  }
+
+  private static String threeVariants(JsonNode workload, String key) {
+    return path(workload, HEDGED, key).asText("n/a")
+        + " ("
+        + path(workload, "tuned", key).asText("n/a")
+        + ", "
+        + path(workload, "stock", key).asText("n/a")
+        + ")";
+  }
+
+  /**
+   * Each hedging variant beside stock and tuned, per client line and workload: latency, the calls
+   * that reached the frontend, resets and GOAWAYs, failures and the hedges themselves. Empty when
+   * no variant hedged.
+   */
+  static String hedgingHeadline(List<JsonNode> lines) {
+    StringBuilder rows = new StringBuilder();
+    for (JsonNode results : lines) {
+      for (JsonNode workload : results.path("workloads")) {
+        JsonNode stock = variant(workload, "stock");
+        JsonNode tuned = variant(workload, "tuned");
+        for (JsonNode hedged : workload.path("variants")) {
+          if (!hedged.has("hedgesSent")) {
+            continue;
+          }
+          rows.append("| ")
+              .append(results.path("client").path("spanner").asText())
+              .append(" | ")
+              .append(workload.path("name").asText())
+              .append(" | ")
+              .append(hedged.path("variant").asText());
+          for (String key : new String[] {"p50Ms", "p99Ms", "p999Ms"}) {
+            rows.append(" | ").append(three(stock, tuned, hedged, key, 2));
+            if (key.equals("p99Ms")) {
+              rows.append(" | ")
+                  .append(ratio(field(stock, key), hedged.path(key)))
+                  .append(" | ")
+                  .append(ratio(field(tuned, key), hedged.path(key)));
+            }
+          }
+          rows.append(" | ")
+              .append(three(stock, tuned, hedged, "serverCallsPerQuery", 3))
+              .append(" | ")
+              .append(three(stock, tuned, hedged, "rstStreamsPerQuery", 2))
+              .append(" | ")
+              .append(threeText(stock, tuned, hedged, "goAways"))
+              .append(" | ")
+              .append(threeText(stock, tuned, hedged, "errors"))
+              .append(" | ")
+              .append(three(stock, tuned, hedged, "cpuMsPer1000", 0))
+              .append(" | ")
+              .append(hedged.path("hedgesSent").asText())
+              .append(" / ")
+              .append(hedged.path("hedgesWon").asText())
+              .append(" / ")
+              .append(hedged.path("hedgesDenied").asText())
+              .append(" (")
+              .append(pct(hedged.path("hedgesSentPerQuery").asDouble()))
+              .append(" sent) |\n");
+        }
+      }
+    }
+    if (rows.length() == 0) {
+      return "";
+    }
+    return "\n## Headline: hedged reads\n\n"
+        + "Each figure is stock / tuned / the hedging variant. Server calls: streaming calls that"
+        + " reached the frontend per query (a hedge is one more). Hedges: sent / won (the hedge"
+        + " answered first) / denied (due, but over the budget), from the starter's own counts.\n\n"
+        + "| client line | workload | variant | P50 (ms) | P99 (ms) | P99 / stock | P99 / tuned"
+        + " | P99.9 (ms) | server calls / query | RST_STREAM sent / query | GOAWAY received"
+        + " | failed queries | client CPU ms / 1000 queries | hedges sent / won / denied |\n"
+        + "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+        + rows;
+  }
+
+  /**
+   * Where the report has no hedging variant, where to find one: the stragglers workloads are run
+   * when named, and published on a page of their own.
+   */
+  static String hedgingPointer(List<JsonNode> lines) {
+    for (JsonNode results : lines) {
+      for (JsonNode workload : results.path("workloads")) {
+        for (JsonNode variant : workload.path("variants")) {
+          if (variant.has("hedgesSent")) {
+            return "";
+          }
+        }
+      }
+    }
+    return "\n## Hedged reads\n\n"
+        + "Hedging is off by default and measured apart: the stragglers workloads (the spiky load on"
+        + " a frontend where 2 % of calls are 50 ms late, and an outage where every call is) with"
+        + " stock, tuned and tuned + hedging side by side, and the cost per read in JMH, are in"
+        + " [benchmarks-hedging.md](benchmarks-hedging.md); the choice of the delay's percentile in"
+        + " [benchmarks-hedging-delay.md](benchmarks-hedging-delay.md).\n";
+  }
+
+  private static JsonNode field(JsonNode variant, String key) {
+    return (variant == null) ? MissingNode.getInstance() : variant.path(key);
+  }
+
+  private static String three(
+      JsonNode stock, JsonNode tuned, JsonNode hedged, String key, int digits) {
+    return fmt(field(stock, key), digits)
+        + " / "
+        + fmt(field(tuned, key), digits)
+        + " / "
+        + fmt(hedged.path(key), digits);
+  }
+
+  private static String threeText(JsonNode stock, JsonNode tuned, JsonNode hedged, String key) {
+    return field(stock, key).asText("n/a")
+        + " / "
+        + field(tuned, key).asText("n/a")
+        + " / "
+        + hedged.path(key).asText("n/a");
   }
 
   /** The workloads without a faulty connection, on which tuned should cost nothing. */
@@ -289,6 +518,19 @@ public final class Report {
     JsonNode service = (workload == null) ? MissingNode.getInstance() : workload.path("serviceMs");
     double mean = service.path(0).asDouble() + service.path(1).asDouble();
     return (mean == 0) ? Double.NaN : path(workload, variant, "p99Ms").asDouble(Double.NaN) / mean;
+  }
+
+  /** A target row, written only where some client line ran one of {@code workloads}. */
+  private static void target(
+      StringBuilder md,
+      List<JsonNode> lines,
+      String name,
+      List<String> workloads,
+      Function<JsonNode, String> cell) {
+    if (lines.stream()
+        .anyMatch((line) -> workloads.stream().anyMatch((w) -> workload(line, w) != null))) {
+      target(md, lines, name, cell);
+    }
   }
 
   private static void target(
@@ -331,18 +573,8 @@ public final class Report {
       return "";
     }
     StringBuilder md = new StringBuilder();
-    md.append("\n## What the starter adds per query (JMH, `-prof gc`)\n\n")
-        .append(
-            "Stream path (StarterOverheadBenchmark): request classification, routing and the"
-                + " guard's wrapper for one query (start, the row marked `last`, the end, the close:"
-                + " `at-last` closes before the trailers, as a point select does; `after-end` after"
-                + " them), against the same sequence on the bare call. Channel (ChannelLoadBenchmark):"
-                + " the load-counting interceptor around one gRPC call. Added per query is the sum."
-                + " What the guard saves is in the load tables above.\n\n")
-        .append(
-            "| client line | request | close | stream: stock -> tuned (ns) | stream: added B/op"
-                + " | channel: bare -> counted (ns) | channel: added B/op | added per query |\n")
-        .append("|---|---|---|---|---|---|---|---|\n");
+    md.append("\n## What the starter adds per query (JMH, `-prof gc`)\n");
+    StringBuilder stream = new StringBuilder();
     for (JsonNode run : runs) {
       double[] channelStock = jmhScore(run, "channelStock", null, null);
       double[] channelCounted = jmhScore(run, "channelCounted", null, null);
@@ -358,7 +590,8 @@ public final class Report {
           }
           double ns = (streamTuned[0] - streamStock[0]) + (channelCounted[0] - channelStock[0]);
           double bytes = (streamTuned[1] - streamStock[1]) + (channelCounted[1] - channelStock[1]);
-          md.append("| ")
+          stream
+              .append("| ")
               .append(run.path("client").asText())
               .append(" | ")
               .append(request)
@@ -384,6 +617,22 @@ public final class Report {
         }
       }
     }
+    if (stream.length() > 0) {
+      md.append(
+              "\nStream path (StarterOverheadBenchmark): request classification, routing and the"
+                  + " guard's wrapper for one query (start, the row marked `last`, the end, the"
+                  + " close: `at-last` closes before the trailers, as a point select does;"
+                  + " `after-end` after them), against the same sequence on the bare call. Channel"
+                  + " (ChannelLoadBenchmark): the load-counting interceptor around one gRPC call."
+                  + " Added per query is the sum. What the guard saves is in the load tables"
+                  + " above.\n\n")
+          .append(
+              "| client line | request | close | stream: stock -> tuned (ns) | stream: added B/op"
+                  + " | channel: bare -> counted (ns) | channel: added B/op | added per query |\n")
+          .append("|---|---|---|---|---|---|---|---|\n")
+          .append(stream);
+    }
+    md.append(hedgingJmh(runs));
     StringBuilder experiment = new StringBuilder();
     for (JsonNode run : runs) {
       double[] idle = jmhScore(run, "noExperiment", null, null);
@@ -413,6 +662,60 @@ public final class Report {
           .append(experiment);
     }
     return md.toString();
+  }
+
+  /**
+   * HedgingBenchmark: a single-use point select with hedging off and on, no hedge sent; and the
+   * starter's side of one hedge sent (the same read with and without its hedge).
+   */
+  static String hedgingJmh(List<JsonNode> runs) {
+    StringBuilder rows = new StringBuilder();
+    for (JsonNode run : runs) {
+      for (String close : new String[] {"at-last", "after-end"}) {
+        double[] off = jmhScore(run, "readHedgingOff", null, close);
+        double[] on = jmhScore(run, "readHedgingOn", null, close);
+        double[] notSent = jmhScore(run, "hedgeNotSent", null, close);
+        double[] sent = jmhScore(run, "hedgeSent", null, close);
+        if (off == null || on == null || notSent == null || sent == null) {
+          continue;
+        }
+        rows.append("| ")
+            .append(run.path("client").asText())
+            .append(" | ")
+            .append(close)
+            .append(" | ")
+            .append(fmt(off[0], 1))
+            .append(" -> ")
+            .append(fmt(on[0], 1))
+            .append(" | ")
+            .append(fmt(off[1], 0))
+            .append(" -> ")
+            .append(fmt(on[1], 0))
+            .append(" | ")
+            .append(fmt(on[0] - off[0], 0))
+            .append(" ns, ")
+            .append(fmt(on[1] - off[1], 0))
+            .append(" B | ")
+            .append(fmt(sent[0] - notSent[0], 0))
+            .append(" ns, ")
+            .append(fmt(sent[1] - notSent[1], 0))
+            .append(" B |\n");
+      }
+    }
+    if (rows.length() == 0) {
+      return "";
+    }
+    return "\nHedging (HedgingBenchmark): a single-use point select through the tuned stream path"
+        + " with hedging off and on, answering at once, so that no hedge is sent (the delay is"
+        + " learned, 1 ms here, its floor); and the starter's side of one hedge sent: its token, its"
+        + " guarded stream, pick and context, and the loser's drain, on the same read with and"
+        + " without its hedge. The second gRPC call itself (gax, grpc-java, Netty) is not in it:"
+        + " that is in the load benchmark's bytes / hedge sent. No lock is taken on the path of a"
+        + " read that is not hedged (see the benchmark's Javadoc).\n\n"
+        + "| client line | close | ns: hedging off -> on | B/op: off -> on"
+        + " | added per read, no hedge sent | added per hedge sent |\n"
+        + "|---|---|---|---|---|---|\n"
+        + rows;
   }
 
   /** Score (ns/op) and normalised allocation (B/op) of one benchmark, or null. */
@@ -564,6 +867,7 @@ public final class Report {
             .append(" |\n");
       }
     }
+    md.append(hedgingHeadline(lines)).append(hedgingPointer(lines));
     for (JsonNode results : lines) {
       md.append("\n## ")
           .append(line(results))
@@ -635,6 +939,15 @@ public final class Report {
         workload.has("deadlineMs")
             ? ", each query's deadline " + workload.path("deadlineMs").asText() + " ms"
             : "";
+    if (workload.has("stragglers")) {
+      JsonNode stragglers = workload.path("stragglers");
+      double share = stragglers.path("share").asDouble();
+      String late = fmt(stragglers.path("lateMs").asDouble(), 0) + " ms late";
+      deadline +=
+          (share >= 1)
+              ? ", every call " + late
+              : ", " + fmt(share * 100, 1) + " % of calls " + late + " (each independently)";
+    }
     return switch (workload
         .path("fault")
         .asText(workload.path("degradeMs").asLong() > 0 ? "slowed" : "none")) {
@@ -815,6 +1128,9 @@ public final class Report {
         (v) ->
             v.path("goAways").asText("n/a") + " (" + v.path("goAwaysForResets").asText("n/a") + ")",
         null);
+    if (workload.has("stragglers") || columns.stream().anyMatch((v) -> v.has("hedgesSent"))) {
+      hedgingRows(md, columns, delta, tuned);
+    }
     row(
         md,
         "busiest / mean, server",
@@ -913,6 +1229,87 @@ public final class Report {
     if (!errors.isEmpty()) {
       md.append("\nFirst error per variant: ").append(String.join("; ", errors)).append("\n");
     }
+  }
+
+  /**
+   * What reached the frontend and what hedging did: on the straggler workloads, and wherever a
+   * variant hedged.
+   */
+  private static void hedgingRows(
+      StringBuilder md, List<JsonNode> columns, boolean delta, JsonNode tuned) {
+    row(
+        md,
+        "server calls / query (frontend)",
+        columns,
+        delta,
+        (v) -> fmt(v.path("serverCallsPerQuery"), 3),
+        null);
+    row(
+        md,
+        "calls made late by the frontend (stragglers)",
+        columns,
+        delta,
+        (v) ->
+            v.path("lateCalls").asText("n/a")
+                + " ("
+                + pct(v.path("lateCalls").asDouble() / Math.max(1, v.path("serverCalls").asLong()))
+                + " of calls)",
+        null);
+    row(
+        md,
+        "hedges sent / won / denied",
+        columns,
+        delta,
+        (v) ->
+            v.has("hedgesSent")
+                ? v.path("hedgesSent").asText()
+                    + " / "
+                    + v.path("hedgesWon").asText()
+                    + " / "
+                    + v.path("hedgesDenied").asText()
+                : "",
+        null);
+    row(
+        md,
+        "hedges sent / query",
+        columns,
+        delta,
+        (v) -> v.has("hedgesSent") ? pct(v.path("hedgesSentPerQuery").asDouble()) : "",
+        null);
+    row(
+        md,
+        "hedge losers cancelled",
+        columns,
+        delta,
+        (v) -> v.has("hedgesSent") ? v.path("hedgeLosersCancelled").asText() : "",
+        null);
+    row(
+        md,
+        "bytes / hedge sent, over tuned's bytes / query",
+        columns,
+        delta,
+        (v) -> v.has("hedgesSent") ? fmt(bytesPerHedge(v, tuned), 0) : "",
+        null);
+    row(
+        md,
+        "hedges sent per round",
+        columns,
+        delta,
+        (v) -> v.has("hedgesSent") ? perRound(v, "hedgesSent", 0) : "",
+        null);
+  }
+
+  /**
+   * What a hedging variant allocated per query beyond tuned, per hedge it sent: the second
+   * attempt's objects, end to end, in the client process. NaN without tuned or without hedges.
+   */
+  static double bytesPerHedge(JsonNode hedged, JsonNode tuned) {
+    double hedges = hedged.path("hedgesSentPerQuery").asDouble();
+    if (tuned == null || hedges == 0 || !tuned.path("bytesPerQuery").isNumber()) {
+      return Double.NaN;
+    }
+    return (hedged.path("bytesPerQuery").asDouble() - tuned.path("bytesPerQuery").asDouble())
+        / hedges;
   }
 
   private static void row(

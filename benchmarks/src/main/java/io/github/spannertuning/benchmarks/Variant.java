@@ -40,7 +40,26 @@ enum Variant {
   MARGIN_NONE("margin 0"),
 
   /** Tuned, with the guard keeping a quarter of the slots free. Run only when named. */
-  MARGIN_QUARTER("margin 25");
+  MARGIN_QUARTER("margin 25"),
+
+  /**
+   * Tuned with hedged reads on, at the starter's defaults (a budget of 5 % extra calls, the delay
+   * at the 97.5th percentile of the time to first response). Run on the stragglers workloads, and
+   * on others when named ({@code hedged}).
+   */
+  HEDGED("tuned + hedging"),
+
+  /**
+   * Tuned with hedging, the delay at the 95th percentile: candidates for the delay's percentile,
+   * run when named ({@code hedging-p95}, {@code hedging-p97.5}, {@code hedging-p99}).
+   */
+  HEDGING_P95("hedging p95"),
+
+  /** As {@link #HEDGING_P95}, at the 97.5th percentile, the default's, set explicitly. */
+  HEDGING_P975("hedging p97.5"),
+
+  /** As {@link #HEDGING_P95}, at the 99th percentile. */
+  HEDGING_P99("hedging p99");
 
   private final String label;
 
@@ -54,15 +73,22 @@ enum Variant {
 
   static Variant of(String label) {
     for (Variant variant : values()) {
-      if (variant.label.replace(' ', '-').equals(label) || variant.name().equalsIgnoreCase(label)) {
+      if (variant.label.replace(' ', '-').equals(label)
+          || variant.name().equalsIgnoreCase(label)
+          || (variant == HEDGED && label.equals("hedged"))) {
         return variant;
       }
     }
     throw new IllegalArgumentException(
         "Unknown variant '"
             + label
-            + "'; use stock, tuned, distribution-only, guard-only, round-robin, margin-0 or"
-            + " margin-25");
+            + "'; use stock, tuned, distribution-only, guard-only, round-robin, margin-0,"
+            + " margin-25, hedged, hedging-p95, hedging-p97.5 or hedging-p99");
+  }
+
+  /** Whether this variant hedges reads. */
+  boolean hedges() {
+    return this == HEDGED || this == HEDGING_P95 || this == HEDGING_P975 || this == HEDGING_P99;
   }
 
   /** Tunes the builder as this variant does; {@code null} for the stock client. */
@@ -81,6 +107,10 @@ enum Variant {
                   SpannerTuning.newBuilder(), SpannerTuning.DEFAULT_MAX_CONCURRENT_STREAMS / 4)
               .build()
               .applyTo(builder);
+      case HEDGED -> SpannerTuning.newBuilder().hedging(true).build().applyTo(builder);
+      case HEDGING_P95 -> hedgingAt(0.95, builder);
+      case HEDGING_P975 -> hedgingAt(0.975, builder);
+      case HEDGING_P99 -> hedgingAt(0.99, builder);
       case ROUND_ROBIN -> {
         builder.disableGrpcGcpExtension();
         yield SpannerTuning.newBuilder()
@@ -90,6 +120,12 @@ enum Variant {
             .applyTo(builder);
       }
     };
+  }
+
+  private static SpannerTuningState hedgingAt(double quantile, SpannerOptions.Builder builder) {
+    return BenchmarkTuning.hedgingQuantile(SpannerTuning.newBuilder().hedging(true), quantile)
+        .build()
+        .applyTo(builder);
   }
 
   /** The context each query of this variant runs in; {@code null} for the thread's own. */

@@ -53,6 +53,17 @@ final class VariantTally {
 
   private long cancelledAtLimit;
 
+  /** Streaming calls that reached the frontend: queries, and hedges of them. */
+  private long serverCalls;
+
+  /** Calls the frontend made late as stragglers. */
+  private long lateCalls;
+
+  /**
+   * Hedges sent, won, denied, and losers cancelled; {@code null} for a variant that does not hedge.
+   */
+  private long[] hedges;
+
   private final long[] sortedServerShares;
 
   private final List<Map<String, Object>> rounds = new ArrayList<>();
@@ -97,6 +108,8 @@ final class VariantTally {
     }
     this.cost = this.cost.plus(cost);
     this.serverCancels += serverStats.path("serverCancels").asLong();
+    this.serverCalls += serverStats.path("streamingCalls").asLong();
+    this.lateCalls += serverStats.path("lateCalls").asLong();
     if (serverStats.has("rstStreams")) {
       this.rstStreams = Math.max(0, this.rstStreams) + serverStats.path("rstStreams").asLong();
       this.goAways = Math.max(0, this.goAways) + serverStats.path("goAways").asLong();
@@ -126,6 +139,9 @@ final class VariantTally {
     round.put(
         "frontendCpuMsPer1000", perThousandMs(serverCpuNanos, window.ops() + window.errors()));
     round.put("busiestOverMean", busiestOverMean(perConnection));
+    round.put(
+        "serverCallsPerQuery",
+        perQuery(serverStats.path("streamingCalls").asLong(), window.ops() + window.errors()));
     round.put("rstStreams", serverStats.path("rstStreams").asLong(-1));
     round.put("goAways", serverStats.path("goAways").asLong(-1));
     String degraded = serverStats.path("degraded").asText(null);
@@ -209,6 +225,20 @@ final class VariantTally {
     this.cancelledAtLimit += cancels;
   }
 
+  /** Hedges in the window just added: sent, won, denied, losers cancelled. */
+  void addHedges(long[] window) {
+    if (this.hedges == null) {
+      this.hedges = new long[window.length];
+    }
+    for (int i = 0; i < window.length; i++) {
+      this.hedges[i] += window[i];
+    }
+    Map<String, Object> round = this.rounds.get(this.rounds.size() - 1);
+    round.put("hedgesSent", window[0]);
+    round.put("hedgesWon", window[1]);
+    round.put("hedgesDenied", window[2]);
+  }
+
   private long[] perConnection(JsonNode serverStats) {
     List<Long> counts = new ArrayList<>();
     Iterator<JsonNode> values = serverStats.path("queriesPerConnection").elements();
@@ -269,6 +299,16 @@ final class VariantTally {
             : (double) this.cost.throwables() / queries);
     json.put(
         "serverCancelsPerQuery", (queries == 0) ? null : (double) this.serverCancels / queries);
+    json.put("serverCalls", this.serverCalls);
+    json.put("serverCallsPerQuery", perQuery(this.serverCalls, queries));
+    json.put("lateCalls", this.lateCalls);
+    if (this.hedges != null) {
+      json.put("hedgesSent", this.hedges[0]);
+      json.put("hedgesWon", this.hedges[1]);
+      json.put("hedgesDenied", this.hedges[2]);
+      json.put("hedgeLosersCancelled", this.hedges[3]);
+      json.put("hedgesSentPerQuery", perQuery(this.hedges[0], queries));
+    }
     json.put(
         "rstStreamsPerQuery",
         (queries == 0 || this.rstStreams < 0) ? null : (double) this.rstStreams / queries);
@@ -319,6 +359,10 @@ final class VariantTally {
 
   static double ms(long micros) {
     return micros / 1000.0;
+  }
+
+  private static Double perQuery(long count, long queries) {
+    return (queries == 0) ? null : (double) count / queries;
   }
 
   private static Double perThousandMs(long nanos, long queries) {

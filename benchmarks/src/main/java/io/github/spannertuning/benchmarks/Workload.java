@@ -19,6 +19,8 @@ import java.util.List;
  *     client's first traffic
  * @param jdbc whether the queries go through Google's JDBC driver ({@link JdbcPointSelects})
  *     instead of the client's own API
+ * @param stragglers the frontend's straggler tail during this workload, {@code {share of calls, ms
+ *     late}}, each call late or not independently; {@code null} for none
  */
 record Workload(
     String name,
@@ -38,7 +40,8 @@ record Workload(
     long deadlineMs,
     double[] serviceMs,
     boolean warmUp,
-    boolean jdbc) {
+    boolean jdbc,
+    double[] stragglers) {
 
   /** What the frontend does to one connection of the client once it is warmed up. */
   enum Fault {
@@ -88,7 +91,8 @@ record Workload(
         0,
         null,
         true,
-        false);
+        false,
+        null);
   }
 
   /** Closed-loop point selects from a number of threads. */
@@ -117,7 +121,8 @@ record Workload(
         0,
         null,
         true,
-        false);
+        false,
+        null);
   }
 
   /** This workload with a fault on one connection, and each query's deadline. */
@@ -140,7 +145,8 @@ record Workload(
         deadlineMs,
         this.serviceMs,
         this.warmUp,
-        this.jdbc);
+        this.jdbc,
+        this.stragglers);
   }
 
   /** The same shape under another name. */
@@ -163,7 +169,8 @@ record Workload(
         this.deadlineMs,
         this.serviceMs,
         this.warmUp,
-        this.jdbc);
+        this.jdbc,
+        this.stragglers);
   }
 
   /** This workload on a fresh client, with the frontend taking this long per query. */
@@ -186,7 +193,8 @@ record Workload(
         this.deadlineMs,
         new double[] {floorMs, randomMs},
         false,
-        this.jdbc);
+        this.jdbc,
+        this.stragglers);
   }
 
   /** The same workload, each point select sent through Google's JDBC driver. */
@@ -209,7 +217,35 @@ record Workload(
         this.deadlineMs,
         this.serviceMs,
         this.warmUp,
-        true);
+        true,
+        this.stragglers);
+  }
+
+  /**
+   * The same workload on a frontend where each call is, independently, {@code lateMs} late with
+   * probability {@code share}.
+   */
+  Workload withStragglers(double share, double lateMs) {
+    return new Workload(
+        this.name,
+        this.description,
+        this.referenceRate,
+        this.baseRate,
+        this.burstMultiplier,
+        this.burstPeriodSeconds,
+        this.burstLengthSeconds,
+        this.threads,
+        this.degradeMillis,
+        this.variants,
+        this.closedLoop,
+        this.channels,
+        this.trailersDelayMs,
+        this.fault,
+        this.deadlineMs,
+        this.serviceMs,
+        this.warmUp,
+        this.jdbc,
+        new double[] {share, lateMs});
   }
 
   /**
@@ -255,7 +291,8 @@ record Workload(
         this.deadlineMs,
         this.serviceMs,
         this.warmUp,
-        this.jdbc);
+        this.jdbc,
+        this.stragglers);
   }
 
   double scale() {

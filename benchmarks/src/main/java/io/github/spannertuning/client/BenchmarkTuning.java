@@ -26,4 +26,14 @@ public final class BenchmarkTuning {
       SpannerTuning.Builder builder, int hotShift, int bandShift) {
     return builder.routingHotShift(hotShift).routingBandShift(bandShift);
   }
+
+  /**
+   * Sets the percentile of the time to first response a read waits for before it is hedged, to
+   * compare candidates for the starter's default ({@code 1 - maxExtra / 2}, the 97.5th percentile
+   * at the default budget).
+   */
+  public static SpannerTuning.Builder hedgingQuantile(
+      SpannerTuning.Builder builder, double quantile) {
+    return builder.hedgingQuantile(quantile);
+  }
 }

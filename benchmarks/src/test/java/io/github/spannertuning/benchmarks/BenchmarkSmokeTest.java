@@ -74,8 +74,85 @@ class BenchmarkSmokeTest {
     assertThat(markdown)
         .contains(
             "| metric | stock | tuned | delta | distribution only | guard only | round robin |");
+    assertThat(markdown)
+        .as("a report without hedging points to the page that has it")
+        .contains("## Hedged reads", "(benchmarks-hedging.md)")
+        .doesNotContain("## Headline: hedged reads");
     String html = Files.readString(out.resolve("benchmarks.html"));
     assertThat(html).contains("<svg", "round robin", "spiky point select, one connection slowed");
+  }
+
+  @Test
+  void theStragglerWorkloadsCompareStockTunedAndHedging(@TempDir Path out) throws Exception {
+    BenchmarkMain.run(
+        "--out", out.toString(),
+        "--workloads", "stragglers,stragglers-outage",
+        "--variants", "stock,tuned",
+        "--client-cpus", "0",
+        "--scale", "0.1",
+        "--window-s", "0.5",
+        "--burst-period-s", "0.4",
+        "--burst-length-s", "0.1",
+        "--rounds", "1",
+        "--warmup-queries", "16",
+        "--floor-queries", "10");
+
+    JsonNode line =
+        new ObjectMapper().readTree(out.resolve("benchmarks.json").toFile()).path("lines").get(0);
+    assertThat(line.path("workloads"))
+        .extracting((w) -> w.path("name").asText())
+        .containsExactly("stragglers", "stragglers-outage");
+    double[] shares = {0.02, 1.0};
+    for (int i = 0; i < shares.length; i++) {
+      JsonNode workload = line.path("workloads").get(i);
+      assertThat(workload.path("stragglers").path("share").asDouble()).isEqualTo(shares[i]);
+      assertThat(workload.path("stragglers").path("lateMs").asDouble()).isEqualTo(50.0);
+      assertThat(workload.path("variants"))
+          .extracting((v) -> v.path("variant").asText())
+          .as("tuned + hedging is added where no hedging variant was named")
+          .containsExactly("stock", "tuned", "tuned + hedging");
+      for (JsonNode variant : workload.path("variants")) {
+        String what = workload.path("name").asText() + " / " + variant.path("variant").asText();
+        assertThat(variant.path("ops").asLong()).as(what + " ops").isPositive();
+        assertThat(variant.path("serverCalls").asLong())
+            .as(what + ": every query reached the frontend at least once")
+            .isGreaterThanOrEqualTo(variant.path("ops").asLong());
+        assertThat(variant.has("hedgesSent"))
+            .as(what + ": hedges are counted for the hedging variant only")
+            .isEqualTo(variant.path("variant").asText().equals("tuned + hedging"));
+      }
+    }
+    for (JsonNode variant : line.path("workloads").get(1).path("variants")) {
+      assertThat(variant.path("lateCalls").asLong())
+          .as("%s: in the outage every call is late", variant.path("variant").asText())
+          .isEqualTo(variant.path("serverCalls").asLong());
+    }
+    String markdown = Files.readString(out.resolve("benchmarks.md"));
+    assertThat(markdown)
+        .contains(
+            "## Headline: hedged reads",
+            "| metric | stock | tuned | delta | tuned + hedging |",
+            "| server calls / query (frontend) |",
+            "| hedges sent / won / denied |",
+            "| stragglers: P99 at most 0.30x stock on 6.127",
+            "| outage: P99 at most 1.05x tuned")
+        .doesNotContain("## Hedged reads", "| degraded: P99 at most 0.5x");
+  }
+
+  @Test
+  void hedgingVariantsRunOnTheStragglerWorkloadsAndWhenNamed() {
+    assertThat(
+            BenchmarkMain.withHedging(
+                List.of(Variant.STOCK, Variant.TUNED, Variant.DISTRIBUTION_ONLY)))
+        .containsExactly(Variant.STOCK, Variant.TUNED, Variant.HEDGED);
+    assertThat(
+            BenchmarkMain.withHedging(
+                List.of(Variant.of("tuned"), Variant.of("hedging-p95"), Variant.of("hedging-p99"))))
+        .containsExactly(Variant.TUNED, Variant.HEDGING_P95, Variant.HEDGING_P99);
+    assertThat(Variant.of("hedged")).isEqualTo(Variant.HEDGED);
+    assertThat(Variant.of("hedging-p97.5")).isEqualTo(Variant.HEDGING_P975);
+    assertThat(BenchmarkMain.DEFAULT_WORKLOADS.split(","))
+        .doesNotContain(BenchmarkMain.STRAGGLERS, BenchmarkMain.STRAGGLERS_OUTAGE);
   }
 
   @Test
