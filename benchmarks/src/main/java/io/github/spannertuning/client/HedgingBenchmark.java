@@ -65,11 +65,11 @@ import org.openjdk.jmh.annotations.Warmup;
  * waits with nothing pending or the read is due before its next wake-up; the race ({@code
  * HedgeRace}) and the demand are compare-and-sets; the shape's lookup two array reads; the delay's
  * sample two atomic increments per histogram (the shape's and the shared one). Two things there are
- * not lock-free, and are not per read: the histogram's window rolls under a monitor once per 1,000
- * samples, allocating the next window; and the budget's {@code tryAcquire} is synchronized, taken
- * only when a hedge is due. The guard's drain timer ({@code ScheduledThreadPoolExecutor}, whose
- * queue has a lock) is scheduled for a stream closed before its trailers with hedging on or off
- * alike.
+ * not lock-free, and are not per read: the histogram's window rolls under a monitor once per window
+ * (1,000 samples, or 10 s), allocating the next window; and the budget's {@code tryAcquire} is
+ * synchronized, taken only when a hedge is due. The guard's drain timer ({@code
+ * ScheduledThreadPoolExecutor}, whose queue has a lock) is scheduled for a stream closed before its
+ * trailers with hedging on or off alike.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
