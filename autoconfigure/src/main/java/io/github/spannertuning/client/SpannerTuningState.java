@@ -555,8 +555,9 @@ public final class SpannerTuningState {
     for (Feature feature : ROUTING) {
       next.put(feature, FeatureStates.routingBuilt(next.get(feature), grpcGcpEnabled));
     }
-    next.put(
-        Feature.HEDGING, FeatureStates.routingBuilt(next.get(Feature.HEDGING), grpcGcpEnabled));
+    if (!grpcGcpEnabled && next.get(Feature.HEDGING).status() != FeatureState.Status.UNSUPPORTED) {
+      next.put(Feature.HEDGING, FeatureState.unsupported(FeatureStates.GRPC_GCP_OFF));
+    }
     if (!next.equals(this.features)) {
       publish(next);
     }
@@ -564,7 +565,8 @@ public final class SpannerTuningState {
 
   /**
    * The picker could not be set up on this client. Where the client has its own least-busy pick,
-   * that one stays in charge; elsewhere calls are routed as the client does it.
+   * that one stays in charge; elsewhere calls are routed as the client does it. Hedging, which
+   * sends its hedges by the picker, is unsupported.
    */
   synchronized void pickerUnavailable(String reason) {
     SpannerTuning.warnOnce("single-use-distribution and transaction-routing", reason);
@@ -584,8 +586,8 @@ public final class SpannerTuningState {
 
   /**
    * The client chooses channels or endpoints in a way the picker must not fight ({@link
-   * RoutingAside}): the routing features that were on are unsupported, with the reason, and one
-   * warning is logged. The client's pool is left as it is.
+   * RoutingAside}): the routing features that were on, and hedging, are unsupported, with the
+   * reason, and one warning is logged. The client's pool is left as it is.
    */
   synchronized void routingStepsAside(String reason) {
     Map<Feature, FeatureState> next = new EnumMap<>(this.features);
