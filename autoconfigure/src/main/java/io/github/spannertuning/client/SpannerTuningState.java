@@ -8,6 +8,7 @@ import io.github.spannertuning.experiment.ExperimentPlan;
 import io.github.spannertuning.experiment.ExperimentResult;
 import io.github.spannertuning.experiment.ExperimentSlot;
 import io.github.spannertuning.experiment.GuardRail;
+import io.github.spannertuning.experiment.RecordedCallListener;
 import io.github.spannertuning.routing.HedgeBudget;
 import io.github.spannertuning.routing.HedgeDelay;
 import io.opentelemetry.api.OpenTelemetry;
@@ -423,6 +424,19 @@ public final class SpannerTuningState {
   /** This client's experiment figures per call kind and arm, for meters tagged {@code arm}. */
   public ArmTotals experimentTotals() {
     return this.experiment.totals();
+  }
+
+  /**
+   * Tells {@code listener} of every call this client's experiments record from now on, as they
+   * record it: for figures that add up across processes, such as a latency histogram per arm.
+   */
+  public void addExperimentCallListener(RecordedCallListener listener) {
+    this.experiment.addRecordedCallListener(listener);
+  }
+
+  /** Stops telling {@code listener} of the calls the experiments record. */
+  public void removeExperimentCallListener(RecordedCallListener listener) {
+    this.experiment.removeRecordedCallListener(listener);
   }
 
   /** Whether an experiment is running on this client. */

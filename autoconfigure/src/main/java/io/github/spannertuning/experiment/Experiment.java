@@ -47,7 +47,7 @@ final class Experiment {
 
   private final long carryOverNanos;
 
-  private final SliceRecorder recorder = new SliceRecorder();
+  private final SliceRecorder recorder;
 
   private final List<SliceSummary> slices = new ArrayList<>();
 
@@ -68,6 +68,7 @@ final class Experiment {
   /**
    * @param onEnd told once, holding this experiment's lock, when it ends
    * @param totals where each recorded slice's figures are added, for the meters
+   * @param listener told of each call as it is recorded
    */
   Experiment(
       ExperimentPlan plan,
@@ -76,8 +77,10 @@ final class Experiment {
       LongSupplier clock,
       RandomGenerator random,
       Consumer<Experiment> onEnd,
-      ArmTotals totals) {
+      ArmTotals totals,
+      RecordedCallListener listener) {
     this.plan = plan;
+    this.recorder = new SliceRecorder(listener);
     this.totals = totals;
     this.armSwitch = armSwitch;
     this.timer = timer;
@@ -189,14 +192,13 @@ final class Experiment {
   }
 
   private void openWindow() {
-    this.recorder.open(this.clock.getAsLong());
+    this.recorder.open(this.clock.getAsLong(), this.arms[this.slice]);
     this.recording = true;
     schedule(this::endSlice, plannedStart(this.slice + 1));
   }
 
   private void endSlice() {
-    SliceSummary summary =
-        this.recorder.close(this.slice, this.arms[this.slice], this.clock.getAsLong());
+    SliceSummary summary = this.recorder.close(this.slice, this.clock.getAsLong());
     this.slices.add(summary);
     this.totals.add(summary);
     this.recording = false;
@@ -264,7 +266,7 @@ final class Experiment {
       this.pending = null;
     }
     if (this.recording) {
-      this.recorder.close(this.slice, this.arms[this.slice], this.endNanos);
+      this.recorder.close(this.slice, this.endNanos);
       this.recording = false;
     }
     try {

@@ -1,5 +1,6 @@
 package io.github.spannertuning.experiment;
 
+import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
@@ -10,7 +11,8 @@ import java.util.random.RandomGenerator;
  *
  * <p>The RPC path calls {@link #record}, {@link #cancelOfFinishedStream} and {@link #goAway} on
  * every call whatever the state: with no experiment running each is one volatile read; while one
- * runs, one histogram record (or counter increment), no lock and no allocation.
+ * runs, one histogram record (or counter increment) and a word to each {@link
+ * RecordedCallListener}, no lock and no allocation.
  *
  * <p>A feature switched by hand while an experiment runs makes the experiment meaningless: call
  * {@link #abort} with the reason first, which switches the client back to its configured states,
@@ -34,6 +36,17 @@ public final class ExperimentSlot {
   private volatile Experiment latest;
 
   private final ArmTotals totals = new ArmTotals();
+
+  /** Replaced, never changed, as listeners come and go: the recording path reads it unlocked. */
+  private volatile RecordedCallListener[] listeners = {};
+
+  /** What every experiment of this slot tells: the listeners of the moment. */
+  private final RecordedCallListener fanOut =
+      (kind, arm, latencyNanos) -> {
+        for (RecordedCallListener listener : this.listeners) {
+          listener.recorded(kind, arm, latencyNanos);
+        }
+      };
 
   /**
    * @param timer where the experiments' steps run
@@ -74,7 +87,8 @@ public final class ExperimentSlot {
             this.clock,
             this.random.get(),
             (ended) -> RUNNING.compareAndSet(this, ended, null),
-            this.totals);
+            this.totals,
+            this.fanOut);
     this.latest = experiment;
     this.running = experiment;
     experiment.start();
@@ -107,6 +121,24 @@ public final class ExperimentSlot {
   /** Figures per call kind and arm over every slice recorded, for meters. */
   public ArmTotals totals() {
     return this.totals;
+  }
+
+  /**
+   * Tells {@code listener} of every call this slot's experiments record from now on, as they record
+   * it (see {@link RecordedCallListener} for what it may do there).
+   */
+  public synchronized void addRecordedCallListener(RecordedCallListener listener) {
+    RecordedCallListener[] grown = Arrays.copyOf(this.listeners, this.listeners.length + 1);
+    grown[grown.length - 1] = listener;
+    this.listeners = grown;
+  }
+
+  /** Stops telling {@code listener}; a record under way may still reach it. */
+  public synchronized void removeRecordedCallListener(RecordedCallListener listener) {
+    this.listeners =
+        Arrays.stream(this.listeners)
+            .filter((each) -> each != listener)
+            .toArray(RecordedCallListener[]::new);
   }
 
   /** Whether an experiment is running. */

@@ -9,9 +9,10 @@
  * io.github.spannertuning.experiment.CarryOver} and {@link
  * io.github.spannertuning.experiment.GuardRail}, {@link
  * io.github.spannertuning.experiment.ArmSwitch} and {@link
- * io.github.spannertuning.experiment.ExperimentTimer} (what the client provides), and {@link
- * io.github.spannertuning.experiment.ExperimentResult} (what the endpoint shows). The schedule
- * ({@code Experiment}), the recorder ({@code SliceRecorder}) and the statistics ({@code
+ * io.github.spannertuning.experiment.ExperimentTimer} (what the client provides), {@link
+ * io.github.spannertuning.experiment.ExperimentResult} (what the endpoint shows), and {@link
+ * io.github.spannertuning.experiment.RecordedCallListener} (each recorded call, for meters). The
+ * schedule ({@code Experiment}), the recorder ({@code SliceRecorder}) and the statistics ({@code
  * ExperimentAnalysis}, {@code SignedRank}, {@code Proportion}) are package-private.
  */
 package io.github.spannertuning.experiment;

@@ -136,9 +136,24 @@ public class SpannerChannelMetrics implements MeterBinder {
         meters.addAll(bindExperiment(registry, kind, arm));
       }
     }
+    ArmTotals totals = this.state.experimentTotals();
+    for (Arm arm : Arm.values()) {
+      meters.add(
+          FunctionCounter.builder(PREFIX + ".experiment.goaways", totals, (t) -> t.goAways(arm))
+              .tags(Tags.concat(this.tags, "arm", arm.id()))
+              .description(
+                  "GOAWAYs the client saw in the experiments' recorded slices of the arm; added as"
+                      + " each slice ends")
+              .baseUnit("goaways")
+              .register(registry));
+    }
+    ExperimentLatencyTimers latency = new ExperimentLatencyTimers(registry, this.tags);
+    meters.addAll(latency.timers());
+    this.state.addExperimentCallListener(latency);
     load.onNewChannel((channel) -> meters.addAll(bindChannel(registry, channel)));
     this.state.onClose(
         () -> {
+          this.state.removeExperimentCallListener(latency);
           meters.forEach(registry::remove);
           meters.clear();
         });

@@ -221,6 +221,34 @@ class ExperimentSlotTest {
   }
 
   @Test
+  void listenersHearTheRecordedCallsWhileRegisteredAndGoAwaysAddUpPerArm() {
+    ExperimentSlot slot = slot(23);
+    long[] heard = new long[2];
+    RecordedCallListener first = (kind, arm, nanos) -> heard[0]++;
+    slot.addRecordedCallListener(first);
+    slot.addRecordedCallListener((kind, arm, nanos) -> heard[1]++);
+    slot.start(plan(1), this.switches);
+    this.timer.advance(CARRY_OVER);
+    Arm firstArm = this.switches.current;
+    slot.goAway();
+    slot.goAway();
+    traffic(slot, Duration.ofSeconds(1));
+    slot.removeRecordedCallListener(first);
+    traffic(slot, SLICE.minus(CARRY_OVER).minusSeconds(1));
+    this.timer.advance(CARRY_OVER);
+    slot.goAway();
+    traffic(slot, SLICE.minus(CARRY_OVER));
+    ExperimentResult done = slot.result();
+    assertThat(done.state()).isEqualTo("done");
+    KindResult singleUse = done.results().get("single-use");
+    assertThat(heard[0]).as("one second of calls, one every 10 ms").isEqualTo(100);
+    assertThat(heard[1]).isEqualTo(singleUse.calls().tuned() + singleUse.calls().stock());
+    assertThat(slot.totals().goAways(firstArm)).isEqualTo(2);
+    assertThat(slot.totals().goAways(firstArm.other())).isEqualTo(1);
+    assertThat(done.goAways().tuned() + done.goAways().stock()).isEqualTo(3);
+  }
+
+  @Test
   void withNoExperimentRunningCallsAreNotRecorded() {
     ExperimentSlot slot = slot(19);
     slot.record(CallKind.SINGLE_USE, 0, 1, 0);
