@@ -149,21 +149,12 @@ class HedgedReadsIT {
   @Test
   void everyRowOnceAndInOrderWhicheverAttemptWins() {
     int reads = 10_000;
-    AtomicInteger wrong = new AtomicInteger();
-    Workers.concurrentTasks(
-        THREADS,
-        reads,
-        (index) -> {
-          if (!readAll(TWENTY_ROWS).equals(ROWS)) {
-            wrong.incrementAndGet();
-          }
-        });
+    readEveryRowOnce(THREADS, reads);
     long hedges = hedgesSent();
     long won = hedgesWon();
     System.out.printf(
         "[hedging %s] %d reads hedged at once: %d hedges sent, %d won%n",
         ClientVersions.detected().spanner(), reads, hedges, won);
-    assertThat(wrong.get()).as("reads whose rows were not 0 to 19 once each, in order").isZero();
     List<Call> calls = this.server.calls("ExecuteStreamingSql");
     // A hedge cancelled as it lost, in the moment after it was sent, may never reach the server.
     assertThat(calls.size())
@@ -196,16 +187,7 @@ class HedgedReadsIT {
               default -> Fault.NONE;
             });
     int reads = 2_000;
-    AtomicInteger wrong = new AtomicInteger();
-    Workers.concurrentTasks(
-        THREADS / 2,
-        reads,
-        (index) -> {
-          if (!readAll(TWENTY_ROWS).equals(ROWS)) {
-            wrong.incrementAndGet();
-          }
-        });
-    assertThat(wrong.get()).as("reads whose rows were not 0 to 19 once each, in order").isZero();
+    readEveryRowOnce(THREADS / 2, reads);
     // The hedge is sent within the first attempt's 100 ms on any machine not starved of CPU for
     // that long; a read whose first attempt answered before it is not hedged at all.
     assertThat(hedgesWon()).as("hedges that answered first").isGreaterThanOrEqualTo(reads * 9 / 10);
@@ -247,16 +229,7 @@ class HedgedReadsIT {
         (method, attempt) ->
             (attempt == 1) ? Fault.failAtStart(100, Status.UNAVAILABLE) : Fault.delay(150));
     int reads = 320;
-    AtomicInteger wrong = new AtomicInteger();
-    Workers.concurrentTasks(
-        THREADS,
-        reads,
-        (index) -> {
-          if (!readAll(TWENTY_ROWS).equals(ROWS)) {
-            wrong.incrementAndGet();
-          }
-        });
-    assertThat(wrong.get()).as("reads whose rows were not 0 to 19 once each, in order").isZero();
+    readEveryRowOnce(THREADS, reads);
     assertThat(hedgesWon())
         .as("reads the hedge answered, sent within the first attempt's 100 ms")
         .isGreaterThanOrEqualTo(reads * 9 / 10);
@@ -396,6 +369,20 @@ class HedgedReadsIT {
         .extracting(Call::attempt)
         .containsExactly(1, 2);
     assertThat(hedgesSent()).isZero();
+  }
+
+  /** {@code reads} reads from {@code threads} threads, each of which must see rows 0 to 19. */
+  private void readEveryRowOnce(int threads, int reads) {
+    AtomicInteger wrong = new AtomicInteger();
+    Workers.concurrentTasks(
+        threads,
+        reads,
+        (index) -> {
+          if (!readAll(TWENTY_ROWS).equals(ROWS)) {
+            wrong.incrementAndGet();
+          }
+        });
+    assertThat(wrong.get()).as("reads whose rows were not 0 to 19 once each, in order").isZero();
   }
 
   private long sent(String sql) {

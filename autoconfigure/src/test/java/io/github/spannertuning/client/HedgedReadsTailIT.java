@@ -66,12 +66,8 @@ class HedgedReadsTailIT {
         Client hedged = new Client(server, true);
         Client plain = new Client(server, false)) {
       warmUp(server, hedged, plain);
-      Figures withHedging = new Figures();
       Figures without = new Figures();
-      for (int round = 0; round < 3; round++) {
-        without.add(plain.closedLoop(server, 8, Duration.ofSeconds(2)));
-        withHedging.add(hedged.closedLoop(server, 8, Duration.ofSeconds(2)));
-      }
+      Figures withHedging = alternate(server, plain, without, hedged, 8);
       System.out.printf(
           "[hedging %s] 2 %% stragglers +50 ms, 8 threads: without %s | with %s (%d hedges, %d"
               + " won, %d denied)%n",
@@ -106,12 +102,8 @@ class HedgedReadsTailIT {
         Client plain = new Client(server, false)) {
       warmUp(server, hedged, plain);
       server.setServiceTime(ALL_LATE);
-      Figures withHedging = new Figures();
       Figures without = new Figures();
-      for (int round = 0; round < 3; round++) {
-        without.add(plain.closedLoop(server, 32, Duration.ofSeconds(2)));
-        withHedging.add(hedged.closedLoop(server, 32, Duration.ofSeconds(2)));
-      }
+      Figures withHedging = alternate(server, plain, without, hedged, 32);
       System.out.printf(
           "[hedging %s] every call +50 ms, 32 threads: without %s | with %s (%d hedges, %d"
               + " denied)%n",
@@ -167,6 +159,21 @@ class HedgedReadsTailIT {
           .allSatisfy((count) -> assertThat(count).isLessThanOrEqualTo(100));
       assertThat(sent).as("hedges, more than the budget lets be cancelled").isGreaterThan(300);
     }
+  }
+
+  /**
+   * Three rounds of 2 s of each client in turn, so that what the machine does meanwhile falls on
+   * both alike: adds the client without hedging's figures to {@code without}, and returns the
+   * other's.
+   */
+  private static Figures alternate(
+      MockSpannerServer server, Client plain, Figures without, Client hedged, int threads) {
+    Figures withHedging = new Figures();
+    for (int round = 0; round < 3; round++) {
+      without.add(plain.closedLoop(server, threads, Duration.ofSeconds(2)));
+      withHedging.add(hedged.closedLoop(server, threads, Duration.ofSeconds(2)));
+    }
+    return withHedging;
   }
 
   /** Both clients learn the server's pace and the hedge delay before any figure counts. */
