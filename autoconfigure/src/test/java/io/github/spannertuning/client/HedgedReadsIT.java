@@ -205,10 +205,16 @@ class HedgedReadsIT {
               if (attempts.equals(List.of(1))) {
                 return;
               }
-              assertThat(attempts).contains(2, 3).doesNotHaveDuplicates().isSubsetOf(1, 2, 3);
-              Call resumed = calls.stream().filter((call) -> call.attempt() == 3).findFirst().get();
-              assertThat(((ExecuteSqlRequest) resumed.request()).getResumeToken().toStringUtf8())
+              // The resume is numbered after the hedge (6.125+ counts one more on the way).
+              List<Call> resumed = calls.stream().filter((call) -> hasResumeToken(call)).toList();
+              assertThat(resumed).hasSize(1);
+              assertThat(resumed.get(0).attempt()).isGreaterThan(2);
+              assertThat(
+                      ((ExecuteSqlRequest) resumed.get(0).request())
+                          .getResumeToken()
+                          .toStringUtf8())
                   .isEqualTo("1");
+              assertThat(attempts).contains(2).doesNotHaveDuplicates().hasSizeLessThanOrEqualTo(3);
             });
     assertThat(byRead.values().stream().filter((calls) -> calls.size() > 1).count())
         .as("reads answered by their hedge, resumed")
@@ -364,10 +370,15 @@ class HedgedReadsIT {
         (method, attempt) ->
             (attempt == 1) ? Fault.failAfterFirstMessage(Status.UNAVAILABLE) : Fault.delay(200));
     assertThat(readAll(TWENTY_ROWS)).isEqualTo(ROWS);
-    assertThat(this.server.calls("ExecuteStreamingSql"))
+    List<Call> calls = this.server.calls("ExecuteStreamingSql");
+    // The client numbers its resume as the next attempt; 6.125+ counts one more on the way.
+    assertThat(calls)
         .as("the read and its resume, 200 ms past the hedge delay")
+        .hasSize(2)
         .extracting(Call::attempt)
-        .containsExactly(1, 2);
+        .startsWith(1);
+    assertThat(((ExecuteSqlRequest) calls.get(1).request()).getResumeToken().toStringUtf8())
+        .isEqualTo("1");
     assertThat(hedgesSent()).isZero();
   }
 
@@ -383,6 +394,10 @@ class HedgedReadsIT {
           }
         });
     assertThat(wrong.get()).as("reads whose rows were not 0 to 19 once each, in order").isZero();
+  }
+
+  private static boolean hasResumeToken(Call call) {
+    return !((ExecuteSqlRequest) call.request()).getResumeToken().isEmpty();
   }
 
   private long sent(String sql) {
