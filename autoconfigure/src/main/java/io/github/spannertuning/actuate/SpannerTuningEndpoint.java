@@ -12,6 +12,7 @@ import io.github.spannertuning.experiment.ExperimentResult.KindResult;
 import io.github.spannertuning.experiment.ExperimentResult.PerArm;
 import io.github.spannertuning.experiment.ExperimentResult.Progress;
 import io.github.spannertuning.jdbc.TunedJdbcClient;
+import io.github.spannertuning.routing.Hedging;
 import java.security.Principal;
 import java.time.Duration;
 import java.util.Arrays;
@@ -337,7 +338,7 @@ public class SpannerTuningEndpoint {
           state.streamEndGuardDrainedCount(),
           state.streamEndGuardDrainTimeoutCount(),
           state.streamEndGuardCancelledAtLimitCount(),
-          HedgingDescriptor.of(state),
+          HedgingDescriptor.of(state.hedging()),
           ExperimentDescriptor.of(state.experiment()),
           jdbc);
     }
@@ -366,17 +367,17 @@ public class SpannerTuningEndpoint {
       @JsonInclude(JsonInclude.Include.ALWAYS) @Nullable Double delaySeconds,
       List<ShapeDescriptor> shapes) {
 
-    static HedgingDescriptor of(SpannerTuningState state) {
+    static HedgingDescriptor of(Hedging hedging) {
       return new HedgingDescriptor(
-          state.hedgesSentCount(),
-          state.hedgesWonCount(),
-          state.hedgesDeniedCount(),
-          state.hedgeLosersCancelledCount(),
-          state.hedgeMaxExtra(),
-          state.hedgeBudgetLeft(),
-          state.hedgeExtraRate(),
-          state.hedgeDelay().map(SpannerTuningEndpoint::seconds).orElse(null),
-          state.hedgeShapes().stream().map(ShapeDescriptor::of).toList());
+          hedging.sent(),
+          hedging.won(),
+          hedging.denied(),
+          hedging.losersCancelled(),
+          hedging.maxExtra(),
+          hedging.budgetLeft(),
+          hedging.extraRate(),
+          hedging.delay().map(SpannerTuningEndpoint::seconds).orElse(null),
+          hedging.busiestShapes().stream().map(ShapeDescriptor::of).toList());
     }
   }
 
@@ -395,7 +396,7 @@ public class SpannerTuningEndpoint {
 
     static final int SHAPE_CHARACTERS = 120;
 
-    static ShapeDescriptor of(SpannerTuningState.HedgeShape shape) {
+    static ShapeDescriptor of(Hedging.ShapeFigures shape) {
       String text = shape.shape();
       return new ShapeDescriptor(
           (text.length() > SHAPE_CHARACTERS) ? text.substring(0, SHAPE_CHARACTERS) + "…" : text,

@@ -9,15 +9,14 @@ import io.github.spannertuning.experiment.ExperimentResult;
 import io.github.spannertuning.experiment.ExperimentSlot;
 import io.github.spannertuning.experiment.GuardRail;
 import io.github.spannertuning.experiment.RecordedCallListener;
-import io.github.spannertuning.routing.HedgeBudget;
 import io.github.spannertuning.routing.HedgeDelay;
+import io.github.spannertuning.routing.Hedging;
 import io.opentelemetry.api.OpenTelemetry;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.LongAdder;
@@ -32,9 +31,6 @@ public final class SpannerTuningState {
   private static final Feature[] ROUTING = {
     Feature.SINGLE_USE_DISTRIBUTION, Feature.TRANSACTION_ROUTING
   };
-
-  /** How many of the busiest shapes' hedge delays the endpoint and the meters show. */
-  public static final int HEDGE_SHAPES_SHOWN = 5;
 
   private final SpannerTuning tuning;
 
@@ -64,16 +60,7 @@ public final class SpannerTuningState {
 
   private final LongAdder streamEndGuardCancelledAtLimit = new LongAdder();
 
-  private final HedgeDelay hedgeDelay;
-
-  private final HedgeBudget hedgeBudget;
-
-  private final LongAdder hedgesWon = new LongAdder();
-
-  private final LongAdder hedgeLosersCancelled = new LongAdder();
-
-  /** A delay every hedgeable read is hedged after, or -1 to learn it; for tests. */
-  private final long hedgeFixedDelayNanos;
+  private final Hedging hedging;
 
   private final long drainTimeoutNanos;
 
@@ -111,11 +98,16 @@ public final class SpannerTuningState {
     this.releaseResets = tuning.releaseResets();
     this.releaseWindowNanos = tuning.releaseWindow().toNanos();
     long now = System.nanoTime();
-    this.hedgeDelay =
-        new HedgeDelay(tuning.hedgingQuantile(), tuning.getHedgingMinDelay().toNanos(), now);
-    this.hedgeBudget = new HedgeBudget(tuning.getHedgingMaxExtra(), tuning.hedgingBurst(), now);
-    this.hedgeFixedDelayNanos =
-        (tuning.hedgingFixedDelay() != null) ? tuning.hedgingFixedDelay().toNanos() : -1;
+    this.hedging =
+        new Hedging(
+            tuning.getHedgingMaxExtra(),
+            tuning.hedgingBurst(),
+            tuning.hedgingQuantile(),
+            tuning.getHedgingMinDelay().toNanos(),
+            (tuning.hedgingFixedDelay() != null)
+                ? tuning.hedgingFixedDelay().toNanos()
+                : HedgeDelay.NONE,
+            now);
     publish(new EnumMap<>(features));
   }
 
@@ -202,101 +194,18 @@ public final class SpannerTuningState {
     return this.streamEndGuardCancelledAtLimit.sum();
   }
 
-  /** Hedges sent: second attempts of reads that had not answered within their delay. */
-  public long hedgesSentCount() {
-    return this.hedgeBudget.sent();
-  }
-
-  /** Hedges that answered before the read's first attempt, whose stream the application read. */
-  public long hedgesWonCount() {
-    return this.hedgesWon.sum();
-  }
-
-  /** Hedges that were due but refused, because the budget of extra calls was spent. */
-  public long hedgesDeniedCount() {
-    return this.hedgeBudget.denied();
-  }
-
   /**
-   * Losing attempts of hedged reads that were cancelled, within their connection's budget of
-   * resets, rather than read to their end: the resets hedging sent.
+   * This client's hedged reads, whatever the feature's state: the hedges sent, won and denied, the
+   * budget, the delays. The type is spanner-tuning's internal routing package: read it, do not
+   * build on it.
    */
-  public long hedgeLosersCancelledCount() {
-    return this.hedgeLosersCancelled.sum();
+  public Hedging hedging() {
+    return this.hedging;
   }
-
-  /** The hedges the budget holds now: how many could be sent at once. */
-  public double hedgeBudgetLeft() {
-    return this.hedgeBudget.available(System.nanoTime());
-  }
-
-  /** The extra calls hedging sent per hedgeable read over about the last minute. */
-  public double hedgeExtraRate() {
-    return this.hedgeBudget.extraRate(System.nanoTime());
-  }
-
-  /** The extra calls hedging may add, as a share of hedgeable reads. */
-  public double hedgeMaxExtra() {
-    return this.hedgeBudget.maxExtra();
-  }
-
-  /**
-   * The hedge delay learned over every hedgeable read, which a shape uses until it has enough
-   * samples of its own; empty until enough reads were timed.
-   */
-  public Optional<Duration> hedgeDelay() {
-    return delay(this.hedgeDelay.fallbackDelayNanos());
-  }
-
-  /** The busiest shapes of read and their hedge delays, busiest first. */
-  public List<HedgeShape> hedgeShapes() {
-    return this.hedgeDelay.busiest(HEDGE_SHAPES_SHOWN).stream()
-        .map(
-            (shape) ->
-                new HedgeShape(
-                    TunedSpannerRpc.shapeLabel(shape), delay(shape.delayNanos()), shape.samples()))
-        .toList();
-  }
-
-  private static Optional<Duration> delay(long nanos) {
-    return (nanos == HedgeDelay.NONE) ? Optional.empty() : Optional.of(Duration.ofNanos(nanos));
-  }
-
-  /**
-   * One shape of read and its hedge delay.
-   *
-   * @param shape the statement, or the table read
-   * @param delay its own learned delay; empty while it has too few samples and uses the shared one
-   * @param samples the times to first response in its recent windows
-   */
-  public record HedgeShape(String shape, Optional<Duration> delay, int samples) {}
 
   /** This client's experiments, which a hedged read records itself in. */
   ExperimentSlot experimentSlot() {
     return this.experiment;
-  }
-
-  HedgeDelay hedgeDelayTable() {
-    return this.hedgeDelay;
-  }
-
-  HedgeBudget hedgeBudget() {
-    return this.hedgeBudget;
-  }
-
-  /** The delay of a read of this shape, or {@link HedgeDelay#NONE} for no hedge. */
-  long hedgeDelayNanos(HedgeDelay.Shape shape) {
-    return (this.hedgeFixedDelayNanos >= 0)
-        ? this.hedgeFixedDelayNanos
-        : this.hedgeDelay.delayNanos(shape);
-  }
-
-  void hedgeWon() {
-    this.hedgesWon.increment();
-  }
-
-  void hedgeLoserCancelled() {
-    this.hedgeLosersCancelled.increment();
   }
 
   /**

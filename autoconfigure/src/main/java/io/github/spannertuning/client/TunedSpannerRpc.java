@@ -116,7 +116,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
     return stream(
         route,
         hedgeable(route, options, request.getPartitionToken(), request.getResumeToken())
-            ? queryShape(request)
+            ? this.state.hedging().queryShape(request.getSql(), System.nanoTime())
             : null,
         consumer,
         options,
@@ -135,7 +135,13 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
     return stream(
         route,
         hedgeable(route, options, request.getPartitionToken(), request.getResumeToken())
-            ? readShape(request)
+            ? this.state
+                .hedging()
+                .readShape(
+                    request.getTable(),
+                    request.getIndex(),
+                    request.getColumnsList(),
+                    System.nanoTime())
             : null,
         consumer,
         options,
@@ -160,28 +166,6 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
     return route == Route.SINGLE_USE
         || (route == Route.FOLLOWS
             && this.transactions.isReadOnly(TransactionChannels.transactionOf(options)));
-  }
-
-  /** What the endpoint shows of a shape: its statement, or the table a read reads. */
-  static String shapeLabel(HedgeDelay.Shape shape) {
-    return ((shape.key() & 1) == 0) ? shape.label() : "read of " + shape.label();
-  }
-
-  /** A query's shape: its statement. */
-  private HedgeDelay.Shape queryShape(ExecuteSqlRequest request) {
-    String sql = request.getSql();
-    return this.state.hedgeDelayTable().shape((long) sql.hashCode() << 1, sql, System.nanoTime());
-  }
-
-  /** A read's shape: its table, index and columns. */
-  private HedgeDelay.Shape readShape(ReadRequest request) {
-    int hash = request.getTable().hashCode() * 31 + request.getIndex().hashCode();
-    for (String column : request.getColumnsList()) {
-      hash = hash * 31 + column.hashCode();
-    }
-    return this.state
-        .hedgeDelayTable()
-        .shape(((long) hash << 1) | 1, request.getTable(), System.nanoTime());
   }
 
   @Override

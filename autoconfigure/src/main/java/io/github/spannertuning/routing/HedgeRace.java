@@ -23,7 +23,7 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * <p>The state is one int changed by compare-and-set: events from the two attempts' threads, the
  * timer that sends the hedge and the application's thread may meet in any order, and each gets the
  * one decision that fits the order they met in. No lock, no allocation: the wiring extends this
- * class.
+ * class, and the race is its own entry in the {@link HedgeTimer}.
  */
 public class HedgeRace {
 
@@ -79,6 +79,18 @@ public class HedgeRace {
       AtomicIntegerFieldUpdater.newUpdater(HedgeRace.class, "state");
 
   private volatile int state;
+
+  /** When the hedge is due, for the {@link HedgeTimer}. */
+  long dueNanos;
+
+  /** The next entry on the timer's list of new entries. */
+  HedgeRace nextNew;
+
+  /**
+   * The read's delay passed with the race still {@link #hedgeable()}: the wiring sends the hedge if
+   * the budget allows, on the {@link HedgeTimer}'s thread.
+   */
+  protected void hedgeDue() {}
 
   /** The attempt delivered its first message, or completed without one. */
   public final Decision respond(int attempt) {

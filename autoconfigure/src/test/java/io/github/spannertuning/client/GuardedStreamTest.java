@@ -149,7 +149,7 @@ class GuardedStreamTest extends GuardedStreamTests {
     countedOn(state, channel).abandon();
     countedOn(state, channel).abandon();
     assertThat(this.call.cancels).hasSize(2);
-    assertThat(state.hedgeLosersCancelledCount()).isEqualTo(2);
+    assertThat(state.hedging().losersCancelled()).isEqualTo(2);
 
     GuardedStream third = countedOn(state, channel);
     third.abandon();
@@ -163,7 +163,7 @@ class GuardedStreamTest extends GuardedStreamTests {
     assertThat(this.consumer.events).as("what the loser sent after it lost").isEmpty();
     assertThat(channel.drainingStreams()).isZero();
     assertThat(state.streamEndGuardDrainedCount()).as("a loser's end is not the guard's").isZero();
-    assertThat(state.hedgeLosersCancelledCount()).isEqualTo(2);
+    assertThat(state.hedging().losersCancelled()).isEqualTo(2);
   }
 
   @Test
@@ -193,7 +193,7 @@ class GuardedStreamTest extends GuardedStreamTests {
     assertThat(channel.drainingStreams()).isEqualTo(1);
     loser.onCompleted();
     assertThat(state.streamEndGuardDrainedCount()).isEqualTo(1);
-    assertThat(state.hedgeLosersCancelledCount()).isZero();
+    assertThat(state.hedging().losersCancelled()).isZero();
   }
 
   @Test
@@ -207,7 +207,7 @@ class GuardedStreamTest extends GuardedStreamTests {
     unknown.abandon();
     assertThat(this.call.cancels).isEmpty();
     assertThat(this.call.requests).as("the unknown one is read to its end").hasSize(1);
-    assertThat(state.hedgeLosersCancelledCount()).isZero();
+    assertThat(state.hedging().losersCancelled()).isZero();
   }
 
   /** A stream counted in flight on the channel, closed by the application at its last message. */

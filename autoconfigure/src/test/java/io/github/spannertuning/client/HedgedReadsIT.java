@@ -114,22 +114,22 @@ class HedgedReadsIT {
     readAll(TWENTY_ROWS);
     awaitNothingInFlight();
     this.server.reset();
-    this.sentBefore = this.state.hedgesSentCount();
-    this.wonBefore = this.state.hedgesWonCount();
-    this.cancelledBefore = this.state.hedgeLosersCancelledCount();
+    this.sentBefore = this.state.hedging().sent();
+    this.wonBefore = this.state.hedging().won();
+    this.cancelledBefore = this.state.hedging().losersCancelled();
   }
 
   /** Hedges sent since the client was opened and warmed up. */
   private long hedgesSent() {
-    return this.state.hedgesSentCount() - this.sentBefore;
+    return this.state.hedging().sent() - this.sentBefore;
   }
 
   private long hedgesWon() {
-    return this.state.hedgesWonCount() - this.wonBefore;
+    return this.state.hedging().won() - this.wonBefore;
   }
 
   private long losersCancelled() {
-    return this.state.hedgeLosersCancelledCount() - this.cancelledBefore;
+    return this.state.hedging().losersCancelled() - this.cancelledBefore;
   }
 
   @AfterEach

@@ -74,9 +74,9 @@ class HedgedReadsTailIT {
           VERSION,
           without,
           withHedging,
-          hedged.state.hedgesSentCount(),
-          hedged.state.hedgesWonCount(),
-          hedged.state.hedgesDeniedCount());
+          hedged.state.hedging().sent(),
+          hedged.state.hedging().won(),
+          hedged.state.hedging().denied());
       assertThat(withHedging.failed + without.failed).as("failed queries").isZero();
       assertThat(withHedging.percentile(99))
           .as("P99 with hedging (without: %.1f ms)", without.percentile(99) / 1e6)
@@ -110,8 +110,8 @@ class HedgedReadsTailIT {
           VERSION,
           without,
           withHedging,
-          hedged.state.hedgesSentCount(),
-          hedged.state.hedgesDeniedCount());
+          hedged.state.hedging().sent(),
+          hedged.state.hedging().denied());
       assertThat(withHedging.failed + without.failed).as("failed queries").isZero();
       assertThat(withHedging.callsPerQuery())
           .as("server calls per query")
@@ -139,11 +139,11 @@ class HedgedReadsTailIT {
         Client hedged = new Client(server, true, 2)) {
       hedged.closedLoop(server, 8, Duration.ofSeconds(1));
       server.reset();
-      long cancelledBefore = hedged.state.hedgeLosersCancelledCount();
-      long sentBefore = hedged.state.hedgesSentCount();
+      long cancelledBefore = hedged.state.hedging().losersCancelled();
+      long sentBefore = hedged.state.hedging().sent();
       Figures figures = hedged.closedLoop(server, 8, Duration.ofSeconds(20));
-      long cancelled = hedged.state.hedgeLosersCancelledCount() - cancelledBefore;
-      long sent = hedged.state.hedgesSentCount() - sentBefore;
+      long cancelled = hedged.state.hedging().losersCancelled() - cancelledBefore;
+      long sent = hedged.state.hedging().sent() - sentBefore;
       List<Integer> resets = new ArrayList<>();
       for (SocketAddress connection : server.connections()) {
         resets.add(server.rstStreams(connection));
@@ -180,7 +180,7 @@ class HedgedReadsTailIT {
   private static void warmUp(MockSpannerServer server, Client hedged, Client plain) {
     plain.closedLoop(server, 8, Duration.ofSeconds(1));
     hedged.closedLoop(server, 8, Duration.ofSeconds(1));
-    assertThat(hedged.state.hedgeDelay()).as("the delay learned in the warm-up").isPresent();
+    assertThat(hedged.state.hedging().delay()).as("the delay learned in the warm-up").isPresent();
   }
 
   /** A tuned client of the server, with or without hedging at its defaults. */
