@@ -14,7 +14,6 @@ import io.github.spannertuning.routing.HedgeRace;
 import io.github.spannertuning.routing.HedgeTimer;
 import io.grpc.Context;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -48,12 +47,6 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
 
   private static final int CANCELLED = 1;
 
-  private static final AtomicLongFieldUpdater<HedgedStream> DEMAND =
-      AtomicLongFieldUpdater.newUpdater(HedgedStream.class, "demand");
-
-  private static final AtomicLongFieldUpdater<HedgedStream> SECOND_DEMAND =
-      AtomicLongFieldUpdater.newUpdater(HedgedStream.class, "secondDemand");
-
   private final ResultStreamConsumer consumer;
 
   private final SpannerTuningState state;
@@ -75,12 +68,6 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
 
   /** Set once the hedge's call was made; {@code null} until then or without a hedge. */
   private volatile GuardedStream second;
-
-  /** What the client asked of the first attempt before a winner, which the hedge is owed too. */
-  private volatile long demand;
-
-  /** What the hedge was asked for of that. */
-  private volatile long secondDemand;
 
   /** The kind an experiment records the read as. */
   private final CallKind kind;
@@ -335,7 +322,7 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
       hedge.request(numMessages);
       return;
     }
-    DEMAND.addAndGet(this, numMessages);
+    asked(numMessages);
     if (winner != SECOND) {
       this.first.request(numMessages);
     }
@@ -345,18 +332,10 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
   /** Gives the hedge what was asked of the first attempt and not of it yet. */
   private void catchUpSecond() {
     GuardedStream hedge = this.second;
-    if (hedge == null) {
-      return;
-    }
-    while (true) {
-      long owed = this.demand;
-      long asked = this.secondDemand;
-      if (asked >= owed) {
-        return;
-      }
-      if (SECOND_DEMAND.compareAndSet(this, asked, owed)) {
-        hedge.request((int) (owed - asked));
-        return;
+    if (hedge != null) {
+      int owed = owedToHedge();
+      if (owed > 0) {
+        hedge.request(owed);
       }
     }
   }

@@ -1,6 +1,7 @@
 package io.github.spannertuning.routing;
 
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 
 /**
  * The race between a read's first attempt and its hedge: which attempt's messages the application
@@ -78,7 +79,19 @@ public class HedgeRace {
   private static final AtomicIntegerFieldUpdater<HedgeRace> STATE =
       AtomicIntegerFieldUpdater.newUpdater(HedgeRace.class, "state");
 
+  private static final AtomicLongFieldUpdater<HedgeRace> DEMAND =
+      AtomicLongFieldUpdater.newUpdater(HedgeRace.class, "demand");
+
+  private static final AtomicLongFieldUpdater<HedgeRace> HEDGE_DEMAND =
+      AtomicLongFieldUpdater.newUpdater(HedgeRace.class, "hedgeDemand");
+
   private volatile int state;
+
+  /** The messages asked of the first attempt before a winner, which the hedge is owed too. */
+  private volatile long demand;
+
+  /** How many of those the hedge was asked for. */
+  private volatile long hedgeDemand;
 
   /** When the hedge is due, for the {@link HedgeTimer}. */
   long dueNanos;
@@ -169,6 +182,32 @@ public class HedgeRace {
       }
       if (STATE.compareAndSet(this, current, current | OVER)) {
         return Decision.CANCEL_ALL;
+      }
+    }
+  }
+
+  /**
+   * The application asked for {@code messages} more before a winner: the first attempt is asked for
+   * them now, the hedge by {@link #owedToHedge()}.
+   */
+  public final void asked(int messages) {
+    DEMAND.addAndGet(this, messages);
+  }
+
+  /**
+   * How many messages the hedge must be asked for now to have been asked what the first attempt
+   * was; each is owed once, whichever thread takes it (the hedge's, once it is made, or the
+   * application's, asking for more).
+   */
+  public final int owedToHedge() {
+    while (true) {
+      long owed = this.demand;
+      long asked = this.hedgeDemand;
+      if (asked >= owed) {
+        return 0;
+      }
+      if (HEDGE_DEMAND.compareAndSet(this, asked, owed)) {
+        return (int) (owed - asked);
       }
     }
   }
