@@ -157,6 +157,9 @@ class HedgedReadsTailIT {
       assertThat(resets)
           .as("RST_STREAM per connection in 20 s (the budget is 100 per 30 s)")
           .allSatisfy((count) -> assertThat(count).isLessThanOrEqualTo(100));
+      assertThat(server.rstStreams())
+          .as("RST_STREAM on both connections: the losers cancelled, no more")
+          .isEqualTo((int) cancelled);
       assertThat(sent).as("hedges, more than the budget lets be cancelled").isGreaterThan(300);
     }
   }
