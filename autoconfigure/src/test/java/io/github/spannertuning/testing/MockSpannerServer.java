@@ -222,6 +222,8 @@ public final class MockSpannerServer implements AutoCloseable {
 
   private final AtomicInteger cancels = new AtomicInteger();
 
+  private final Map<SocketAddress, AtomicInteger> cancelsByConnection = new ConcurrentHashMap<>();
+
   private final ScheduledExecutorService scheduler =
       Executors.newScheduledThreadPool(
           2,
@@ -450,6 +452,23 @@ public final class MockSpannerServer implements AutoCloseable {
   }
 
   /**
+   * Calls the server saw cancelled by the client on one connection: the resets of streams still
+   * open, which are what a server's reset limit counts (a reset of a stream the server has ended is
+   * not counted, by grpc-java nor here).
+   */
+  public int cancels(SocketAddress connection) {
+    AtomicInteger count = this.cancelsByConnection.get(connection);
+    return (count != null) ? count.get() : 0;
+  }
+
+  private void cancelled(SocketAddress connection) {
+    this.cancels.incrementAndGet();
+    this.cancelsByConnection
+        .computeIfAbsent(connection, (key) -> new AtomicInteger())
+        .incrementAndGet();
+  }
+
+  /**
    * Delays every call that arrives on this connection by the given time, without holding a server
    * thread: the call's events are queued and released by a scheduler.
    */
@@ -476,6 +495,7 @@ public final class MockSpannerServer implements AutoCloseable {
     this.arrivals.clear();
     this.calls.clear();
     this.cancels.set(0);
+    this.cancelsByConnection.clear();
     this.endings.reset();
     this.mock.clearRequests();
     if (this.proxy != null) {
@@ -526,7 +546,7 @@ public final class MockSpannerServer implements AutoCloseable {
 
             @Override
             public void onCancel() {
-              cancels.incrementAndGet();
+              cancelled(connection);
               if (ending != null) {
                 ending.trailersDone();
               }
@@ -569,7 +589,7 @@ public final class MockSpannerServer implements AutoCloseable {
 
       @Override
       public void onCancel() {
-        cancels.incrementAndGet();
+        cancelled(connection);
       }
     };
   }
