@@ -72,7 +72,8 @@ class SpannerTuningEndpointExperimentTests {
   void startShowsTheRunningExperimentAndTheArmItPutTheClientIn(CapturedOutput output) {
     tuned("spanner", TUNING);
     ExperimentDescriptor started =
-        this.endpoint.startExperiment("spanner", "experiment", "10s", "2500ms", () -> "alice");
+        this.endpoint.startExperiment(
+            "spanner", "experiment", "10s", "2500ms", null, null, () -> "alice");
     ClientDescriptor client = this.endpoint.client("spanner");
     ExperimentDescriptor shown = client.experiment();
     assertThat(started.state()).isEqualTo("running");
@@ -104,7 +105,7 @@ class SpannerTuningEndpointExperimentTests {
     tuned("spanner", TUNING);
     SpannerTuningState state = this.clients.get("spanner");
     Map<Feature, Status> configured = statuses(state);
-    this.endpoint.startExperiment("spanner", "experiment", "20s", "2500ms", null);
+    this.endpoint.startExperiment("spanner", "experiment", "20s", "2500ms", null, null, null);
     assertThat(state.isExperimentRunning()).isTrue();
     ExperimentDescriptor stopped = this.endpoint.stopExperiment("spanner", "experiment", null);
     assertThat(stopped.state()).isEqualTo("stopped");
@@ -131,7 +132,7 @@ class SpannerTuningEndpointExperimentTests {
     Thread traffic = new Thread(() -> pointSelectsWhile(spanner, running));
     traffic.start();
     try {
-      this.endpoint.startExperiment("spanner", "experiment", "5s", "2500ms", null);
+      this.endpoint.startExperiment("spanner", "experiment", "5s", "2500ms", null, null, null);
       await().atMost(Duration.ofSeconds(30)).until(() -> !state.isExperimentRunning());
     } finally {
       running.set(false);
@@ -171,7 +172,7 @@ class SpannerTuningEndpointExperimentTests {
   void aFeatureSwitchedByHandAbortsTheExperimentAndItsSwitchStays() {
     tuned("spanner", TUNING);
     SpannerTuningState state = this.clients.get("spanner");
-    this.endpoint.startExperiment("spanner", "experiment", "20s", "2500ms", null);
+    this.endpoint.startExperiment("spanner", "experiment", "20s", "2500ms", null, null, null);
     ClientDescriptor after =
         this.endpoint.switchFeature("spanner", "stream-end-guard", false, null);
     assertThat(after.experiment().state()).isEqualTo("aborted");
@@ -190,7 +191,7 @@ class SpannerTuningEndpointExperimentTests {
   void closingTheClientAbortsTheExperiment() {
     Spanner spanner = tuned("spanner", TUNING);
     SpannerTuningState state = this.clients.get("spanner");
-    this.endpoint.startExperiment("spanner", "experiment", "20s", "2500ms", null);
+    this.endpoint.startExperiment("spanner", "experiment", "20s", "2500ms", null, null, null);
     spanner.close();
     assertThat(state.isExperimentRunning()).isFalse();
     assertThat(state.experiment().state()).isEqualTo("aborted");
@@ -200,9 +201,12 @@ class SpannerTuningEndpointExperimentTests {
   @Test
   void oneExperimentPerClientAtATime() {
     tuned("spanner", TUNING);
-    this.endpoint.startExperiment("spanner", "experiment", "20s", "2500ms", null);
+    this.endpoint.startExperiment("spanner", "experiment", "20s", "2500ms", null, null, null);
     assertThatExceptionOfType(InvalidEndpointRequestException.class)
-        .isThrownBy(() -> this.endpoint.startExperiment("spanner", "experiment", null, null, null))
+        .isThrownBy(
+            () ->
+                this.endpoint.startExperiment(
+                    "spanner", "experiment", null, null, null, null, null))
         .satisfies(
             (ex) ->
                 assertThat(ex.getReason())
@@ -217,7 +221,10 @@ class SpannerTuningEndpointExperimentTests {
         "2s",
         "slice must be longer than the carry-over discarded after each switch (2s), was 2s");
     // 5s holds exactly one pair of 2.5s slices.
-    assertThat(this.endpoint.startExperiment("spanner", "experiment", "5s", "2500ms", null).state())
+    assertThat(
+            this.endpoint
+                .startExperiment("spanner", "experiment", "5s", "2500ms", null, null, null)
+                .state())
         .isEqualTo("running");
     this.endpoint.stopExperiment("spanner", "experiment", null);
     assertRefused(
@@ -239,11 +246,15 @@ class SpannerTuningEndpointExperimentTests {
   @Test
   void anUnknownClientOrPathIsRefusedAndNothingRunsWhereNothingIsTuned() {
     assertThatExceptionOfType(InvalidEndpointRequestException.class)
-        .isThrownBy(() -> this.endpoint.startExperiment("nope", "experiment", null, null, null))
+        .isThrownBy(
+            () -> this.endpoint.startExperiment("nope", "experiment", null, null, null, null, null))
         .satisfies((ex) -> assertThat(ex.getReason()).isEqualTo("Unknown Spanner client 'nope'"));
     tuned("spanner", TUNING);
     assertThatExceptionOfType(InvalidEndpointRequestException.class)
-        .isThrownBy(() -> this.endpoint.startExperiment("spanner", "experiments", null, null, null))
+        .isThrownBy(
+            () ->
+                this.endpoint.startExperiment(
+                    "spanner", "experiments", null, null, null, null, null))
         .satisfies(
             (ex) ->
                 assertThat(ex.getReason())
@@ -264,7 +275,10 @@ class SpannerTuningEndpointExperimentTests {
             .streamEndGuard(false)
             .build());
     assertThatExceptionOfType(InvalidEndpointRequestException.class)
-        .isThrownBy(() -> this.endpoint.startExperiment("untuned", "experiment", null, null, null))
+        .isThrownBy(
+            () ->
+                this.endpoint.startExperiment(
+                    "untuned", "experiment", null, null, null, null, null))
         .satisfies(
             (ex) ->
                 assertThat(ex.getReason())
@@ -276,7 +290,9 @@ class SpannerTuningEndpointExperimentTests {
   private void assertRefused(String duration, String slice, String reason) {
     assertThatExceptionOfType(InvalidEndpointRequestException.class)
         .isThrownBy(
-            () -> this.endpoint.startExperiment("spanner", "experiment", duration, slice, null))
+            () ->
+                this.endpoint.startExperiment(
+                    "spanner", "experiment", duration, slice, null, null, null))
         .satisfies((ex) -> assertThat(ex.getReason()).isEqualTo(reason));
   }
 

@@ -97,7 +97,8 @@ class SpannerTuningStartupFailureTests {
             + " longer than the carry-over",
         "Set 'spanner.tuning.experiment.slice' to a duration longer than the carry-over"
             + " discarded after each switch (the larger of the stream-end guard's drain timeout"
-            + " and 2s), such as 60s; unset, 60s.");
+            + " and 2s), and in a fleet longer than that and 250ms together, such as 60s; unset,"
+            + " 60s.");
   }
 
   @Test
