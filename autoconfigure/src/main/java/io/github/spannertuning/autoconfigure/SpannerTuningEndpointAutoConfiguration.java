@@ -1,13 +1,16 @@
 package io.github.spannertuning.autoconfigure;
 
 import io.github.spannertuning.actuate.SpannerTuningEndpoint;
+import io.github.spannertuning.actuate.SpannerTuningEndpointWebExtension;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 
 /** The {@code spannertuning} Actuator endpoint, when Actuator is there and the endpoint exposed. */
 @AutoConfiguration(after = SpannerTuningAutoConfiguration.class)
@@ -21,5 +24,21 @@ public class SpannerTuningEndpointAutoConfiguration {
   @ConditionalOnMissingBean
   SpannerTuningEndpoint spannerTuningEndpoint(SpannerTuningRegistry registry) {
     return new SpannerTuningEndpoint(registry::clients, registry::jdbcClient);
+  }
+
+  /** Refusals with their reason in the body, over HTTP. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnAvailableEndpoint(
+      endpoint = SpannerTuningEndpoint.class,
+      exposure = EndpointExposure.WEB)
+  static class Web {
+
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(SpannerTuningEndpoint.class)
+    SpannerTuningEndpointWebExtension spannerTuningEndpointWebExtension(
+        SpannerTuningEndpoint endpoint) {
+      return new SpannerTuningEndpointWebExtension(endpoint);
+    }
   }
 }
