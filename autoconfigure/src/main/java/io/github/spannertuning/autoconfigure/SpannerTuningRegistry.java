@@ -64,7 +64,7 @@ public class SpannerTuningRegistry {
               + name
               + "' after "
               + result.pairs()
-              + " pairs of "
+              + ((result.pairs() == 1) ? " pair of " : " pairs of ")
               + result.slice()
               + " slices"
               + result.scope()

@@ -110,7 +110,7 @@ public final class ExperimentSlot {
             this.timer,
             this.clock,
             this.wallClock,
-            this.random.get(),
+            (plan.fleet() == null) ? this.random.get() : null,
             this::ended,
             this.totals);
     this.latest = experiment;

@@ -135,6 +135,55 @@ class SpannerTuningAutoConfigurationTests {
   }
 
   @Test
+  void aFleetExperimentStartsAtStartupInTheSliceInForceOnTheWallClock(CapturedOutput output) {
+    long sliceMillis = 20_000;
+    long before = System.currentTimeMillis() / sliceMillis;
+    this.contextRunner
+        .withPropertyValues(
+            "spanner.tuning.experiment.fleet=checkout-2026-12",
+            "spanner.tuning.experiment.duration=4m",
+            "spanner.tuning.experiment.slice=20s")
+        .run(
+            (context) -> {
+              long after = System.currentTimeMillis() / sliceMillis;
+              ExperimentResult experiment = tuningOf(context).experiment();
+              assertThat(experiment.state()).isEqualTo("running");
+              assertThat(experiment.fleet()).isEqualTo("checkout-2026-12");
+              assertThat(experiment.sliceIndex()).isBetween(before, after);
+              assertThat(experiment.arm()).isIn("tuned", "stock");
+              assertThat(experiment.progress().recording()).isFalse();
+              assertThat(experiment.sliceStarts()).hasSize(1);
+              assertThat(output)
+                  .contains(
+                      "spanner-tuning: experiment of 6 pairs of 20s slices started on Spanner"
+                          + " client 'spanner' (spanner.tuning.experiment.*); in fleet"
+                          + " 'checkout-2026-12', joined in slice "
+                          + experiment.sliceIndex()
+                          + "; its result is in the spannertuning endpoint");
+            });
+  }
+
+  @Test
+  void anExperimentsNaturalEndIsLogged(CapturedOutput output) {
+    this.contextRunner
+        .withPropertyValues(
+            "spanner.tuning.stream-end-guard.drain-timeout=500ms",
+            "spanner.tuning.experiment.duration=5s",
+            "spanner.tuning.experiment.slice=2500ms")
+        .run(
+            (context) -> {
+              SpannerTuningState state = tuningOf(context);
+              await().atMost(Duration.ofSeconds(20)).until(() -> !state.isExperimentRunning());
+              assertThat(state.experiment().state()).isEqualTo("done");
+              assertThat(output)
+                  .contains(
+                      "spanner-tuning: experiment done on Spanner client 'spanner' after 1 pair of"
+                          + " 2500ms slices: single-use not compared (no pair had calls of it in"
+                          + " both arms)");
+            });
+  }
+
+  @Test
   void noExperimentStartsWithoutItsProperties() {
     this.contextRunner.run(
         (context) -> {

@@ -113,6 +113,19 @@ class SpannerTuningStartupFailureTests {
             + " slices");
   }
 
+  @Test
+  void experimentFleetIdWithASpaceFromAnEnvironmentVariable(CapturedOutput output) {
+    run(Map.of("SPANNER_TUNING_EXPERIMENT_FLEET", "checkout 2026"));
+    assertFailedOnce(
+        output,
+        "Invalid value 'checkout 2026' for property 'spanner.tuning.experiment.fleet' (from System"
+            + " Environment Property \"SPANNER_TUNING_EXPERIMENT_FLEET\"): fleet must be 1 to 64"
+            + " letters, digits, '-', '_' or '.', the same on every instance, such as"
+            + " checkout-2026-12, was 'checkout 2026'",
+        "Set 'spanner.tuning.experiment.fleet' to 1 to 64 letters, digits, '-', '_' or '.', the"
+            + " same on every instance, such as checkout-2026-12.");
+  }
+
   private static void run(Map<String, Object> environmentVariables, String... args) {
     SpringApplication application = new SpringApplication(SpannerApplication.class);
     application.setWebApplicationType(WebApplicationType.NONE);
