@@ -10,7 +10,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 
 /** The {@code spannertuning} Actuator endpoint, when Actuator is there and the endpoint exposed. */
 @AutoConfiguration(after = SpannerTuningAutoConfiguration.class)
@@ -27,18 +26,13 @@ public class SpannerTuningEndpointAutoConfiguration {
   }
 
   /** Refusals with their reason in the body, over HTTP. */
-  @Configuration(proxyBeanMethods = false)
+  @Bean
+  @ConditionalOnMissingBean
   @ConditionalOnAvailableEndpoint(
       endpoint = SpannerTuningEndpoint.class,
       exposure = EndpointExposure.WEB)
-  static class Web {
-
-    @Bean
-    @ConditionalOnMissingBean
-    @ConditionalOnBean(SpannerTuningEndpoint.class)
-    SpannerTuningEndpointWebExtension spannerTuningEndpointWebExtension(
-        SpannerTuningEndpoint endpoint) {
-      return new SpannerTuningEndpointWebExtension(endpoint);
-    }
+  SpannerTuningEndpointWebExtension spannerTuningEndpointWebExtension(
+      SpannerTuningEndpoint endpoint) {
+    return new SpannerTuningEndpointWebExtension(endpoint);
   }
 }

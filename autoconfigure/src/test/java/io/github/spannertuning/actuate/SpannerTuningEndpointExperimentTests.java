@@ -13,7 +13,9 @@ import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.actuate.SpannerTuningEndpoint.ClientDescriptor;
 import io.github.spannertuning.actuate.SpannerTuningEndpoint.ExperimentDescriptor;
 import io.github.spannertuning.actuate.SpannerTuningEndpoint.FeatureDescriptor;
+import io.github.spannertuning.actuate.SpannerTuningEndpoint.RefusedRequestException;
 import io.github.spannertuning.client.Feature;
+import io.github.spannertuning.client.FeatureState;
 import io.github.spannertuning.client.FeatureState.Status;
 import io.github.spannertuning.client.SpannerTuning;
 import io.github.spannertuning.client.SpannerTuningState;
@@ -23,14 +25,18 @@ import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServerExtension;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
@@ -285,6 +291,99 @@ class SpannerTuningEndpointExperimentTests {
                     .startsWith(
                         "no feature spanner-tuning applies itself is on on this client, so the"
                             + " two arms would be the same client: single-use-distribution=off"));
+  }
+
+  /**
+   * One feature compared: configured off, it is on in the tuned arm and off in the stock arm, every
+   * other feature stays as configured in both, and once stopped the client has exactly the states
+   * it had before, the configuration's reason included.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"stream-end-guard", "single-use-distribution"})
+  void aFeatureConfiguredOffIsOnInItsTunedArmAndTheClientGoesBackToExactlyItsStates(String id) {
+    Feature feature = Feature.fromId(id);
+    SpannerTuning.Builder configured = SpannerTuning.newBuilder();
+    if (feature == Feature.STREAM_END_GUARD) {
+      configured.streamEndGuard(false);
+    } else {
+      configured.singleUseDistribution(false);
+    }
+    tuned("spanner", configured.streamEndGuardDrainTimeout(Duration.ofMillis(500)).build());
+    SpannerTuningState state = this.clients.get("spanner");
+    Map<Feature, FeatureState> before = Map.copyOf(state.features());
+    assertThat(before.get(feature).byConfiguration()).isTrue();
+
+    ExperimentDescriptor started =
+        this.endpoint.startExperiment("spanner", "experiment", "10s", "2500ms", id, null, null);
+    assertThat(started.feature()).isEqualTo(id);
+    assertThat(started.fleet()).isNull();
+    assertThat(started.sliceIndex()).isZero();
+    Set<String> armsSeen = new HashSet<>();
+    for (long slice = 0; slice < 2; slice++) {
+      long current = slice;
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> current == this.endpoint.client("spanner").experiment().sliceIndex());
+      ClientDescriptor client = this.endpoint.client("spanner");
+      String arm = client.experiment().arm();
+      armsSeen.add(arm);
+      assertThat(client.features().get(id).state())
+          .as("%s in a %s slice", id, arm)
+          .isEqualTo(arm.equals("tuned") ? onState(feature) : "off");
+      for (Feature other : Feature.values()) {
+        if (other != feature) {
+          assertThat(state.feature(other))
+              .as("%s in a %s slice", other, arm)
+              .isEqualTo(before.get(other));
+        }
+      }
+    }
+    assertThat(armsSeen).as("a pair runs both arms").containsExactlyInAnyOrder("tuned", "stock");
+    assertThat(this.endpoint.stopExperiment("spanner", "experiment", null).state())
+        .isEqualTo("stopped");
+    assertThat(state.features()).isEqualTo(before);
+  }
+
+  @Test
+  void aFeatureThatCannotBeSwitchedOnThisClientIsRefusedWithTheReason() {
+    tuned("spanner", TUNING);
+    assertFeatureRefused(
+        "grpc-gcp",
+        "grpc-gcp is chosen when the channels are built and cannot be switched at runtime;"
+            + " features that can be switched: ");
+    assertFeatureRefused("turbo", "Unknown feature 'turbo'; features that can be switched: ");
+    SpannerOptions.Builder withoutGrpcGcp = server.get().clientOptions(2).disableGrpcGcpExtension();
+    SpannerTuningState gax =
+        SpannerTuning.newBuilder()
+            .grpcGcpExtension(false)
+            .streamEndGuardDrainTimeout(Duration.ofMillis(500))
+            .build()
+            .applyTo(withoutGrpcGcp);
+    this.spanners.add(withoutGrpcGcp.build().getService());
+    this.clients.put("spanner", gax);
+    assertFeatureRefused(
+        "single-use-distribution",
+        "single-use-distribution cannot be switched on this client: it is unsupported (the"
+            + " grpc-gcp extension is off");
+    assertThat(gax.experiment()).as("nothing started").isNull();
+  }
+
+  private void assertFeatureRefused(String feature, String reason) {
+    assertThatExceptionOfType(RefusedRequestException.class)
+        .isThrownBy(
+            () ->
+                this.endpoint.startExperiment(
+                    "spanner", "experiment", "10s", "2500ms", feature, null, null))
+        .satisfies(
+            (ex) -> {
+              assertThat(ex.getReason()).startsWith(reason);
+              assertThat(ex.field()).isEqualTo("feature");
+            });
+  }
+
+  /** What the endpoint shows for a feature spanner-tuning applies on this client line. */
+  private static String onState(Feature feature) {
+    return (feature == Feature.STREAM_END_GUARD) ? GuardLine.expectedName() : ON;
   }
 
   private void assertRefused(String duration, String slice, String reason) {
