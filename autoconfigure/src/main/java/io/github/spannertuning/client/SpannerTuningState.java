@@ -7,6 +7,7 @@ import io.github.spannertuning.experiment.CarryOver;
 import io.github.spannertuning.experiment.ExperimentPlan;
 import io.github.spannertuning.experiment.ExperimentResult;
 import io.github.spannertuning.experiment.ExperimentSlot;
+import io.github.spannertuning.experiment.ExperimentTimer;
 import io.github.spannertuning.experiment.GuardRail;
 import io.github.spannertuning.experiment.InvalidExperimentPlanException;
 import io.opentelemetry.api.OpenTelemetry;
@@ -67,7 +68,7 @@ public final class SpannerTuningState {
 
   /** This client's switchback experiments; read on every call by the counting interceptor. */
   private final ExperimentSlot experiment =
-      new ExperimentSlot(TuningTimer::schedule, System::nanoTime, SplittableRandom::new);
+      new ExperimentSlot(ExperimentTimer.shared(), System::nanoTime, SplittableRandom::new);
 
   private final ChannelLoad channelLoad = new ChannelLoad(this.experiment);
 

@@ -176,20 +176,43 @@ final class Experiment {
     return endIfRunning(ExperimentState.ABORTED, why);
   }
 
-  /** The experiment as it stands: progress, and the figures of the whole pairs so far. */
-  synchronized ExperimentResult result() {
-    int pairs = this.slices.size() / 2;
+  /**
+   * The experiment as it stands: progress, and the figures of the whole pairs so far. Only the copy
+   * of its state holds the lock; the analysis runs after, so that a reader never keeps a step, such
+   * as a fleet's switch at its boundary, waiting.
+   */
+  ExperimentResult result() {
+    List<SliceSummary> recorded;
+    List<Switch> switched;
+    ExperimentState ended;
+    String why;
+    long elapsed;
+    long firstRecorded;
+    long current;
+    boolean windowOpen;
+    synchronized (this) {
+      recorded = List.copyOf(this.slices);
+      switched = List.copyOf(this.switches);
+      ended = this.state;
+      why = this.reason;
+      elapsed =
+          ((ended == ExperimentState.RUNNING) ? this.clock.getAsLong() : this.endNanos)
+              - this.startNanos;
+      firstRecorded = this.firstIndex;
+      current = this.index;
+      windowOpen = this.recording;
+    }
+    boolean running = ended == ExperimentState.RUNNING;
+    int pairs = recorded.size() / 2;
     Map<String, KindResult> results = new LinkedHashMap<>();
     long[] cancels = new long[2];
     long[] goAways = new long[2];
-    List<SliceSummary> complete = this.slices.subList(0, 2 * pairs);
+    List<SliceSummary> complete = recorded.subList(0, 2 * pairs);
     ExperimentAnalysis.analyze(complete).forEach((kind, result) -> results.put(kind.id(), result));
     for (SliceSummary summary : complete) {
       cancels[summary.arm().ordinal()] += summary.cancelsOfFinishedStreams();
       goAways[summary.arm().ordinal()] += summary.goAways();
     }
-    boolean running = isRunning();
-    long elapsed = (running ? this.clock.getAsLong() : this.endNanos) - this.startNanos;
     List<String> warnings = new ArrayList<>();
     if (this.plan.pairs() < SignedRank.FEWEST_PAIRS_95) {
       warnings.add(
@@ -198,34 +221,34 @@ final class Experiment {
               + " pairs: the 95 % intervals need at least "
               + SignedRank.FEWEST_PAIRS_95);
     }
-    List<SliceStart> starts = new ArrayList<>(this.switches.size());
-    for (Switch switched : this.switches) {
-      long position = switched.slice() - this.firstIndex;
+    List<SliceStart> starts = new ArrayList<>(switched.size());
+    for (Switch slice : switched) {
+      long position = slice.slice() - firstRecorded;
       starts.add(
           new SliceStart(
-              switched.slice(),
-              switched.arm().id(),
-              Instant.ofEpochSecond(0, switched.epochNanos()).toString(),
+              slice.slice(),
+              slice.arm().id(),
+              Instant.ofEpochSecond(0, slice.epochNanos()).toString(),
               position >= 0 && position < 2L * pairs));
     }
-    String arm = running ? armOf(this.index).id() : null;
+    String arm = running ? armOf(current).id() : null;
     return new ExperimentResult(
-        this.state.id(),
-        this.reason,
+        ended.id(),
+        why,
         this.plan.feature(),
         this.plan.fleet(),
         arm,
-        running ? this.index : null,
+        running ? current : null,
         pairs,
         DurationFormat.format(this.plan.slice()),
         DurationFormat.format(this.plan.runTime()),
         DurationFormat.format(this.plan.carryOver()),
         new Progress(
-            this.slices.size(),
+            recorded.size(),
             this.plan.slices(),
             DurationFormat.format(Duration.ofSeconds(elapsed / 1_000_000_000L)),
             arm,
-            running && this.recording),
+            running && windowOpen),
         new PerArm<>(cancels[Arm.TUNED.ordinal()], cancels[Arm.STOCK.ordinal()]),
         new PerArm<>(goAways[Arm.TUNED.ordinal()], goAways[Arm.STOCK.ordinal()]),
         results,

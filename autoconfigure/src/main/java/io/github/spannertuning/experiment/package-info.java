@@ -14,8 +14,8 @@
  * io.github.spannertuning.experiment.ArmSwitch} and {@link
  * io.github.spannertuning.experiment.ExperimentTimer} (what the client provides), and {@link
  * io.github.spannertuning.experiment.ExperimentResult} (what the endpoint shows). The schedules
- * ({@code Experiment}, {@code FleetSchedule}), the recorder ({@code SliceRecorder}) and the
- * statistics ({@code ExperimentAnalysis}, {@code SignedRank}, {@code Proportion}) are
- * package-private.
+ * ({@code Experiment}, {@code FleetSchedule}) and their thread ({@code ExperimentThread}), the
+ * recorder ({@code SliceRecorder}) and the statistics ({@code ExperimentAnalysis}, {@code
+ * SignedRank}, {@code Proportion}) are package-private.
  */
 package io.github.spannertuning.experiment;

@@ -8,7 +8,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.function.LongSupplier;
 import org.junit.jupiter.api.Test;
 
@@ -139,35 +138,48 @@ class FleetExperimentTest {
   }
 
   /**
-   * Two instances started together, the second's clock ahead of the first's. Each window of either
-   * must fall where the other is in the same arm: opened after the other switched to it, closed
-   * before the other switched away. 150 ms apart (within the 250 ms tolerated) they are; 350 ms
-   * apart, the instance behind still records when the one ahead has switched. Windows are read
-   * every 10 ms.
+   * Two instances started together, the second's clock ahead of the first's. Each feeds its
+   * experiment a call every 10 ms: a single-use call while the other instance is in the same arm, a
+   * commit while it is not. The windows must keep every such commit out: 150 ms apart (within the
+   * 250 ms tolerated) they do; 350 ms apart, the instance behind still records when the one ahead
+   * has switched.
    */
   @Test
   void clocksApartByLessThanTheToleratedSkewRecordOnlyWhileBothAreInTheSliceArm() {
-    assertThat(overlaps(Duration.ofMillis(150))).isZero();
-    assertThat(overlaps(Duration.ofMillis(350))).isPositive();
+    assertThat(callsRecordedWhileTheOtherWasInAnotherArm(Duration.ofMillis(150))).isZero();
+    assertThat(callsRecordedWhileTheOtherWasInAnotherArm(Duration.ofMillis(350))).isPositive();
   }
 
-  /** Windows of either instance during which the other was not in the window's arm. */
-  private long overlaps(Duration ahead) {
-    ManualTimer clock = new ManualTimer();
+  private long callsRecordedWhileTheOtherWasInAnotherArm(Duration ahead) {
     long first = firstSliceFrom("2026-12-03T12:00:00Z", 0);
     Instant start = instant(first * SLICE_NANOS).plusMillis(100);
-    Instance behind = new Instance(clock, clock.wallClock(start));
-    Instance before = new Instance(clock, clock.wallClock(start.plus(ahead)));
-    behind.slot.start(plan(2), behind.switches);
-    before.slot.start(plan(2), before.switches);
-    for (long elapsed = 0; elapsed < Duration.ofSeconds(19).toNanos(); elapsed += STEP.toNanos()) {
-      clock.advance(STEP);
-      behind.poll(clock.getAsLong());
-      before.poll(clock.getAsLong());
+    LongSupplier behindWall = this.timer.wallClock(start);
+    LongSupplier aheadWall = this.timer.wallClock(start.plus(ahead));
+    Switches behind = new Switches(behindWall);
+    Switches before = new Switches(aheadWall);
+    ExperimentSlot behindSlot = slot(behindWall);
+    ExperimentSlot aheadSlot = slot(aheadWall);
+    behindSlot.start(plan(2), behind);
+    aheadSlot.start(plan(2), before);
+    long until = this.timer.getAsLong() + Duration.ofSeconds(19).toNanos();
+    while (this.timer.getAsLong() < until) {
+      long now = this.timer.getAsLong();
+      CallKind kind =
+          (behind.current() != before.current()) ? CallKind.COMMIT : CallKind.SINGLE_USE;
+      behindSlot.record(kind, now, now + 1_000_000L, 0);
+      aheadSlot.record(kind, now, now + 1_000_000L, 0);
+      this.timer.advance(STEP);
     }
-    assertThat(behind.slot.result().state()).isEqualTo("done");
-    assertThat(before.slot.result().state()).isEqualTo("done");
-    return behind.windowsOutside(before) + before.windowsOutside(behind);
+    long recorded = 0;
+    for (ExperimentSlot slot : List.of(behindSlot, aheadSlot)) {
+      ExperimentResult result = slot.result();
+      assertThat(result.state()).isEqualTo("done");
+      assertThat(result.results().get("single-use").calls().tuned()).isPositive();
+      recorded +=
+          result.results().get("commit").calls().tuned()
+              + result.results().get("commit").calls().stock();
+    }
+    return recorded;
   }
 
   private ExperimentSlot slot(LongSupplier wall) {
@@ -218,11 +230,7 @@ class FleetExperimentTest {
 
     private final List<Long> wallNanos = new ArrayList<>();
 
-    private final List<Long> atNanos = new ArrayList<>();
-
     private Long restoredAt;
-
-    private LongSupplier clock;
 
     Switches(LongSupplier wall) {
       this.wall = wall;
@@ -232,83 +240,16 @@ class FleetExperimentTest {
     public void switchTo(Arm arm) {
       this.arms.add(arm);
       this.wallNanos.add(this.wall.getAsLong());
-      if (this.clock != null) {
-        this.atNanos.add(this.clock.getAsLong());
-      }
     }
 
     @Override
     public void restore() {
       this.restoredAt = this.wall.getAsLong();
-      if (this.clock != null) {
-        this.atNanos.add(this.clock.getAsLong());
-      }
-    }
-  }
-
-  /**
-   * One instance of a fleet on the shared test clock: its switches and its windows, in true time.
-   */
-  private static final class Instance {
-
-    private final Switches switches;
-
-    private final ExperimentSlot slot;
-
-    private final List<long[]> windows = new ArrayList<>();
-
-    private final List<Arm> windowArms = new ArrayList<>();
-
-    private long openedAt = -1;
-
-    Instance(ManualTimer clock, LongSupplier wall) {
-      this.switches = new Switches(wall);
-      this.switches.clock = clock;
-      this.slot =
-          new ExperimentSlot(
-              clock,
-              clock,
-              wall,
-              () -> {
-                throw new AssertionError("a fleet draws no random order");
-              });
     }
 
-    void poll(long now) {
-      ExperimentResult result = this.slot.result();
-      boolean recording = result.progress().recording();
-      if (recording && this.openedAt < 0) {
-        this.openedAt = now;
-        this.windowArms.add(Arm.valueOf(result.arm().toUpperCase(Locale.ROOT)));
-      } else if (!recording && this.openedAt >= 0) {
-        this.windows.add(new long[] {this.openedAt, now});
-        this.openedAt = -1;
-      }
-    }
-
-    /** This instance's windows during which {@code other} was in another arm at some point. */
-    long windowsOutside(Instance other) {
-      long outside = 0;
-      for (int w = 0; w < this.windows.size(); w++) {
-        long open = this.windows.get(w)[0];
-        long close = this.windows.get(w)[1];
-        if (other.armAt(open) != this.windowArms.get(w) || other.switchedWithin(open, close)) {
-          outside++;
-        }
-      }
-      return outside;
-    }
-
-    private Arm armAt(long at) {
-      Arm arm = null;
-      for (int i = 0; i < this.switches.arms.size() && this.switches.atNanos.get(i) <= at; i++) {
-        arm = this.switches.arms.get(i);
-      }
-      return arm;
-    }
-
-    private boolean switchedWithin(long from, long to) {
-      return this.switches.atNanos.stream().anyMatch((at) -> at > from && at < to);
+    /** The arm the client is in; {@code null} once restored. */
+    Arm current() {
+      return (this.restoredAt != null) ? null : this.arms.get(this.arms.size() - 1);
     }
   }
 }
