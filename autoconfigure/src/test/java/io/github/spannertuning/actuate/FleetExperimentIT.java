@@ -7,8 +7,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.google.cloud.spanner.DatabaseClient;
 import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Statement;
+import com.google.spanner.v1.ExecuteSqlRequest;
 import io.github.spannertuning.testing.MockSpannerServer;
-import io.github.spannertuning.testing.MockSpannerServer.Arrival;
+import io.github.spannertuning.testing.MockSpannerServer.Call;
+import io.github.spannertuning.testing.MockSpannerServer.ServiceTime;
 import java.io.IOException;
 import java.net.SocketAddress;
 import java.net.URI;
@@ -55,15 +57,17 @@ import org.springframework.context.ConfigurableApplicationContext;
  *       every pair must agree. The stock arm (the client's own least-busy pick) sends the slow
  *       connection a share of reads that grows with the calls in flight: with three threads per
  *       connection, well over 1 % of them, so its P99 is the slow connection's. The tuned arm sends
- *       it one read at a time, when its estimate has decayed, which is under 1 % of reads. The
- *       slowdown is kept far above the stalls a busy machine adds to a tuned slice's tail, which is
- *       what made {@code ExperimentIT}'s 20 ms slowdown need 10 pairs.
+ *       it one read at a time, when its estimate has decayed, under 1 % of reads. The slowdown is
+ *       longer than the pauses a busy machine puts on a whole JVM, which land in a tuned slice's
+ *       tail (a 20 ms slowdown needs 10 pairs in {@code ExperimentIT} for that reason), and short
+ *       enough that a slow read started in the first three quarters of a window ends inside it: a
+ *       call is recorded when it ends within its window.
  *   <li>Each logs its natural end.
  * </ul>
  *
  * <p>Slices are {@value #SLICE_MILLIS} ms: the clients drain for at most 500 ms, so the carry-over
  * is the latency estimates' 2 s, and a fleet's window closes 250 ms before its slice ends, which
- * leaves 750 ms recorded per slice. What is real: three applications, their clients, gRPC, Netty
+ * leaves 1,250 ms recorded per slice. What is real: three applications, their clients, gRPC, Netty
  * and loopback TCP, one wall clock. What is simulated: Spanner, its service time, the slow
  * connections. The three share one JVM, and so one timer thread for their experiments' steps, which
  * runs their switches one after another: a fleet of separate JVMs has no such queue, but has its
@@ -88,9 +92,12 @@ class FleetExperimentIT {
 
   private static final int THREADS = 12;
 
-  private static final long SLOW_MILLIS = 200;
+  private static final long SLOW_MILLIS = 300;
 
-  private static final long SLICE_MILLIS = 3000;
+  private static final ServiceTime SERVICE_TIME =
+      ServiceTime.uniform(Duration.ofMillis(20), Duration.ofMillis(30));
+
+  private static final long SLICE_MILLIS = 3500;
 
   private static final int PAIRS = 6;
 
@@ -103,15 +110,18 @@ class FleetExperimentIT {
   void threeInstancesSwitchTogetherAndEachFindsTheTunedArmBetter(CapturedOutput output)
       throws Exception {
     try (Fleet fleet = Fleet.start(INSTANCES)) {
-      fleet.slowDownOneConnectionOfEach(SLOW_MILLIS);
+      // Calls that wait on the server, not on the CPU: three closed loops of point selects answered
+      // in 2 to 5 ms keep two cores busy, and a tuned slice's P99 is then the CPU's queue.
+      fleet.server().setServiceTime(SERVICE_TIME);
       fleet.startLoad(THREADS);
+      fleet.slowDownOneConnectionOfEach(SLOW_MILLIS);
       for (int instance = 0; instance < INSTANCES; instance++) {
         assertThat(fleet.get(instance, "/actuator/spannertuning/spanner").statusCode())
             .isEqualTo(200);
       }
-      // A second into a pair: every instance whose start lands in this pair, even seconds late,
-      // records from the next one.
-      fleet.sleepUntil(2 * SLICE_MILLIS, 1000);
+      // Two seconds before a pair ends: every instance whose start lands in this pair records from
+      // the next one.
+      fleet.sleepUntil(2 * SLICE_MILLIS, 2 * SLICE_MILLIS - 2000);
       long joined = 0;
       for (int instance = 0; instance < INSTANCES; instance++) {
         HttpResponse<String> started =
@@ -266,7 +276,7 @@ class FleetExperimentIT {
                       EndpointTestApplication.SERVER_PORT + "=" + fleet.server.port(),
                       "spring.cloud.gcp.project-id=test-project",
                       "spring.cloud.gcp.spanner.instance-id=test-instance",
-                      "spring.cloud.gcp.spanner.database=test-database",
+                      "spring.cloud.gcp.spanner.database=" + database(i),
                       "spring.cloud.gcp.secretmanager.enabled=false",
                       "spring.main.banner-mode=off",
                       "management.endpoints.web.exposure.include=spannertuning,prometheus",
@@ -299,32 +309,34 @@ class FleetExperimentIT {
     }
 
     /**
-     * Slows the connection each instance's burst of point selects used most: each instance has its
-     * own pool, so each gets one slow connection.
+     * Slows, for each instance, the connection that carried most of its point selects in the last
+     * second of load. Each instance has a pool of its own and a database of its own, which its
+     * calls' sessions name, so each gets one slow connection.
      */
     void slowDownOneConnectionOfEach(long millis) throws Exception {
+      this.server.reset();
+      Thread.sleep(1000);
+      List<Call> calls = this.server.calls("ExecuteStreamingSql");
       List<SocketAddress> slow = new ArrayList<>();
       for (int i = 0; i < this.instances.size(); i++) {
-        this.server.reset();
-        DatabaseClient client = client(i);
-        ExecutorService burst = Executors.newFixedThreadPool(4);
-        List<Future<?>> selects = new ArrayList<>();
-        for (int t = 0; t < 4; t++) {
-          selects.add(
-              burst.submit(
-                  () -> {
-                    for (int n = 0; n < 25; n++) {
-                      pointSelect(client);
-                    }
-                  }));
-        }
-        for (Future<?> select : selects) {
-          select.get(30, TimeUnit.SECONDS);
-        }
-        burst.shutdown();
-        slow.add(busiest(this.server.arrivals()));
+        String sessions = "/databases/" + database(i) + "/sessions/";
+        slow.add(
+            calls.stream()
+                .filter(
+                    (call) -> ((ExecuteSqlRequest) call.request()).getSession().contains(sessions))
+                .collect(Collectors.groupingBy(Call::connection, Collectors.counting()))
+                .entrySet()
+                .stream()
+                .max(Map.Entry.comparingByValue())
+                .orElseThrow(
+                    () -> new AssertionError("no query of " + sessions + " reached the server"))
+                .getKey());
       }
       this.server.slowDown(slow, millis);
+    }
+
+    private static String database(int instance) {
+      return "fleet-db-" + instance;
     }
 
     /** Closed-loop point selects on every instance, from {@code threads} threads each. */
@@ -417,16 +429,6 @@ class FleetExperimentIT {
           client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
         rows.next();
       }
-    }
-
-    private static SocketAddress busiest(List<Arrival> arrivals) {
-      return arrivals.stream()
-          .collect(Collectors.groupingBy(Arrival::connection, Collectors.counting()))
-          .entrySet()
-          .stream()
-          .max(Map.Entry.comparingByValue())
-          .orElseThrow(() -> new AssertionError("no query reached the server"))
-          .getKey();
     }
 
     @Override

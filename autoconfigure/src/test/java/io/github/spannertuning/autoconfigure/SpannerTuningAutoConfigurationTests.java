@@ -164,26 +164,6 @@ class SpannerTuningAutoConfigurationTests {
   }
 
   @Test
-  void anExperimentsNaturalEndIsLogged(CapturedOutput output) {
-    this.contextRunner
-        .withPropertyValues(
-            "spanner.tuning.stream-end-guard.drain-timeout=500ms",
-            "spanner.tuning.experiment.duration=5s",
-            "spanner.tuning.experiment.slice=2500ms")
-        .run(
-            (context) -> {
-              SpannerTuningState state = tuningOf(context);
-              await().atMost(Duration.ofSeconds(20)).until(() -> !state.isExperimentRunning());
-              assertThat(state.experiment().state()).isEqualTo("done");
-              assertThat(output)
-                  .contains(
-                      "spanner-tuning: experiment done on Spanner client 'spanner' after 1 pair of"
-                          + " 2500ms slices: single-use not compared (no pair had calls of it in"
-                          + " both arms)");
-            });
-  }
-
-  @Test
   void noExperimentStartsWithoutItsProperties() {
     this.contextRunner.run(
         (context) -> {
