@@ -119,9 +119,9 @@ class FleetExperimentIT {
         assertThat(fleet.get(instance, "/actuator/spannertuning/spanner").statusCode())
             .isEqualTo(200);
       }
-      // Two seconds before a pair ends: every instance whose start lands in this pair records from
-      // the next one.
-      fleet.sleepUntil(2 * SLICE_MILLIS, 2 * SLICE_MILLIS - 2000);
+      // Not in a pair's last second: every instance whose start lands in this pair records from the
+      // next one.
+      fleet.awayFromTheEndOf(2 * SLICE_MILLIS, 1000);
       long joined = 0;
       for (int instance = 0; instance < INSTANCES; instance++) {
         HttpResponse<String> started =
@@ -156,10 +156,10 @@ class FleetExperimentIT {
             switches
                 .computeIfAbsent(index, (key) -> new ArrayList<>())
                 .add(Instant.parse(start.get("switchedAt").asText()));
-            String arm = arms.putIfAbsent(index, start.get("arm").asText());
-            assertThat(start.get("arm").asText())
-                .as("slice %d's arm", index)
-                .isEqualTo((arm != null) ? arm : start.get("arm").asText());
+            String arm = start.get("arm").asText();
+            assertThat(arms.computeIfAbsent(index, (key) -> arm))
+                .as("slice %d's arm on every instance", index)
+                .isEqualTo(arm);
           }
         }
         recorded.add(indexes);
@@ -371,9 +371,15 @@ class FleetExperimentIT {
       return this.failed.get();
     }
 
-    /** Sleeps until the wall clock is next {@code offset} ms past a multiple of {@code period}. */
-    void sleepUntil(long period, long offset) throws InterruptedException {
-      Thread.sleep(Math.floorMod(offset - System.currentTimeMillis(), period));
+    /**
+     * Sleeps past the next multiple of {@code period} ms of the wall clock when it is less than
+     * {@code margin} ms away.
+     */
+    void awayFromTheEndOf(long period, long margin) throws InterruptedException {
+      long left = period - Math.floorMod(System.currentTimeMillis(), period);
+      if (left < margin) {
+        Thread.sleep(left + 10);
+      }
     }
 
     /**
