@@ -31,6 +31,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -135,9 +136,13 @@ class SpannerTuningEndpointExperimentTests {
     Spanner spanner = tuned("spanner", TUNING);
     SpannerTuningState state = this.clients.get("spanner");
     AtomicBoolean running = new AtomicBoolean(true);
-    Thread traffic = new Thread(() -> pointSelectsWhile(spanner, running));
+    AtomicLong selects = new AtomicLong();
+    Thread traffic = new Thread(() -> pointSelectsWhile(spanner, running, selects));
     traffic.start();
     try {
+      // A warm client: each slice records half a second, and a fresh client's first calls, on a
+      // busy machine, can take longer than that.
+      await().atMost(Duration.ofSeconds(30)).until(() -> selects.get() >= 50);
       this.endpoint.startExperiment("spanner", "experiment", "5s", "2500ms", null, null, null);
       await().atMost(Duration.ofSeconds(30)).until(() -> !state.isExperimentRunning());
     } finally {
@@ -410,7 +415,8 @@ class SpannerTuningEndpointExperimentTests {
     return spanner;
   }
 
-  private static void pointSelectsWhile(Spanner spanner, AtomicBoolean running) {
+  private static void pointSelectsWhile(
+      Spanner spanner, AtomicBoolean running, AtomicLong selects) {
     DatabaseClient client =
         spanner.getDatabaseClient(DatabaseId.of("test-project", "test-instance", "test-db"));
     while (running.get()) {
@@ -418,6 +424,7 @@ class SpannerTuningEndpointExperimentTests {
           client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
         resultSet.next();
       }
+      selects.incrementAndGet();
     }
   }
 }
