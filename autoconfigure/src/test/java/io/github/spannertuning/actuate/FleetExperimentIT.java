@@ -1,6 +1,7 @@
 package io.github.spannertuning.actuate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -8,9 +9,12 @@ import com.google.cloud.spanner.DatabaseClient;
 import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Statement;
 import com.google.spanner.v1.ExecuteSqlRequest;
+import io.github.spannertuning.testing.GrafanaDashboard;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServer.Call;
 import io.github.spannertuning.testing.MockSpannerServer.ServiceTime;
+import io.github.spannertuning.testing.PrometheusServer;
+import io.github.spannertuning.testing.PrometheusServer.Sample;
 import java.io.IOException;
 import java.net.SocketAddress;
 import java.net.URI;
@@ -22,6 +26,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -64,6 +69,13 @@ import org.springframework.context.ConfigurableApplicationContext;
  *       enough that a slow read started in the first three quarters of a window ends inside it: a
  *       call is recorded when it ends within its window.
  *   <li>Each logs its natural end.
+ *   <li>Prometheus (Debian's package, as in {@code GrafanaDashboardIT}) scrapes the three through
+ *       {@code /actuator/prometheus}; the shipped dashboard's fleet-wide tuned / stock P99 of
+ *       single-use reads, over a time range holding the whole experiment, lies inside the range the
+ *       instances' own 95 % intervals span. A pooled quantile and a paired per-instance interval
+ *       are different statistics: the check is that the dashboard reads the fleet's comparison from
+ *       the buckets the instances export, not that the two agree to the digit. Where Prometheus is
+ *       not installed, this last check is skipped, saying so, once the others have passed.
  * </ul>
  *
  * <p>Slices are {@value #SLICE_MILLIS} ms: the clients drain for at most 500 ms, so the carry-over
@@ -73,9 +85,6 @@ import org.springframework.context.ConfigurableApplicationContext;
  * connections. The three share one JVM, and so one timer thread for their experiments' steps, which
  * runs their switches one after another: a fleet of separate JVMs has no such queue, but has its
  * clocks' skew instead.
- *
- * <p>{@link Fleet#ports()} gives each instance's HTTP port; {@code /actuator/prometheus} is exposed
- * on each where the Prometheus registry is on the classpath.
  *
  * <p>Tagged {@code default-line}: the fleet schedule is the starter's own code, the same on every
  * client line; on 6.113 the stock arm's sticky keys may leave the slow connection unused, so the
@@ -110,7 +119,13 @@ class FleetExperimentIT {
   @Test
   void threeInstancesSwitchTogetherAndEachFindsTheTunedArmBetter(CapturedOutput output)
       throws Exception {
-    try (Fleet fleet = Fleet.start(INSTANCES)) {
+    List<Integer> ports = new ArrayList<>();
+    for (int instance = 0; instance < INSTANCES; instance++) {
+      ports.add(PrometheusServer.freePort());
+    }
+    // Prometheus first, where installed: it finds its targets about 5 s after it starts.
+    try (Scraping prometheus = Scraping.start(ports);
+        Fleet fleet = Fleet.start(ports)) {
       // Calls that wait on the server, not on the CPU: three closed loops of point selects answered
       // in 2 to 5 ms keep two cores busy, and a tuned slice's P99 is then the CPU's queue.
       fleet.server().setServiceTime(SERVICE_TIME);
@@ -120,6 +135,8 @@ class FleetExperimentIT {
         assertThat(fleet.get(instance, "/actuator/spannertuning/spanner").statusCode())
             .isEqualTo(200);
       }
+      prometheus.awaitScrapes(2);
+      Instant posted = Instant.now();
       // Not in a pair's last second: every instance whose start lands in this pair records from the
       // next one.
       fleet.awayFromTheEndOf(2 * SLICE_MILLIS, 1000);
@@ -144,6 +161,8 @@ class FleetExperimentIT {
       Instant end = Instant.ofEpochMilli((firstRecorded + 2 * PAIRS) * SLICE_MILLIS);
       List<JsonNode> experiments = fleet.awaitExperiments(end, Duration.ofSeconds(20));
       long failed = fleet.stopLoad();
+      prometheus.awaitScrapes(2);
+      Instant scraped = Instant.now();
 
       Map<Long, List<Instant>> switches = new TreeMap<>();
       Map<Long, String> arms = new TreeMap<>();
@@ -218,7 +237,47 @@ class FleetExperimentIT {
                   .split("spanner-tuning: experiment done on Spanner client 'spanner'", -1))
           .as("each instance logs its experiment's end")
           .hasSize(INSTANCES + 1);
+
+      assumeTrue(prometheus.server().isPresent(), PrometheusServer.notFoundMessage());
+      // The dashboard's query, over a time range from before the experiments to after their end.
+      double fleetRatio = fleetP99Ratio(prometheus.server().get(), posted, scraped);
+      double low = Double.MAX_VALUE;
+      double high = 0;
+      for (JsonNode experiment : experiments) {
+        low = Math.min(low, experiment.at("/results/single-use/p99RatioLow").asDouble());
+        high = Math.max(high, experiment.at("/results/single-use/p99RatioHigh").asDouble());
+      }
+      System.out.printf(
+          "[fleet experiment] Prometheus, the dashboard's tuned / stock P99 of single-use reads"
+              + " over the fleet: %.3f; the instances' intervals span [%.3f, %.3f]%n",
+          fleetRatio, low, high);
+      assertThat(fleetRatio)
+          .as("the fleet's P99 ratio against the instances' intervals")
+          .isBetween(low, high);
     }
+  }
+
+  /**
+   * The tuned over stock P99 of single-use reads from the dashboard's "Tuned / stock over the time
+   * range, fleet" panel, with every client and instance selected and the time range from {@code
+   * from} to {@code to}.
+   */
+  private static double fleetP99Ratio(PrometheusServer prometheus, Instant from, Instant to)
+      throws Exception {
+    String query =
+        GrafanaDashboard.load()
+            .panel("Tuned / stock over the time range, fleet")
+            .target("B")
+            .expand(
+                GrafanaDashboard.allOf(
+                    Duration.ofSeconds(Duration.between(from, to).toSeconds() + 1),
+                    prometheus.scrapeInterval()));
+    List<Sample> ratios =
+        prometheus.query(query, to).stream()
+            .filter((sample) -> "single-use".equals(sample.labels().get("kind")))
+            .toList();
+    assertThat(ratios).as(query).hasSize(1);
+    return ratios.get(0).value();
   }
 
   private static String describe(JsonNode experiment) {
@@ -268,15 +327,16 @@ class FleetExperimentIT {
       this.server = server;
     }
 
-    static Fleet start(int instances) throws IOException {
+    /** One instance listening on each of {@code ports}. */
+    static Fleet start(List<Integer> ports) throws IOException {
       Fleet fleet = new Fleet(MockSpannerServer.start());
       try {
-        for (int i = 0; i < instances; i++) {
+        for (int i = 0; i < ports.size(); i++) {
           fleet.instances.add(
               new SpringApplicationBuilder(EndpointTestApplication.class)
                   .web(WebApplicationType.SERVLET)
                   .properties(
-                      "server.port=0",
+                      "server.port=" + ports.get(i),
                       EndpointTestApplication.SERVER_PORT + "=" + fleet.server.port(),
                       "spring.cloud.gcp.project-id=test-project",
                       "spring.cloud.gcp.spanner.instance-id=test-instance",
@@ -460,6 +520,36 @@ class FleetExperimentIT {
         instance.close();
       }
       this.server.close();
+    }
+  }
+
+  /** Prometheus scraping the instances, where it is installed; nothing where it is not. */
+  private record Scraping(Optional<PrometheusServer> server) implements AutoCloseable {
+
+    private static final Duration SCRAPE_INTERVAL = Duration.ofSeconds(1);
+
+    static Scraping start(List<Integer> ports) throws Exception {
+      if (PrometheusServer.find().isEmpty()) {
+        return new Scraping(Optional.empty());
+      }
+      return new Scraping(
+          Optional.of(
+              PrometheusServer.start(
+                  SCRAPE_INTERVAL, ports.stream().map((port) -> "127.0.0.1:" + port).toList())));
+    }
+
+    /** Waits for {@code scrapes} scrapes of every instance, where Prometheus runs. */
+    void awaitScrapes(int scrapes) throws Exception {
+      if (this.server.isPresent()) {
+        this.server.get().awaitScrapes(scrapes, Duration.ofSeconds(20));
+      }
+    }
+
+    @Override
+    public void close() throws Exception {
+      if (this.server.isPresent()) {
+        this.server.get().close();
+      }
     }
   }
 }
