@@ -154,15 +154,14 @@ final class FeatureStates {
 
   /**
    * Hedged reads: they need the picker to send a hedge to another channel, so they hook in where
-   * routing does, on a client that has no hedging of its own.
+   * routing does, on a client that has no hedging of its own. Off by default: a client that could
+   * not hedge says so as {@code unsupported} whatever the configuration, so that nobody switches it
+   * on at runtime to find it cannot be.
    *
    * @param hookMissing why routing cannot hook into this client, or {@code null}
    * @param grpcGcpOn whether the client will use grpc-gcp, as far as the builder tells
    */
   static FeatureState hedging(boolean configured, String hookMissing, boolean grpcGcpOn) {
-    if (!configured) {
-      return FeatureState.offByConfiguration();
-    }
     if (!ClientSupport.GRPC_GCP_PRESENT) {
       return FeatureState.unsupported(GRPC_GCP_ABSENT);
     }
@@ -178,7 +177,7 @@ final class FeatureStates {
               + ClientVersions.detected().grpcGcp()
               + " cannot take an affinity key per call, which sends a hedge to another channel");
     }
-    return FeatureState.on();
+    return configured ? FeatureState.on() : FeatureState.offByConfiguration();
   }
 
   /**

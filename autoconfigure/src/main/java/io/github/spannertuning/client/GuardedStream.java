@@ -341,7 +341,7 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
       ChannelLoad.ChannelStats stats = this.channel;
       if (stats != null && this.tuning.mayRelease(stats)) {
         if (PHASE.compareAndSet(this, OPEN, CLOSED)) {
-          this.tuning.hedgeLoserCancelled();
+          this.tuning.hedging().loserCancelled();
           this.call.cancel("spanner-tuning: another attempt of this hedged read answered first");
           return;
         }

@@ -11,15 +11,9 @@ import com.google.spanner.v1.PartialResultSet;
 import io.github.spannertuning.experiment.CallKind;
 import io.github.spannertuning.routing.HedgeDelay;
 import io.github.spannertuning.routing.HedgeRace;
+import io.github.spannertuning.routing.HedgeTimer;
 import io.grpc.Context;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLongFieldUpdater;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
-import java.util.concurrent.locks.LockSupport;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -42,7 +36,8 @@ import java.util.logging.Logger;
  * </ul>
  *
  * <p>A read costs this object, one timer entry in it and no lock; a read that answers within its
- * delay sends nothing more. The hedge is due on the {@link Timer}'s one thread, which sends it.
+ * delay sends nothing more. The hedge is due on the {@link HedgeTimer}'s one thread, which sends
+ * it.
  */
 final class HedgedStream extends HedgeRace implements StreamingCall, ResultStreamConsumer {
 
@@ -51,12 +46,6 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
   private static final int OK = 0;
 
   private static final int CANCELLED = 1;
-
-  private static final AtomicLongFieldUpdater<HedgedStream> DEMAND =
-      AtomicLongFieldUpdater.newUpdater(HedgedStream.class, "demand");
-
-  private static final AtomicLongFieldUpdater<HedgedStream> SECOND_DEMAND =
-      AtomicLongFieldUpdater.newUpdater(HedgedStream.class, "secondDemand");
 
   private final ResultStreamConsumer consumer;
 
@@ -80,12 +69,6 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
   /** Set once the hedge's call was made; {@code null} until then or without a hedge. */
   private volatile GuardedStream second;
 
-  /** What the client asked of the first attempt before a winner, which the hedge is owed too. */
-  private volatile long demand;
-
-  /** What the hedge was asked for of that. */
-  private volatile long secondDemand;
-
   /** The kind an experiment records the read as. */
   private final CallKind kind;
 
@@ -94,12 +77,6 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
 
   /** The first attempt's failure, for the client should the hedge fail too. */
   private volatile SpannerException firstError;
-
-  /** When the hedge is due, for the timer. */
-  private long dueNanos;
-
-  /** The next entry on the timer's list of new entries. */
-  private HedgedStream nextNew;
 
   /**
    * @param options the read's options without the client's channel choice: the hedge's channel is
@@ -145,7 +122,7 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
       long nowNanos) {
     HedgedStream stream =
         new HedgedStream(consumer, state, routing, shape, starter, options, kind, nowNanos);
-    state.hedgeBudget().onRead();
+    state.hedging().onRead();
     return stream;
   }
 
@@ -156,10 +133,9 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
 
   /** The first attempt's call was made: the hedge is due after the shape's delay. */
   StreamingCall started() {
-    long delay = this.state.hedgeDelayNanos(this.shape);
+    long delay = this.state.hedging().delayNanos(this.shape);
     if (delay != HedgeDelay.NONE) {
-      this.dueNanos = this.startNanos + delay;
-      Timer.INSTANCE.add(this);
+      HedgeTimer.SHARED.schedule(this, this.startNanos + delay);
     }
     return this;
   }
@@ -167,12 +143,13 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
   /**
    * The hedge's delay passed: send it, if the read has still not answered and the budget allows.
    */
-  private void due() {
-    if (!hedgeable() || !this.state.hedgeBudget().tryAcquire(System.nanoTime())) {
+  @Override
+  protected void hedgeDue() {
+    if (!hedgeable() || !this.state.hedging().tryAcquire(System.nanoTime())) {
       return;
     }
     if (!hedge()) {
-      this.state.hedgeBudget().giveBack();
+      this.state.hedging().giveBack();
       return;
     }
     GuardedStream hedge = new GuardedStream(new Second(), this.state, true);
@@ -307,9 +284,9 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
   private void won(int attempt) {
     long now = System.nanoTime();
     // The first attempt's time to first response, or a lower bound of it past the delay.
-    this.state.hedgeDelayTable().record(this.shape, now - this.startNanos, now);
+    this.state.hedging().answered(this.shape, now - this.startNanos, now);
     if (attempt == SECOND) {
-      this.state.hedgeWon();
+      this.state.hedging().hedgeWon();
       this.first.abandon();
     } else {
       GuardedStream hedge = this.second;
@@ -345,7 +322,7 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
       hedge.request(numMessages);
       return;
     }
-    DEMAND.addAndGet(this, numMessages);
+    asked(numMessages);
     if (winner != SECOND) {
       this.first.request(numMessages);
     }
@@ -355,18 +332,10 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
   /** Gives the hedge what was asked of the first attempt and not of it yet. */
   private void catchUpSecond() {
     GuardedStream hedge = this.second;
-    if (hedge == null) {
-      return;
-    }
-    while (true) {
-      long owed = this.demand;
-      long asked = this.secondDemand;
-      if (asked >= owed) {
-        return;
-      }
-      if (SECOND_DEMAND.compareAndSet(this, asked, owed)) {
-        hedge.request((int) (owed - asked));
-        return;
+    if (hedge != null) {
+      int owed = owedToHedge();
+      if (owed > 0) {
+        hedge.request(owed);
       }
     }
   }
@@ -422,112 +391,4 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
         @Override
         public void cancel(String message) {}
       };
-
-  /**
-   * The one thread that sends every client's hedges when they are due. A read joins a list of new
-   * entries by a compare-and-set, with no lock and no allocation, and wakes the thread only when it
-   * is due before the thread's next wake-up; the thread takes the new entries, drops those whose
-   * read answered, sends those due and sleeps until the next one. It ends after a minute with
-   * nothing to do and starts again with the next read.
-   */
-  static final class Timer implements Runnable {
-
-    static final Timer INSTANCE = new Timer();
-
-    private static final long IDLE_NANOS = TimeUnit.MINUTES.toNanos(1);
-
-    private static final AtomicReferenceFieldUpdater<Timer, HedgedStream> NEW =
-        AtomicReferenceFieldUpdater.newUpdater(Timer.class, HedgedStream.class, "newest");
-
-    private volatile HedgedStream newest;
-
-    private final AtomicReference<Thread> thread = new AtomicReference<>();
-
-    /** When the thread wakes next; {@link Long#MAX_VALUE} while it waits for new entries. */
-    private volatile long wakeNanos = Long.MAX_VALUE;
-
-    /** Entries taken and not yet due; the thread's own. */
-    private final List<HedgedStream> pending = new ArrayList<>();
-
-    void add(HedgedStream stream) {
-      HedgedStream head;
-      do {
-        head = this.newest;
-        stream.nextNew = head;
-      } while (!NEW.compareAndSet(this, head, stream));
-      Thread running = this.thread.get();
-      long wake = this.wakeNanos;
-      if (running == null) {
-        start();
-      } else if (wake == Long.MAX_VALUE || stream.dueNanos - wake < 0) {
-        LockSupport.unpark(running);
-      }
-    }
-
-    private void start() {
-      Thread next = new Thread(this, "spanner-tuning-hedge");
-      next.setDaemon(true);
-      if (this.thread.compareAndSet(null, next)) {
-        next.start();
-      } else {
-        LockSupport.unpark(this.thread.get());
-      }
-    }
-
-    @Override
-    public void run() {
-      Thread self = Thread.currentThread();
-      long idleSince = System.nanoTime();
-      while (true) {
-        for (HedgedStream stream = NEW.getAndSet(this, null);
-            stream != null;
-            stream = stream.nextNew) {
-          this.pending.add(stream);
-        }
-        long now = System.nanoTime();
-        long next = Long.MAX_VALUE;
-        for (int i = this.pending.size() - 1; i >= 0; i--) {
-          HedgedStream stream = this.pending.get(i);
-          if (!stream.hedgeable()) {
-            removeAt(i);
-          } else if (stream.dueNanos - now <= 0) {
-            removeAt(i);
-            try {
-              stream.due();
-            } catch (RuntimeException ex) {
-              logger.log(Level.WARNING, "spanner-tuning: sending a hedge failed", ex);
-            }
-          } else if (next == Long.MAX_VALUE || stream.dueNanos - next < 0) {
-            next = stream.dueNanos;
-          }
-        }
-        if (!this.pending.isEmpty()) {
-          idleSince = now;
-        }
-        this.wakeNanos = next;
-        if (this.newest != null) {
-          continue;
-        }
-        if (next != Long.MAX_VALUE) {
-          LockSupport.parkNanos(this, next - now);
-        } else if (now - idleSince < IDLE_NANOS) {
-          LockSupport.parkNanos(this, IDLE_NANOS);
-        } else {
-          this.thread.compareAndSet(self, null);
-          // An entry added while the thread was going found it still running, and did not start
-          // another: take it up again.
-          if (this.newest == null || !this.thread.compareAndSet(null, self)) {
-            return;
-          }
-        }
-      }
-    }
-
-    /** Removes an entry by moving the last one into its place: the order does not matter. */
-    private void removeAt(int index) {
-      int last = this.pending.size() - 1;
-      this.pending.set(index, this.pending.get(last));
-      this.pending.remove(last);
-    }
-  }
 }

@@ -133,10 +133,15 @@ final class PoolRouting {
    * As {@link #enter}, for a call that must go to {@code channel}, one of this picker's: a later
    * call of a transaction whose first call was routed there.
    */
-  ChannelReservation enterOn(ChannelStats channel, GuardedStream stream) {
+  ChannelReservation enterOn(Connection channel, GuardedStream stream) {
     long now = System.nanoTime();
-    channel.connection().countCall(now);
-    return attach(indexOf(channel), stream, now);
+    channel.countCall(now);
+    ChannelStats[] channels = this.channels;
+    int index = 0;
+    while (channels[index].connection() != channel) {
+      index++;
+    }
+    return attach(index, stream, now);
   }
 
   /**
@@ -337,5 +342,46 @@ final class PoolRouting {
       }
     }
     return options.toArray(new Option[0]);
+  }
+
+  /** The session hints of clients up to 6.113 run from 0 to this, exclusive. */
+  static final long SESSION_HINTS = 256;
+
+  /** {@code CHANNEL_ID_AFFINITY}, or {@code null} in clients before 6.119, which lack it. */
+  private static final Option CHANNEL_REFERENCE = channelReferenceOption();
+
+  /**
+   * The object that names the transaction a call belongs to, or {@code null} if none does:
+   * routing's {@link io.github.spannertuning.routing.TransactionTable} key. The client gives every
+   * call of one transaction the same object in its options: a channel hint ({@code Long}) up to
+   * google-cloud-spanner 6.113, a grpc-gcp {@code ChannelAffinityRef} from 6.119 while grpc-gcp is
+   * on.
+   *
+   * <p>Up to 6.113, a transaction on a pooled (not multiplexed) session carries its session's hint
+   * instead, one of a fixed set ({@code 0} to {@value #SESSION_HINTS}, shared by every session with
+   * that hint and never collected): such a call names no transaction and is left to the client,
+   * which keeps the session on its channel. A transaction's own hint is a random {@code long} from
+   * {@code 0} to {@code Long.MAX_VALUE}, below {@value #SESSION_HINTS} about once in 10^16.
+   */
+  static Object transactionOf(Map<Option, ?> options) {
+    if (options == null) {
+      return null;
+    }
+    Object reference = (CHANNEL_REFERENCE != null) ? options.get(CHANNEL_REFERENCE) : null;
+    if (reference != null) {
+      return reference;
+    }
+    Object hint = options.get(Option.CHANNEL_HINT);
+    return (hint instanceof Long value && value >= SESSION_HINTS) ? hint : null;
+  }
+
+  private static Option channelReferenceOption() {
+    for (Option option : Option.values()) {
+      // Not referenced by name: the constant is missing in clients before 6.119.
+      if (option.name().equals("CHANNEL_ID_AFFINITY")) {
+        return option;
+      }
+    }
+    return null;
   }
 }

@@ -7,19 +7,22 @@ import io.github.spannertuning.experiment.CarryOver;
 import io.github.spannertuning.experiment.ExperimentPlan;
 import io.github.spannertuning.experiment.ExperimentResult;
 import io.github.spannertuning.experiment.ExperimentSlot;
+import io.github.spannertuning.experiment.ExperimentTimer;
 import io.github.spannertuning.experiment.GuardRail;
-import io.github.spannertuning.routing.HedgeBudget;
+import io.github.spannertuning.experiment.InvalidExperimentPlanException;
+import io.github.spannertuning.experiment.RecordedCallListener;
 import io.github.spannertuning.routing.HedgeDelay;
+import io.github.spannertuning.routing.Hedging;
 import io.opentelemetry.api.OpenTelemetry;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
 
 /**
  * What spanner-tuning does to one Spanner client: the effective state of each feature, the counters
@@ -31,9 +34,6 @@ public final class SpannerTuningState {
   private static final Feature[] ROUTING = {
     Feature.SINGLE_USE_DISTRIBUTION, Feature.TRANSACTION_ROUTING
   };
-
-  /** How many of the busiest shapes' hedge delays the endpoint and the meters show. */
-  public static final int HEDGE_SHAPES_SHOWN = 5;
 
   private final SpannerTuning tuning;
 
@@ -63,16 +63,7 @@ public final class SpannerTuningState {
 
   private final LongAdder streamEndGuardCancelledAtLimit = new LongAdder();
 
-  private final HedgeDelay hedgeDelay;
-
-  private final HedgeBudget hedgeBudget;
-
-  private final LongAdder hedgesWon = new LongAdder();
-
-  private final LongAdder hedgeLosersCancelled = new LongAdder();
-
-  /** A delay every hedgeable read is hedged after, or -1 to learn it; for tests. */
-  private final long hedgeFixedDelayNanos;
+  private final Hedging hedging;
 
   private final long drainTimeoutNanos;
 
@@ -84,7 +75,7 @@ public final class SpannerTuningState {
 
   /** This client's switchback experiments; read on every call by the counting interceptor. */
   private final ExperimentSlot experiment =
-      new ExperimentSlot(TuningTimer::schedule, System::nanoTime, SplittableRandom::new);
+      new ExperimentSlot(ExperimentTimer.shared(), System::nanoTime, SplittableRandom::new);
 
   private final ChannelLoad channelLoad = new ChannelLoad(this.experiment);
 
@@ -110,11 +101,16 @@ public final class SpannerTuningState {
     this.releaseResets = tuning.releaseResets();
     this.releaseWindowNanos = tuning.releaseWindow().toNanos();
     long now = System.nanoTime();
-    this.hedgeDelay =
-        new HedgeDelay(tuning.hedgingQuantile(), tuning.getHedgingMinDelay().toNanos(), now);
-    this.hedgeBudget = new HedgeBudget(tuning.getHedgingMaxExtra(), tuning.hedgingBurst(), now);
-    this.hedgeFixedDelayNanos =
-        (tuning.hedgingFixedDelay() != null) ? tuning.hedgingFixedDelay().toNanos() : -1;
+    this.hedging =
+        new Hedging(
+            tuning.getHedgingMaxExtra(),
+            tuning.hedgingBurst(),
+            tuning.hedgingQuantile(),
+            tuning.getHedgingMinDelay().toNanos(),
+            (tuning.hedgingFixedDelay() != null)
+                ? tuning.hedgingFixedDelay().toNanos()
+                : HedgeDelay.NONE,
+            now);
     publish(new EnumMap<>(features));
   }
 
@@ -201,101 +197,18 @@ public final class SpannerTuningState {
     return this.streamEndGuardCancelledAtLimit.sum();
   }
 
-  /** Hedges sent: second attempts of reads that had not answered within their delay. */
-  public long hedgesSentCount() {
-    return this.hedgeBudget.sent();
-  }
-
-  /** Hedges that answered before the read's first attempt, whose stream the application read. */
-  public long hedgesWonCount() {
-    return this.hedgesWon.sum();
-  }
-
-  /** Hedges that were due but refused, because the budget of extra calls was spent. */
-  public long hedgesDeniedCount() {
-    return this.hedgeBudget.denied();
-  }
-
   /**
-   * Losing attempts of hedged reads that were cancelled, within their connection's budget of
-   * resets, rather than read to their end: the resets hedging sent.
+   * This client's hedged reads, whatever the feature's state: the hedges sent, won and denied, the
+   * budget, the delays. The type is spanner-tuning's internal routing package: read it, do not
+   * build on it.
    */
-  public long hedgeLosersCancelledCount() {
-    return this.hedgeLosersCancelled.sum();
+  public Hedging hedging() {
+    return this.hedging;
   }
-
-  /** The hedges the budget holds now: how many could be sent at once. */
-  public double hedgeBudgetLeft() {
-    return this.hedgeBudget.available(System.nanoTime());
-  }
-
-  /** The extra calls hedging sent per hedgeable read over about the last minute. */
-  public double hedgeExtraRate() {
-    return this.hedgeBudget.extraRate(System.nanoTime());
-  }
-
-  /** The extra calls hedging may add, as a share of hedgeable reads. */
-  public double hedgeMaxExtra() {
-    return this.hedgeBudget.maxExtra();
-  }
-
-  /**
-   * The hedge delay learned over every hedgeable read, which a shape uses until it has enough
-   * samples of its own; empty until enough reads were timed.
-   */
-  public Optional<Duration> hedgeDelay() {
-    return delay(this.hedgeDelay.fallbackDelayNanos());
-  }
-
-  /** The busiest shapes of read and their hedge delays, busiest first. */
-  public List<HedgeShape> hedgeShapes() {
-    return this.hedgeDelay.busiest(HEDGE_SHAPES_SHOWN).stream()
-        .map(
-            (shape) ->
-                new HedgeShape(
-                    TunedSpannerRpc.shapeLabel(shape), delay(shape.delayNanos()), shape.samples()))
-        .toList();
-  }
-
-  private static Optional<Duration> delay(long nanos) {
-    return (nanos == HedgeDelay.NONE) ? Optional.empty() : Optional.of(Duration.ofNanos(nanos));
-  }
-
-  /**
-   * One shape of read and its hedge delay.
-   *
-   * @param shape the statement, or the table read
-   * @param delay its own learned delay; empty while it has too few samples and uses the shared one
-   * @param samples the times to first response in its recent windows
-   */
-  public record HedgeShape(String shape, Optional<Duration> delay, int samples) {}
 
   /** This client's experiments, which a hedged read records itself in. */
   ExperimentSlot experimentSlot() {
     return this.experiment;
-  }
-
-  HedgeDelay hedgeDelayTable() {
-    return this.hedgeDelay;
-  }
-
-  HedgeBudget hedgeBudget() {
-    return this.hedgeBudget;
-  }
-
-  /** The delay of a read of this shape, or {@link HedgeDelay#NONE} for no hedge. */
-  long hedgeDelayNanos(HedgeDelay.Shape shape) {
-    return (this.hedgeFixedDelayNanos >= 0)
-        ? this.hedgeFixedDelayNanos
-        : this.hedgeDelay.delayNanos(shape);
-  }
-
-  void hedgeWon() {
-    this.hedgesWon.increment();
-  }
-
-  void hedgeLoserCancelled() {
-    this.hedgeLosersCancelled.increment();
   }
 
   /**
@@ -379,14 +292,21 @@ public final class SpannerTuningState {
   }
 
   /**
-   * Starts a switchback experiment on this client: it alternates between the tuned arm (the
-   * switchable features as they are now) and the stock arm (every one of them switched off), in
-   * slices. See {@link ExperimentSlot}.
+   * Starts a switchback experiment on this client. Without {@link ExperimentPlan#feature()}, it
+   * alternates between the tuned arm (the switchable features as they are now) and the stock arm
+   * (every one of them switched off), in slices. With one, between that feature on, even where it
+   * is configured off, and off, every other feature as it is now. However it ends, the client is
+   * put back in the states it had before. See {@link ExperimentSlot}.
    *
    * @throws IllegalStateException when one is running already, or when no feature spanner-tuning
    *     applies itself is on, so the two arms would be the same client
+   * @throws InvalidExperimentPlanException naming {@code feature} when the plan's feature is not
+   *     one that can be switched on this client, saying why
    */
   public ExperimentResult startExperiment(ExperimentPlan plan) {
+    if (plan.feature() != null) {
+      return startFeatureExperiment(plan);
+    }
     Map<Feature, FeatureState> tuned;
     synchronized (this) {
       tuned = switchableOn(this.features);
@@ -405,6 +325,58 @@ public final class SpannerTuningState {
     return startExperiment(plan, (arm) -> switchTo(arm, tuned));
   }
 
+  private ExperimentResult startFeatureExperiment(ExperimentPlan plan) {
+    Feature feature;
+    FeatureState before;
+    synchronized (this) {
+      try {
+        feature = Feature.fromId(plan.feature());
+        if (!this.experiment.isRunning()) {
+          checkSwitch(feature, true);
+          checkSwitch(feature, false);
+        }
+      } catch (IllegalArgumentException | IllegalStateException ex) {
+        throw new InvalidExperimentPlanException("feature", ex.getMessage());
+      }
+      if (!this.open) {
+        throw new IllegalStateException("the client is not open");
+      }
+      before = this.features.get(feature);
+    }
+    FeatureState on =
+        (before.isApplied() || before.status() == FeatureState.Status.NATIVE)
+            ? before
+            : FeatureStates.on(feature);
+    return startExperiment(
+        plan,
+        new ArmSwitch() {
+          @Override
+          public void switchTo(Arm arm) {
+            FeatureState to = (arm == Arm.TUNED) ? on : FeatureStates.STOCK_ARM;
+            replace(feature, to, before, on, FeatureStates.STOCK_ARM);
+          }
+
+          @Override
+          public void restore() {
+            replace(feature, before, on, FeatureStates.STOCK_ARM);
+          }
+        });
+  }
+
+  /**
+   * Puts {@code feature} in state {@code to} if it is in one of the states an experiment gives it,
+   * so that nothing the client resolved meanwhile is overwritten.
+   */
+  private synchronized void replace(Feature feature, FeatureState to, FeatureState... from) {
+    FeatureState current = this.features.get(feature);
+    if (current.equals(to) || !List.of(from).contains(current)) {
+      return;
+    }
+    Map<Feature, FeatureState> next = new EnumMap<>(this.features);
+    next.put(feature, to);
+    publish(next);
+  }
+
   /** Starts an experiment with another arm switch: for a test that makes both arms alike (A/A). */
   ExperimentResult startExperiment(ExperimentPlan plan, ArmSwitch armSwitch) {
     return this.experiment.start(plan, armSwitch);
@@ -420,9 +392,27 @@ public final class SpannerTuningState {
     return this.experiment.result();
   }
 
+  /** Tells {@code listener} of the end of every experiment on this client from now on. */
+  public void onExperimentEnd(Consumer<ExperimentResult> listener) {
+    this.experiment.onEnd(listener);
+  }
+
   /** This client's experiment figures per call kind and arm, for meters tagged {@code arm}. */
   public ArmTotals experimentTotals() {
     return this.experiment.totals();
+  }
+
+  /**
+   * Tells {@code listener} of every call this client's experiments record from now on, as they
+   * record it: for figures that add up across processes, such as a latency histogram per arm.
+   */
+  public void addExperimentCallListener(RecordedCallListener listener) {
+    this.experiment.addRecordedCallListener(listener);
+  }
+
+  /** Stops telling {@code listener} of the calls the experiments record. */
+  public void removeExperimentCallListener(RecordedCallListener listener) {
+    this.experiment.removeRecordedCallListener(listener);
   }
 
   /** Whether an experiment is running on this client. */
@@ -555,8 +545,9 @@ public final class SpannerTuningState {
     for (Feature feature : ROUTING) {
       next.put(feature, FeatureStates.routingBuilt(next.get(feature), grpcGcpEnabled));
     }
-    next.put(
-        Feature.HEDGING, FeatureStates.routingBuilt(next.get(Feature.HEDGING), grpcGcpEnabled));
+    if (!grpcGcpEnabled && next.get(Feature.HEDGING).status() != FeatureState.Status.UNSUPPORTED) {
+      next.put(Feature.HEDGING, FeatureState.unsupported(FeatureStates.GRPC_GCP_OFF));
+    }
     if (!next.equals(this.features)) {
       publish(next);
     }
@@ -564,7 +555,8 @@ public final class SpannerTuningState {
 
   /**
    * The picker could not be set up on this client. Where the client has its own least-busy pick,
-   * that one stays in charge; elsewhere calls are routed as the client does it.
+   * that one stays in charge; elsewhere calls are routed as the client does it. Hedging, which
+   * sends its hedges by the picker, is unsupported.
    */
   synchronized void pickerUnavailable(String reason) {
     SpannerTuning.warnOnce("single-use-distribution and transaction-routing", reason);
@@ -584,8 +576,8 @@ public final class SpannerTuningState {
 
   /**
    * The client chooses channels or endpoints in a way the picker must not fight ({@link
-   * RoutingAside}): the routing features that were on are unsupported, with the reason, and one
-   * warning is logged. The client's pool is left as it is.
+   * RoutingAside}): the routing features that were on, and hedging, are unsupported, with the
+   * reason, and one warning is logged. The client's pool is left as it is.
    */
   synchronized void routingStepsAside(String reason) {
     Map<Feature, FeatureState> next = new EnumMap<>(this.features);

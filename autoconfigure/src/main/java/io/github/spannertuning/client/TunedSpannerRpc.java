@@ -20,9 +20,10 @@ import com.google.spanner.v1.ResultSet;
 import com.google.spanner.v1.RollbackRequest;
 import com.google.spanner.v1.Transaction;
 import com.google.spanner.v1.TransactionSelector;
-import io.github.spannertuning.client.ChannelLoad.ChannelStats;
 import io.github.spannertuning.experiment.CallKind;
+import io.github.spannertuning.routing.Connection;
 import io.github.spannertuning.routing.HedgeDelay;
+import io.github.spannertuning.routing.TransactionTable;
 import java.util.Map;
 
 /**
@@ -58,8 +59,8 @@ import java.util.Map;
  * </ol>
  *
  * <p>A transaction's first call (a BeginTransaction, or a query, read or DML that begins the
- * transaction inline) takes the same path, and {@link TransactionChannels} records the channel it
- * took under the object the client gives every call of that transaction. Each later call of the
+ * transaction inline) takes the same path, and {@link TransactionTable} records the channel it took
+ * under the object the client gives every call of that transaction. Each later call of the
  * transaction (queries, reads, DML, commit, rollback) goes to that channel by {@link
  * PoolRouting#enterOn}, counted there from its start. The blocking methods of the client's rpc call
  * these asynchronous ones, which are overridden.
@@ -72,7 +73,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
   /** {@code null} when neither routing feature was on when this client was built. */
   private final PoolRouting picker;
 
-  private final TransactionChannels transactions = new TransactionChannels();
+  private final TransactionTable transactions = new TransactionTable();
 
   TunedSpannerRpc(SpannerOptions options, SpannerTuningState state) {
     super(options, state);
@@ -116,7 +117,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
     return stream(
         route,
         hedgeable(route, options, request.getPartitionToken(), request.getResumeToken())
-            ? queryShape(request)
+            ? this.state.hedging().queryShape(request.getSql(), System.nanoTime())
             : null,
         consumer,
         options,
@@ -135,7 +136,13 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
     return stream(
         route,
         hedgeable(route, options, request.getPartitionToken(), request.getResumeToken())
-            ? readShape(request)
+            ? this.state
+                .hedging()
+                .readShape(
+                    request.getTable(),
+                    request.getIndex(),
+                    request.getColumnsList(),
+                    System.nanoTime())
             : null,
         consumer,
         options,
@@ -159,29 +166,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
     }
     return route == Route.SINGLE_USE
         || (route == Route.FOLLOWS
-            && this.transactions.isReadOnly(TransactionChannels.transactionOf(options)));
-  }
-
-  /** What the endpoint shows of a shape: its statement, or the table a read reads. */
-  static String shapeLabel(HedgeDelay.Shape shape) {
-    return ((shape.key() & 1) == 0) ? shape.label() : "read of " + shape.label();
-  }
-
-  /** A query's shape: its statement. */
-  private HedgeDelay.Shape queryShape(ExecuteSqlRequest request) {
-    String sql = request.getSql();
-    return this.state.hedgeDelayTable().shape((long) sql.hashCode() << 1, sql, System.nanoTime());
-  }
-
-  /** A read's shape: its table, index and columns. */
-  private HedgeDelay.Shape readShape(ReadRequest request) {
-    int hash = request.getTable().hashCode() * 31 + request.getIndex().hashCode();
-    for (String column : request.getColumnsList()) {
-      hash = hash * 31 + column.hashCode();
-    }
-    return this.state
-        .hedgeDelayTable()
-        .shape(((long) hash << 1) | 1, request.getTable(), System.nanoTime());
+            && this.transactions.isReadOnly(PoolRouting.transactionOf(options)));
   }
 
   @Override
@@ -365,14 +350,14 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
       this.state.transactionRouted();
       return picker.enter(stream);
     }
-    Object transaction = TransactionChannels.transactionOf(options);
+    Object transaction = PoolRouting.transactionOf(options);
     if (transaction == null) {
       return null;
     }
     if (route == Route.BEGINS_READ_ONLY && this.state.isActive(Feature.HEDGING)) {
       this.transactions.markReadOnly(transaction);
     }
-    ChannelStats channel = this.transactions.channelOf(transaction);
+    Connection channel = this.transactions.connectionOf(transaction);
     if (channel != null) {
       return picker.enterOn(channel, stream);
     }
@@ -382,12 +367,12 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
     }
     this.state.transactionRouted();
     ChannelReservation reservation = picker.enter(stream);
-    this.transactions.bind(transaction, reservation.reserved());
+    this.transactions.bind(transaction, reservation.reserved().connection());
     return reservation;
   }
 
   /** The transactions this client routes now, for the state's soak checks. */
-  TransactionChannels transactions() {
+  TransactionTable transactions() {
     return this.transactions;
   }
 

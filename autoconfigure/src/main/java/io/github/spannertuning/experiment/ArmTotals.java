@@ -5,8 +5,8 @@ import java.util.concurrent.atomic.AtomicLongArray;
 /**
  * One client's experiment figures per call kind and arm, over every slice its experiments recorded:
  * what the meters tagged {@code arm} read. Updated once per slice, as its window closes, never per
- * call. The calls and failed calls add up across experiments; the latencies are the last recorded
- * slice's of that arm.
+ * call. The calls, failed calls and GOAWAYs add up across experiments; the latencies are the last
+ * recorded slice's of that arm.
  */
 public final class ArmTotals {
 
@@ -15,6 +15,8 @@ public final class ArmTotals {
   private final AtomicLongArray calls = new AtomicLongArray(CallKind.values().length * ARMS);
 
   private final AtomicLongArray failed = new AtomicLongArray(CallKind.values().length * ARMS);
+
+  private final AtomicLongArray goAways = new AtomicLongArray(ARMS);
 
   /** Nanoseconds; -1 until a slice of that arm with calls of that kind was recorded. */
   private final AtomicLongArray lastP50 = unset();
@@ -37,6 +39,7 @@ public final class ArmTotals {
     if (slice == null) {
       return;
     }
+    this.goAways.addAndGet(slice.arm().ordinal(), slice.goAways());
     for (CallKind kind : CallKind.values()) {
       SliceSummary.KindSlice figures = slice.kind(kind);
       int index = index(kind, slice.arm());
@@ -57,6 +60,11 @@ public final class ArmTotals {
   /** Calls of {@code kind} that failed in slices of {@code arm}. */
   public long failed(CallKind kind, Arm arm) {
     return this.failed.get(index(kind, arm));
+  }
+
+  /** GOAWAYs the client saw in the recorded slices of {@code arm}. */
+  public long goAways(Arm arm) {
+    return this.goAways.get(arm.ordinal());
   }
 
   /** The median latency of the last recorded slice of {@code arm}, in seconds; NaN before one. */

@@ -11,7 +11,8 @@ import org.HdrHistogram.WriterReaderPhaser;
 
 /**
  * Records the calls of the slice being run, on every RPC, with no lock and no allocation: one
- * histogram record per call, and a counter increment for a failed one.
+ * histogram record per call, a counter increment for a failed one, and a word to its {@link
+ * RecordedCallListener}.
  *
  * <p>One window of counters is reused for every slice. The timer thread opens it once a slice's
  * carry-over is over, and closes it at the slice's end: it unpublishes the window, waits through
@@ -51,8 +52,18 @@ final class SliceRecorder {
 
   private final Window window = new Window();
 
+  private final RecordedCallListener listener;
+
   /** The window being recorded, or {@code null} between slices and in a carry-over. */
   private volatile Window active;
+
+  /**
+   * @param listener told of each call a window records, before the window can close: what it was
+   *     told of is exactly what the slices hold
+   */
+  SliceRecorder(RecordedCallListener listener) {
+    this.listener = listener;
+  }
 
   /**
    * A call of {@code kind} that ran from {@code startNanos} to {@code endNanos} ({@link
@@ -67,7 +78,9 @@ final class SliceRecorder {
     try {
       Window recording = this.active;
       if (recording != null && startNanos - recording.fromNanos >= 0) {
-        recording.kinds[kind.ordinal()].record(endNanos - startNanos, statusCode);
+        long nanos = Math.min(Math.max(endNanos - startNanos, 0), HIGHEST_NANOS);
+        recording.kinds[kind.ordinal()].record(nanos, statusCode);
+        this.listener.recorded(kind, recording.arm, nanos);
       }
     } finally {
       this.phaser.writerCriticalSectionExit(phase);
@@ -107,22 +120,22 @@ final class SliceRecorder {
   }
 
   /**
-   * Starts recording calls that start from {@code nowNanos} on. Only from the thread that closes;
-   * the window is closed, so no record is under way in it.
+   * Starts recording, for a slice of {@code arm}, calls that start from {@code nowNanos} on. Only
+   * from the thread that closes; the window is closed, so no record is under way in it.
    */
-  void open(long nowNanos) {
-    this.window.reset(nowNanos);
+  void open(long nowNanos, Arm arm) {
+    this.window.reset(nowNanos, arm);
     this.active = this.window;
   }
 
   /** Stops recording, and returns what the window holds; {@code null} when none was open. */
-  SliceSummary close(int index, Arm arm, long nowNanos) {
+  SliceSummary close(int index, long nowNanos) {
     this.phaser.readerLock();
     try {
       Window closing = this.active;
       this.active = null;
       this.phaser.flipPhase();
-      return (closing != null) ? closing.summarize(index, arm, nowNanos) : null;
+      return (closing != null) ? closing.summarize(index, nowNanos) : null;
     } finally {
       this.phaser.readerUnlock();
     }
@@ -136,8 +149,10 @@ final class SliceRecorder {
 
     private final AtomicLong goAways = new AtomicLong();
 
-    /** Written before the window is published, read after it is. */
+    /** Written before the window is published, read after it is; so is {@link #arm}. */
     private long fromNanos;
+
+    private Arm arm;
 
     Window() {
       for (int i = 0; i < this.kinds.length; i++) {
@@ -145,23 +160,24 @@ final class SliceRecorder {
       }
     }
 
-    void reset(long nowNanos) {
+    void reset(long nowNanos, Arm arm) {
       for (KindCounts counts : this.kinds) {
         counts.reset();
       }
       this.cancelsOfFinishedStreams.set(0);
       this.goAways.set(0);
       this.fromNanos = nowNanos;
+      this.arm = arm;
     }
 
-    SliceSummary summarize(int index, Arm arm, long nowNanos) {
+    SliceSummary summarize(int index, long nowNanos) {
       List<KindSlice> summaries = new ArrayList<>(this.kinds.length);
       for (KindCounts counts : this.kinds) {
         summaries.add(counts.summarize());
       }
       return new SliceSummary(
           index,
-          arm,
+          this.arm,
           nowNanos - this.fromNanos,
           summaries,
           this.cancelsOfFinishedStreams.get(),
@@ -177,7 +193,7 @@ final class SliceRecorder {
     private final AtomicLongArray failedByCode = new AtomicLongArray(STATUS_CODES);
 
     void record(long nanos, int statusCode) {
-      this.latency.recordValue(Math.min(Math.max(nanos, 0), HIGHEST_NANOS));
+      this.latency.recordValue(nanos);
       if (statusCode != 0) {
         this.failedByCode.incrementAndGet(
             (statusCode > 0 && statusCode < STATUS_CODES) ? statusCode : UNKNOWN);

@@ -6,6 +6,7 @@ import io.github.spannertuning.client.SpannerTuningState;
 import io.github.spannertuning.experiment.Arm;
 import io.github.spannertuning.experiment.ArmTotals;
 import io.github.spannertuning.experiment.CallKind;
+import io.github.spannertuning.routing.Hedging;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
@@ -136,9 +137,24 @@ public class SpannerChannelMetrics implements MeterBinder {
         meters.addAll(bindExperiment(registry, kind, arm));
       }
     }
+    ArmTotals totals = this.state.experimentTotals();
+    for (Arm arm : Arm.values()) {
+      meters.add(
+          FunctionCounter.builder(PREFIX + ".experiment.goaways", totals, (t) -> t.goAways(arm))
+              .tags(Tags.concat(this.tags, "arm", arm.id()))
+              .description(
+                  "GOAWAYs the client saw in the experiments' recorded slices of the arm; added as"
+                      + " each slice ends")
+              .baseUnit("goaways")
+              .register(registry));
+    }
+    ExperimentLatencyTimers latency = new ExperimentLatencyTimers(registry, this.tags);
+    meters.addAll(latency.timers());
+    this.state.addExperimentCallListener(latency);
     load.onNewChannel((channel) -> meters.addAll(bindChannel(registry, channel)));
     this.state.onClose(
         () -> {
+          this.state.removeExperimentCallListener(latency);
           meters.forEach(registry::remove);
           meters.clear();
         });
@@ -149,48 +165,44 @@ public class SpannerChannelMetrics implements MeterBinder {
    * every read and for the busiest statement; NaN while too few reads were timed.
    */
   private List<Meter> bindHedging(MeterRegistry registry) {
+    Hedging hedging = this.state.hedging();
+    String delayDescription =
+        "How long a read waits for its first response before it is hedged: the shared estimate"
+            + " over every hedgeable read, or, tagged busiest, the delay of the statement read most"
+            + " often of late";
     return List.of(
-        FunctionCounter.builder(
-                PREFIX + ".hedging.sent", this.state, SpannerTuningState::hedgesSentCount)
+        FunctionCounter.builder(PREFIX + ".hedging.sent", hedging, Hedging::sent)
             .tags(this.tags)
             .description(
                 "Hedges sent: second attempts, on another channel, of reads that had not answered"
                     + " within their delay")
             .baseUnit("calls")
             .register(registry),
-        FunctionCounter.builder(
-                PREFIX + ".hedging.won", this.state, SpannerTuningState::hedgesWonCount)
+        FunctionCounter.builder(PREFIX + ".hedging.won", hedging, Hedging::won)
             .tags(this.tags)
             .description("Hedges that answered before the read's first attempt")
             .baseUnit("calls")
             .register(registry),
-        FunctionCounter.builder(
-                PREFIX + ".hedging.denied", this.state, SpannerTuningState::hedgesDeniedCount)
+        FunctionCounter.builder(PREFIX + ".hedging.denied", hedging, Hedging::denied)
             .tags(this.tags)
             .description("Hedges that were due but not sent: the budget of extra calls was spent")
             .baseUnit("calls")
             .register(registry),
-        Gauge.builder(PREFIX + ".hedging.delay", this.state, (state) -> seconds(state.hedgeDelay()))
+        Gauge.builder(PREFIX + ".hedging.delay", hedging, (h) -> seconds(h.delay()))
             .tags(Tags.concat(this.tags, "shape", "all"))
-            .description(
-                "How long a read waits for its first response before it is hedged: the shared"
-                    + " estimate over every hedgeable read, or, tagged busiest, the delay of the"
-                    + " statement read most often of late")
+            .description(delayDescription)
             .baseUnit("seconds")
             .register(registry),
         Gauge.builder(
                 PREFIX + ".hedging.delay",
-                this.state,
-                (state) ->
-                    state.hedgeShapes().stream()
+                hedging,
+                (h) ->
+                    h.busiestShapes().stream()
                         .findFirst()
                         .map((shape) -> seconds(shape.delay()))
                         .orElse(Double.NaN))
             .tags(Tags.concat(this.tags, "shape", "busiest"))
-            .description(
-                "How long a read waits for its first response before it is hedged: the shared"
-                    + " estimate over every hedgeable read, or, tagged busiest, the delay of the"
-                    + " statement read most often of late")
+            .description(delayDescription)
             .baseUnit("seconds")
             .register(registry));
   }

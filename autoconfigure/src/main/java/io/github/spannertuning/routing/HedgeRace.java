@@ -1,6 +1,7 @@
 package io.github.spannertuning.routing;
 
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 
 /**
  * The race between a read's first attempt and its hedge: which attempt's messages the application
@@ -23,7 +24,7 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * <p>The state is one int changed by compare-and-set: events from the two attempts' threads, the
  * timer that sends the hedge and the application's thread may meet in any order, and each gets the
  * one decision that fits the order they met in. No lock, no allocation: the wiring extends this
- * class.
+ * class, and the race is its own entry in the {@link HedgeTimer}.
  */
 public class HedgeRace {
 
@@ -78,7 +79,31 @@ public class HedgeRace {
   private static final AtomicIntegerFieldUpdater<HedgeRace> STATE =
       AtomicIntegerFieldUpdater.newUpdater(HedgeRace.class, "state");
 
+  private static final AtomicLongFieldUpdater<HedgeRace> DEMAND =
+      AtomicLongFieldUpdater.newUpdater(HedgeRace.class, "demand");
+
+  private static final AtomicLongFieldUpdater<HedgeRace> HEDGE_DEMAND =
+      AtomicLongFieldUpdater.newUpdater(HedgeRace.class, "hedgeDemand");
+
   private volatile int state;
+
+  /** The messages asked of the first attempt before a winner, which the hedge is owed too. */
+  private volatile long demand;
+
+  /** How many of those the hedge was asked for. */
+  private volatile long hedgeDemand;
+
+  /** When the hedge is due, for the {@link HedgeTimer}. */
+  long dueNanos;
+
+  /** The next entry on the timer's list of new entries. */
+  HedgeRace nextNew;
+
+  /**
+   * The read's delay passed with the race still {@link #hedgeable()}: the wiring sends the hedge if
+   * the budget allows, on the {@link HedgeTimer}'s thread.
+   */
+  protected void hedgeDue() {}
 
   /** The attempt delivered its first message, or completed without one. */
   public final Decision respond(int attempt) {
@@ -157,6 +182,32 @@ public class HedgeRace {
       }
       if (STATE.compareAndSet(this, current, current | OVER)) {
         return Decision.CANCEL_ALL;
+      }
+    }
+  }
+
+  /**
+   * The application asked for {@code messages} more before a winner: the first attempt is asked for
+   * them now, the hedge by {@link #owedToHedge()}.
+   */
+  public final void asked(int messages) {
+    DEMAND.addAndGet(this, messages);
+  }
+
+  /**
+   * How many messages the hedge must be asked for now to have been asked what the first attempt
+   * was; each is owed once, whichever thread takes it (the hedge's, once it is made, or the
+   * application's, asking for more).
+   */
+  public final int owedToHedge() {
+    while (true) {
+      long owed = this.demand;
+      long asked = this.hedgeDemand;
+      if (asked >= owed) {
+        return 0;
+      }
+      if (HEDGE_DEMAND.compareAndSet(this, asked, owed)) {
+        return (int) (owed - asked);
       }
     }
   }

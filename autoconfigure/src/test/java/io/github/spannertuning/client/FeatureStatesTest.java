@@ -87,6 +87,9 @@ class FeatureStatesTest {
   void hedgingIsOffByDefaultAndNeedsThePicker() {
     assertThat(FeatureStates.hedging(false, null, true))
         .isEqualTo(FeatureState.offByConfiguration());
+    assertThat(FeatureStates.hedging(false, HOOK_MISSING, true))
+        .as("off by default, and unsupported where it could not be switched on")
+        .isEqualTo(FeatureState.unsupported(HOOK_MISSING));
     assertThat(FeatureStates.hedging(true, null, false))
         .isEqualTo(FeatureState.unsupported(FeatureStates.GRPC_GCP_OFF));
     assertThat(FeatureStates.hedging(true, HOOK_MISSING, true))

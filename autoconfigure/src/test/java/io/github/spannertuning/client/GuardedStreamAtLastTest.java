@@ -2,19 +2,8 @@ package io.github.spannertuning.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.google.api.gax.rpc.ApiCallContext;
-import com.google.cloud.spanner.ErrorCode;
-import com.google.cloud.spanner.SpannerException;
-import com.google.cloud.spanner.SpannerExceptionFactory;
-import com.google.cloud.spanner.spi.v1.SpannerRpc.ResultStreamConsumer;
-import com.google.cloud.spanner.spi.v1.SpannerRpc.StreamingCall;
-import com.google.protobuf.ByteString;
-import com.google.spanner.v1.PartialResultSet;
 import io.github.spannertuning.testing.GuardLine;
 import java.time.Duration;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -25,16 +14,12 @@ import org.junit.jupiter.api.Test;
  * GuardedStreamTest} does for the guard that acts at the close; the state is set up native,
  * whatever line this runs on.
  */
-class GuardedStreamAtLastTest {
+class GuardedStreamAtLastTest extends GuardedStreamTests {
 
-  private static final PartialResultSet ROW =
-      PartialResultSet.newBuilder().setResumeToken(ByteString.copyFromUtf8("1")).build();
-
-  private static final PartialResultSet LAST_ROW = ROW.toBuilder().setLast(true).build();
-
-  private final RecordingConsumer consumer = new RecordingConsumer();
-
-  private final RecordingCall call = new RecordingCall();
+  @Override
+  FeatureState guard() {
+    return FeatureStates.streamEndGuard(true, null, true);
+  }
 
   @Test
   void aFinishedStreamOnAFullConnectionIsCancelledAtOnceAfterTheConsumerHasItsLastMessage() {
@@ -93,7 +78,7 @@ class GuardedStreamAtLastTest {
   void withSlotsToSpareAFinishedStreamDrainsAndItsTrailersEndTheDrain() {
     SpannerTuningState state = state(Duration.ofSeconds(5), 10);
     ChannelLoad.ChannelStats channel = new ChannelLoad.ChannelStats(0);
-    GuardedStream stream = started(state, channel);
+    GuardedStream stream = countedOn(state, channel);
     stream.onPartialResultSet(ROW);
     stream.request(1);
     stream.onPartialResultSet(LAST_ROW);
@@ -117,7 +102,7 @@ class GuardedStreamAtLastTest {
   void aFinishedStreamWhoseTrailersNeverComeIsCancelledAfterTheDrainTimeout() throws Exception {
     SpannerTuningState state = state(Duration.ofMillis(100), 10);
     ChannelLoad.ChannelStats channel = new ChannelLoad.ChannelStats(0);
-    GuardedStream stream = started(state, channel);
+    GuardedStream stream = countedOn(state, channel);
     long finishedAt = System.nanoTime();
     stream.onPartialResultSet(LAST_ROW);
     assertThat(this.call.cancelled.await(10, TimeUnit.SECONDS)).isTrue();
@@ -152,91 +137,8 @@ class GuardedStreamAtLastTest {
 
   /** A stream counted in flight on the channel that delivers its last message. */
   private GuardedStream finishedAtLast(SpannerTuningState state, ChannelLoad.ChannelStats channel) {
-    GuardedStream stream = started(state, channel);
+    GuardedStream stream = countedOn(state, channel);
     stream.onPartialResultSet(LAST_ROW);
     return stream;
-  }
-
-  private GuardedStream started(SpannerTuningState state, ChannelLoad.ChannelStats channel) {
-    channel.connection().countCall(System.nanoTime());
-    GuardedStream stream = new GuardedStream(this.consumer, state);
-    assertThat(stream.linkTransport()).isTrue();
-    stream.onChannel(channel);
-    stream.attach(this.call);
-    return stream;
-  }
-
-  /** A client whose guard is native: it drops its call at last, spanner-tuning adds the rest. */
-  private static SpannerTuningState state(Duration drainTimeout, int maxConcurrentStreams) {
-    return state(
-        SpannerTuning.newBuilder()
-            .streamEndGuardDrainTimeout(drainTimeout)
-            .streamEndGuardMaxConcurrentStreams(maxConcurrentStreams));
-  }
-
-  private static SpannerTuningState state(SpannerTuning.Builder builder) {
-    SpannerTuning tuning = builder.build();
-    SpannerTuningState state =
-        TestStates.withGuard(tuning, FeatureStates.streamEndGuard(true, null, true));
-    assertThat(state.isActive(Feature.STREAM_END_GUARD)).isTrue();
-    assertThat(state.guardFinishesAtLast()).isTrue();
-    return state;
-  }
-
-  private static SpannerException cancelled() {
-    return SpannerExceptionFactory.newSpannerException(ErrorCode.CANCELLED, "cancelled");
-  }
-
-  private static final class RecordingConsumer implements ResultStreamConsumer {
-
-    final List<String> events = new CopyOnWriteArrayList<>();
-
-    @Override
-    public void onPartialResultSet(PartialResultSet results) {
-      this.events.add(results.getLast() ? "row last" : "row");
-    }
-
-    @Override
-    public void onCompleted() {
-      this.events.add("completed");
-    }
-
-    @Override
-    public void onError(SpannerException e) {
-      this.events.add("error " + e.getErrorCode());
-    }
-
-    @Override
-    public boolean cancelQueryWhenClientIsClosed() {
-      return false;
-    }
-  }
-
-  private static final class RecordingCall implements StreamingCall {
-
-    final List<String> cancels = new CopyOnWriteArrayList<>();
-
-    final List<String> cancelThreads = new CopyOnWriteArrayList<>();
-
-    final List<Integer> requests = new CopyOnWriteArrayList<>();
-
-    final CountDownLatch cancelled = new CountDownLatch(1);
-
-    @Override
-    public ApiCallContext getCallContext() {
-      return null;
-    }
-
-    @Override
-    public void request(int numMessages) {
-      this.requests.add(numMessages);
-    }
-
-    @Override
-    public void cancel(String message) {
-      this.cancels.add(message);
-      this.cancelThreads.add(Thread.currentThread().getName());
-      this.cancelled.countDown();
-    }
   }
 }

@@ -3,12 +3,7 @@ package io.github.spannertuning.client;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.api.gax.rpc.ApiCallContext;
-import com.google.cloud.spanner.ErrorCode;
-import com.google.cloud.spanner.SpannerException;
-import com.google.cloud.spanner.SpannerExceptionFactory;
-import com.google.cloud.spanner.spi.v1.SpannerRpc.ResultStreamConsumer;
 import com.google.cloud.spanner.spi.v1.SpannerRpc.StreamingCall;
-import com.google.protobuf.ByteString;
 import com.google.spanner.v1.PartialResultSet;
 import com.google.spanner.v1.SpannerGrpc;
 import io.grpc.CallOptions;
@@ -20,8 +15,6 @@ import io.grpc.Metadata;
 import io.grpc.Status;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -33,16 +26,12 @@ import org.junit.jupiter.api.Test;
  * of the client's: which close cancels, which drains, what reaches the consumer after the close.
  * {@link StreamEndGuardTest} runs the same guard against a real client and server.
  */
-class GuardedStreamTest {
+class GuardedStreamTest extends GuardedStreamTests {
 
-  private static final PartialResultSet ROW =
-      PartialResultSet.newBuilder().setResumeToken(ByteString.copyFromUtf8("1")).build();
-
-  private static final PartialResultSet LAST_ROW = ROW.toBuilder().setLast(true).build();
-
-  private final RecordingConsumer consumer = new RecordingConsumer();
-
-  private final RecordingCall call = new RecordingCall();
+  @Override
+  FeatureState guard() {
+    return FeatureState.on();
+  }
 
   @Test
   void closeAtLastSendsNoCancelAndTheTrailersEndTheDrain() {
@@ -142,6 +131,83 @@ class GuardedStreamTest {
     next.onCompleted();
     assertThat(channel.drainingStreams()).isZero();
     assertThat(state.streamEndGuardDrainedCount()).isEqualTo(10);
+  }
+
+  /**
+   * A hedged read's loser still running is cancelled while its connection's budget of resets lasts
+   * (two here); past it, the loser is read to its end with what it sends dropped, holding its slot
+   * as a draining stream, and its end is not counted as the guard's.
+   */
+  @Test
+  void aLoserStillRunningIsCancelledOnlyWithinItsConnectionsResetBudget() {
+    SpannerTuningState state =
+        state(
+            SpannerTuning.newBuilder()
+                .streamEndGuardReleaseBudget(2, Duration.ofSeconds(30))
+                .streamEndGuardDrainTimeout(Duration.ofSeconds(5)));
+    ChannelLoad.ChannelStats channel = new ChannelLoad.ChannelStats(0);
+    countedOn(state, channel).abandon();
+    countedOn(state, channel).abandon();
+    assertThat(this.call.cancels).hasSize(2);
+    assertThat(state.hedging().losersCancelled()).isEqualTo(2);
+
+    GuardedStream third = countedOn(state, channel);
+    third.abandon();
+    assertThat(this.call.cancels).as("past the budget").hasSize(2);
+    assertThat(this.call.requests).as("the rest of its messages asked for").hasSize(1);
+    assertThat(channel.drainingStreams()).isEqualTo(1);
+    third.onPartialResultSet(ROW);
+    third.onPartialResultSet(LAST_ROW);
+    third.transportClosedOk();
+    third.onCompleted();
+    assertThat(this.consumer.events).as("what the loser sent after it lost").isEmpty();
+    assertThat(channel.drainingStreams()).isZero();
+    assertThat(state.streamEndGuardDrainedCount()).as("a loser's end is not the guard's").isZero();
+    assertThat(state.hedging().losersCancelled()).isEqualTo(2);
+  }
+
+  @Test
+  void aLoserPastTheBudgetWhoseEndNeverComesIsCancelledAtTheDrainTimeout() throws Exception {
+    SpannerTuningState state =
+        state(
+            SpannerTuning.newBuilder()
+                .streamEndGuardReleaseBudget(0, Duration.ofSeconds(30))
+                .streamEndGuardDrainTimeout(Duration.ofMillis(100)));
+    ChannelLoad.ChannelStats channel = new ChannelLoad.ChannelStats(0);
+    countedOn(state, channel).abandon();
+    assertThat(this.call.cancelled.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(this.call.cancelThreads).containsExactly("spanner-tuning-timer");
+    assertThat(channel.drainingStreams()).isZero();
+    assertThat(state.streamEndGuardDrainTimeoutCount()).isZero();
+  }
+
+  /** A loser that finished at its last message is left to drain, as a close there is. */
+  @Test
+  void aLoserThatFinishedDrainsAsTheGuardsCloseAtLastDoes() {
+    SpannerTuningState state = state(Duration.ofSeconds(5));
+    ChannelLoad.ChannelStats channel = new ChannelLoad.ChannelStats(0);
+    GuardedStream loser = countedOn(state, channel);
+    loser.onPartialResultSet(LAST_ROW);
+    loser.abandon();
+    assertThat(this.call.cancels).isEmpty();
+    assertThat(channel.drainingStreams()).isEqualTo(1);
+    loser.onCompleted();
+    assertThat(state.streamEndGuardDrainedCount()).isEqualTo(1);
+    assertThat(state.hedging().losersCancelled()).isZero();
+  }
+
+  @Test
+  void aLoserThatEndedOrWhoseChannelIsUnknownIsNeverCancelled() {
+    SpannerTuningState state = state(Duration.ofSeconds(5));
+    GuardedStream ended = countedOn(state, new ChannelLoad.ChannelStats(0));
+    ended.transportClosedOk();
+    ended.abandon();
+    GuardedStream unknown = start(state);
+    unknown.abandon();
+    unknown.abandon();
+    assertThat(this.call.cancels).isEmpty();
+    assertThat(this.call.requests).as("the unknown one is read to its end").hasSize(1);
+    assertThat(state.hedging().losersCancelled()).isZero();
   }
 
   /** A stream counted in flight on the channel, closed by the application at its last message. */
@@ -367,86 +433,5 @@ class GuardedStreamTest {
         call.cancel(message, null);
       }
     };
-  }
-
-  /** A stream whose first call the channel-load interceptor saw made on this channel. */
-  private GuardedStream startOn(SpannerTuningState state, ChannelLoad.ChannelStats channel) {
-    GuardedStream stream = new GuardedStream(this.consumer, state);
-    assertThat(stream.linkTransport()).isTrue();
-    stream.onChannel(channel);
-    stream.attach(this.call);
-    return stream;
-  }
-
-  private GuardedStream start(SpannerTuningState state) {
-    GuardedStream stream = new GuardedStream(this.consumer, state);
-    stream.attach(this.call);
-    return stream;
-  }
-
-  private static SpannerTuningState state(Duration drainTimeout) {
-    return state(drainTimeout, SpannerTuning.DEFAULT_MAX_CONCURRENT_STREAMS);
-  }
-
-  private static SpannerTuningState state(Duration drainTimeout, int maxConcurrentStreams) {
-    SpannerTuning tuning =
-        SpannerTuning.newBuilder()
-            .streamEndGuardDrainTimeout(drainTimeout)
-            .streamEndGuardMaxConcurrentStreams(maxConcurrentStreams)
-            .build();
-    return TestStates.withGuard(tuning, FeatureState.on());
-  }
-
-  private static SpannerException cancelled() {
-    return SpannerExceptionFactory.newSpannerException(ErrorCode.CANCELLED, "cancelled");
-  }
-
-  private static final class RecordingConsumer implements ResultStreamConsumer {
-
-    final List<String> events = new CopyOnWriteArrayList<>();
-
-    @Override
-    public void onPartialResultSet(PartialResultSet results) {
-      this.events.add(results.getLast() ? "row last" : "row");
-    }
-
-    @Override
-    public void onCompleted() {
-      this.events.add("completed");
-    }
-
-    @Override
-    public void onError(SpannerException e) {
-      this.events.add("error " + e.getErrorCode());
-    }
-
-    @Override
-    public boolean cancelQueryWhenClientIsClosed() {
-      return false;
-    }
-  }
-
-  private static final class RecordingCall implements StreamingCall {
-
-    final List<String> cancels = new CopyOnWriteArrayList<>();
-
-    final List<String> cancelThreads = new CopyOnWriteArrayList<>();
-
-    final CountDownLatch cancelled = new CountDownLatch(1);
-
-    @Override
-    public ApiCallContext getCallContext() {
-      return null;
-    }
-
-    @Override
-    public void request(int numMessages) {}
-
-    @Override
-    public void cancel(String message) {
-      this.cancels.add(message);
-      this.cancelThreads.add(Thread.currentThread().getName());
-      this.cancelled.countDown();
-    }
   }
 }

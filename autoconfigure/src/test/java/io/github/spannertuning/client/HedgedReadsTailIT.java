@@ -66,21 +66,17 @@ class HedgedReadsTailIT {
         Client hedged = new Client(server, true);
         Client plain = new Client(server, false)) {
       warmUp(server, hedged, plain);
-      Figures withHedging = new Figures();
       Figures without = new Figures();
-      for (int round = 0; round < 3; round++) {
-        without.add(plain.closedLoop(server, 8, Duration.ofSeconds(2)));
-        withHedging.add(hedged.closedLoop(server, 8, Duration.ofSeconds(2)));
-      }
+      Figures withHedging = alternate(server, plain, without, hedged, 8);
       System.out.printf(
           "[hedging %s] 2 %% stragglers +50 ms, 8 threads: without %s | with %s (%d hedges, %d"
               + " won, %d denied)%n",
           VERSION,
           without,
           withHedging,
-          hedged.state.hedgesSentCount(),
-          hedged.state.hedgesWonCount(),
-          hedged.state.hedgesDeniedCount());
+          hedged.state.hedging().sent(),
+          hedged.state.hedging().won(),
+          hedged.state.hedging().denied());
       assertThat(withHedging.failed + without.failed).as("failed queries").isZero();
       assertThat(withHedging.percentile(99))
           .as("P99 with hedging (without: %.1f ms)", without.percentile(99) / 1e6)
@@ -106,20 +102,16 @@ class HedgedReadsTailIT {
         Client plain = new Client(server, false)) {
       warmUp(server, hedged, plain);
       server.setServiceTime(ALL_LATE);
-      Figures withHedging = new Figures();
       Figures without = new Figures();
-      for (int round = 0; round < 3; round++) {
-        without.add(plain.closedLoop(server, 32, Duration.ofSeconds(2)));
-        withHedging.add(hedged.closedLoop(server, 32, Duration.ofSeconds(2)));
-      }
+      Figures withHedging = alternate(server, plain, without, hedged, 32);
       System.out.printf(
           "[hedging %s] every call +50 ms, 32 threads: without %s | with %s (%d hedges, %d"
               + " denied)%n",
           VERSION,
           without,
           withHedging,
-          hedged.state.hedgesSentCount(),
-          hedged.state.hedgesDeniedCount());
+          hedged.state.hedging().sent(),
+          hedged.state.hedging().denied());
       assertThat(withHedging.failed + without.failed).as("failed queries").isZero();
       assertThat(withHedging.callsPerQuery())
           .as("server calls per query")
@@ -147,33 +139,53 @@ class HedgedReadsTailIT {
         Client hedged = new Client(server, true, 2)) {
       hedged.closedLoop(server, 8, Duration.ofSeconds(1));
       server.reset();
-      long cancelledBefore = hedged.state.hedgeLosersCancelledCount();
-      long sentBefore = hedged.state.hedgesSentCount();
+      long cancelledBefore = hedged.state.hedging().losersCancelled();
+      long sentBefore = hedged.state.hedging().sent();
       Figures figures = hedged.closedLoop(server, 8, Duration.ofSeconds(20));
-      long cancelled = hedged.state.hedgeLosersCancelledCount() - cancelledBefore;
-      long sent = hedged.state.hedgesSentCount() - sentBefore;
+      long cancelled = hedged.state.hedging().losersCancelled() - cancelledBefore;
+      long sent = hedged.state.hedging().sent() - sentBefore;
+      // What a server's reset limit counts: resets of streams still open on it. A reset that
+      // crosses the stream's trailers on the wire reaches a stream the server has ended.
       List<Integer> resets = new ArrayList<>();
       for (SocketAddress connection : server.connections()) {
-        resets.add(server.rstStreams(connection));
+        resets.add(server.cancels(connection));
       }
       System.out.printf(
           "[hedging %s] 20 s of stragglers, 2 connections: %s, %d hedges, %d losers cancelled,"
-              + " RST_STREAM per connection %s, GOAWAY %d%n",
-          VERSION, figures, sent, cancelled, resets, server.goAways());
+              + " resets of open streams per connection %s (RST_STREAM frames %d), GOAWAY %d%n",
+          VERSION, figures, sent, cancelled, resets, server.rstStreams(), server.goAways());
       assertThat(server.goAways()).as("GOAWAY frames").isZero();
       assertThat(figures.failed).as("failed queries").isZero();
       assertThat(resets)
-          .as("RST_STREAM per connection in 20 s (the budget is 100 per 30 s)")
+          .as("resets of open streams per connection in 20 s (the budget is 100 per 30 s)")
           .allSatisfy((count) -> assertThat(count).isLessThanOrEqualTo(100));
+      assertThat(server.cancels())
+          .as("streams the server saw cancelled: the losers cancelled, no more")
+          .isLessThanOrEqualTo((int) cancelled);
       assertThat(sent).as("hedges, more than the budget lets be cancelled").isGreaterThan(300);
     }
+  }
+
+  /**
+   * Three rounds of 2 s of each client in turn, so that what the machine does meanwhile falls on
+   * both alike: adds the client without hedging's figures to {@code without}, and returns the
+   * other's.
+   */
+  private static Figures alternate(
+      MockSpannerServer server, Client plain, Figures without, Client hedged, int threads) {
+    Figures withHedging = new Figures();
+    for (int round = 0; round < 3; round++) {
+      without.add(plain.closedLoop(server, threads, Duration.ofSeconds(2)));
+      withHedging.add(hedged.closedLoop(server, threads, Duration.ofSeconds(2)));
+    }
+    return withHedging;
   }
 
   /** Both clients learn the server's pace and the hedge delay before any figure counts. */
   private static void warmUp(MockSpannerServer server, Client hedged, Client plain) {
     plain.closedLoop(server, 8, Duration.ofSeconds(1));
     hedged.closedLoop(server, 8, Duration.ofSeconds(1));
-    assertThat(hedged.state.hedgeDelay()).as("the delay learned in the warm-up").isPresent();
+    assertThat(hedged.state.hedging().delay()).as("the delay learned in the warm-up").isPresent();
   }
 
   /** A tuned client of the server, with or without hedging at its defaults. */

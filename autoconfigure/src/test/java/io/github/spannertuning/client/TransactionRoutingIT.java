@@ -17,6 +17,7 @@ import com.google.cloud.spring.data.spanner.core.SpannerQueryOptions;
 import com.google.cloud.spring.data.spanner.core.SpannerReadOptions;
 import com.google.cloud.spring.data.spanner.core.SpannerTemplate;
 import com.google.spanner.v1.BeginTransactionRequest;
+import io.github.spannertuning.routing.TransactionTable;
 import io.github.spannertuning.testing.MockSpannerServer.Arrival;
 import io.github.spannertuning.testing.MockSpannerServer.Call;
 import java.net.SocketAddress;
@@ -86,7 +87,7 @@ class TransactionRoutingIT {
     RoutingSubject.measure(
         true,
         (subject) -> {
-          TransactionChannels held =
+          TransactionTable held =
               ((TunedSpannerRpc) subject.spanner.getOptions().getRpc()).transactions();
           List<Integer> sizes = new ArrayList<>();
           for (int round = 0; round < 5; round++) {

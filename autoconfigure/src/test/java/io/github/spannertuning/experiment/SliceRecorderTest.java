@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.spannertuning.experiment.SliceSummary.KindSlice;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
@@ -17,8 +19,8 @@ class SliceRecorderTest {
 
   @Test
   void aWindowCountsItsCallsPercentilesTailAndFailuresByStatus() {
-    SliceRecorder recorder = new SliceRecorder();
-    recorder.open(T0);
+    SliceRecorder recorder = new SliceRecorder(RecordedCallListener.NONE);
+    recorder.open(T0, Arm.STOCK);
     for (int i = 1; i <= 1000; i++) {
       recorder.record(CallKind.SINGLE_USE, T0 + i, T0 + i + i * MS / 10, (i % 100 == 0) ? 14 : 0);
     }
@@ -26,7 +28,7 @@ class SliceRecorderTest {
     recorder.record(CallKind.COMMIT, T0, T0 + 3 * MS, 99);
     recorder.cancelOfFinishedStream();
     recorder.goAway();
-    SliceSummary summary = recorder.close(3, Arm.STOCK, T0 + 55_000 * MS);
+    SliceSummary summary = recorder.close(3, T0 + 55_000 * MS);
     assertThat(summary.index()).isEqualTo(3);
     assertThat(summary.arm()).isEqualTo(Arm.STOCK);
     assertThat(summary.recordedNanos()).isEqualTo(55_000 * MS);
@@ -49,29 +51,56 @@ class SliceRecorderTest {
 
   @Test
   void callsThatStartedBeforeTheWindowOpenedOrCameWhileClosedAreDropped() {
-    SliceRecorder recorder = new SliceRecorder();
+    SliceRecorder recorder = new SliceRecorder(RecordedCallListener.NONE);
     recorder.record(CallKind.SINGLE_USE, T0, T0 + MS, 0);
     recorder.goAway();
-    recorder.open(T0 + 5_000 * MS);
+    recorder.open(T0 + 5_000 * MS, Arm.TUNED);
     recorder.record(CallKind.SINGLE_USE, T0 + 4_999 * MS, T0 + 5_001 * MS, 0);
     recorder.record(CallKind.SINGLE_USE, T0 + 5_000 * MS, T0 + 5_001 * MS, 0);
-    SliceSummary first = recorder.close(0, Arm.TUNED, T0 + 10_000 * MS);
+    SliceSummary first = recorder.close(0, T0 + 10_000 * MS);
     recorder.record(CallKind.SINGLE_USE, T0 + 10_001 * MS, T0 + 10_002 * MS, 0);
     assertThat(first.kind(CallKind.SINGLE_USE).calls()).isOne();
     assertThat(first.goAways()).isZero();
-    recorder.open(T0 + 15_000 * MS);
-    assertThat(recorder.close(1, Arm.STOCK, T0 + 20_000 * MS).kind(CallKind.SINGLE_USE).calls())
+    recorder.open(T0 + 15_000 * MS, Arm.STOCK);
+    assertThat(recorder.close(1, T0 + 20_000 * MS).kind(CallKind.SINGLE_USE).calls())
         .as("a reopened window starts empty")
         .isZero();
   }
 
   @Test
+  void theListenerIsToldOfExactlyTheCallsAWindowRecordsWithItsArm() {
+    List<String> told = new ArrayList<>();
+    SliceRecorder recorder =
+        new SliceRecorder((kind, arm, nanos) -> told.add(kind.id() + " " + arm.id() + " " + nanos));
+    recorder.record(CallKind.SINGLE_USE, T0, T0 + MS, 0);
+    recorder.open(T0 + 5_000 * MS, Arm.STOCK);
+    recorder.record(CallKind.SINGLE_USE, T0 + 4_999 * MS, T0 + 5_001 * MS, 0);
+    recorder.record(CallKind.SINGLE_USE, T0 + 5_000 * MS, T0 + 5_003 * MS, 0);
+    recorder.record(CallKind.COMMIT, T0 + 5_001 * MS, T0 + 5_008 * MS, 14);
+    recorder.record(CallKind.COMMIT, T0 + 5_002 * MS, T0 + 5_001 * MS, 0);
+    SliceSummary stock = recorder.close(0, T0 + 6_000 * MS);
+    recorder.record(CallKind.SINGLE_USE, T0 + 6_001 * MS, T0 + 6_002 * MS, 0);
+    recorder.open(T0 + 7_000 * MS, Arm.TUNED);
+    recorder.record(CallKind.TRANSACTION_QUERY, T0 + 7_000 * MS, T0 + 7_002 * MS, 0);
+    recorder.close(1, T0 + 8_000 * MS);
+    assertThat(told)
+        .containsExactly(
+            "single-use stock " + 3 * MS,
+            "commit stock " + 7 * MS,
+            "commit stock 0",
+            "transaction-query tuned " + 2 * MS);
+    assertThat(stock.kind(CallKind.SINGLE_USE).calls() + stock.kind(CallKind.COMMIT).calls())
+        .as("what the slice holds")
+        .isEqualTo(3);
+  }
+
+  @Test
   void latenciesOutOfRangeAreClampedNotLost() {
-    SliceRecorder recorder = new SliceRecorder();
-    recorder.open(T0);
+    SliceRecorder recorder = new SliceRecorder(RecordedCallListener.NONE);
+    recorder.open(T0, Arm.TUNED);
     recorder.record(CallKind.COMMIT, T0, T0 + Duration.ofHours(3).toNanos(), 4);
     recorder.record(CallKind.COMMIT, T0 + 10, T0 + 5, 0);
-    KindSlice commit = recorder.close(0, Arm.TUNED, T0 + MS).kind(CallKind.COMMIT);
+    KindSlice commit = recorder.close(0, T0 + MS).kind(CallKind.COMMIT);
     assertThat(commit.calls()).isEqualTo(2);
     assertThat(commit.p99Nanos()).isGreaterThanOrEqualTo(Duration.ofMinutes(59).toNanos());
   }
@@ -87,6 +116,8 @@ class SliceRecorderTest {
             Duration.ofSeconds(2),
             GuardRail.DEFAULT),
         (arm) -> {});
+    long[] toldNanos = new long[1];
+    slot.addRecordedCallListener((kind, arm, nanos) -> toldNanos[0] += nanos);
     timer.advance(Duration.ofSeconds(3));
     assertThat(slot.result().progress().recording()).isTrue();
     com.sun.management.ThreadMXBean threads =
@@ -98,8 +129,18 @@ class SliceRecorderTest {
     long allocated = threads.getCurrentThreadAllocatedBytes() - before;
     System.out.printf("recording 100,000 calls allocated %d bytes%n", allocated);
     assertThat(allocated).as("bytes allocated by 100,000 records").isLessThan(1024);
+    assertThat(toldNanos[0]).as("the listener heard every call").isEqualTo(2 * toldPerRun());
     timer.advance(Duration.ofSeconds(8));
     assertThat(slot.result().progress().slicesDone()).isOne();
+  }
+
+  /** The latencies {@link #recordCalls} records, added up. */
+  private static long toldPerRun() {
+    long nanos = 0;
+    for (int i = 0; i < 100_000; i++) {
+      nanos += (i % 5000) * 1_000L;
+    }
+    return nanos;
   }
 
   private static void recordCalls(ExperimentSlot slot, long start, int calls) {

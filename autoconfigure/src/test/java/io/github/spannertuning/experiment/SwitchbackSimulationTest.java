@@ -84,7 +84,7 @@ class SwitchbackSimulationTest {
    */
   private static String simulate(long seed, boolean shifted) {
     RandomGenerator random = new SplittableRandom(seed);
-    SliceRecorder recorder = new SliceRecorder();
+    SliceRecorder recorder = new SliceRecorder(RecordedCallListener.NONE);
     List<SliceSummary> slices = new ArrayList<>();
     double level = 0;
     long now = 0;
@@ -93,7 +93,7 @@ class SwitchbackSimulationTest {
       for (Arm arm : new Arm[] {first, first.other()}) {
         level = 0.8 * level + 0.15 * random.nextGaussian();
         double sigma = SIGMA * Math.exp(0.1 * random.nextGaussian());
-        recorder.open(now);
+        recorder.open(now, arm);
         for (int call = 0; call < CALLS_PER_SLICE; call++) {
           double z = random.nextGaussian();
           double latency = MEDIAN_NANOS * Math.exp(level + sigma * z);
@@ -105,7 +105,7 @@ class SwitchbackSimulationTest {
           recorder.record(CallKind.SINGLE_USE, start, start + (long) latency, status);
         }
         now += SLICE_NANOS;
-        slices.add(recorder.close(slices.size(), arm, now));
+        slices.add(recorder.close(slices.size(), now));
       }
     }
     return ExperimentAnalysis.analyze(slices, CallKind.SINGLE_USE).verdict();

@@ -16,8 +16,10 @@ import io.github.spannertuning.experiment.ExperimentResult.KindResult;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
@@ -76,6 +78,18 @@ class SpannerExperimentMetricsTest {
             .isEqualTo(singleUse.p99Seconds().stock());
         assertThat(gauge(registry, "spanner.tuning.experiment.p50", "single-use", "stock"))
             .isPositive();
+        // The timers hold exactly the calls the slices recorded: none of a carry-over.
+        for (String kind : new String[] {"single-use", "transaction-query", "commit"}) {
+          for (String arm : new String[] {"tuned", "stock"}) {
+            assertThat((double) timer(registry, kind, arm).count())
+                .as("%s calls in the %s arm", kind, arm)
+                .isEqualTo(counter(registry, "spanner.tuning.experiment.calls", kind, arm));
+          }
+        }
+        assertThat(timer(registry, "single-use", "stock").max(TimeUnit.SECONDS))
+            .isGreaterThanOrEqualTo(singleUse.p99Seconds().stock() / 1.01);
+        // The test server has no reset limit: it sends no GOAWAY.
+        assertThat(goAways(registry, "tuned") + goAways(registry, "stock")).isZero();
       }
     }
   }
@@ -84,6 +98,21 @@ class SpannerExperimentMetricsTest {
     return registry
         .get(name)
         .tags("client", "spanner", "kind", kind, "arm", arm)
+        .functionCounter()
+        .count();
+  }
+
+  private static Timer timer(MeterRegistry registry, String kind, String arm) {
+    return registry
+        .get("spanner.tuning.experiment.latency")
+        .tags("client", "spanner", "kind", kind, "arm", arm)
+        .timer();
+  }
+
+  private static double goAways(MeterRegistry registry, String arm) {
+    return registry
+        .get("spanner.tuning.experiment.goaways")
+        .tags("client", "spanner", "arm", arm)
         .functionCounter()
         .count();
   }

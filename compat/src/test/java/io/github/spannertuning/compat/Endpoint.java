@@ -10,7 +10,12 @@ import java.util.List;
 final class Endpoint {
 
   static final List<String> FEATURES =
-      List.of("single-use-distribution", "transaction-routing", "stream-end-guard", "grpc-gcp");
+      List.of(
+          "single-use-distribution",
+          "transaction-routing",
+          "stream-end-guard",
+          "hedging",
+          "grpc-gcp");
 
   private Endpoint() {}
 

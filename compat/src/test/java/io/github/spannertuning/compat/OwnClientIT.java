@@ -11,6 +11,7 @@ import com.google.cloud.spanner.Statement;
 import com.google.gson.JsonObject;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServer.Call;
+import io.github.spannertuning.testing.MockSpannerServer.Fault;
 import io.github.spannertuning.testing.MockSpannerServer.ServiceTime;
 import io.github.spannertuning.testing.StatementResult;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -284,6 +285,49 @@ class OwnClientIT {
     awaitStreamEnd();
     double rst = (SERVER.rstStreams() - rstBefore) / (double) queries;
     return new Cancels(settled, skipped / (double) queries, immediate, rst);
+  }
+
+  /**
+   * Hedging is off by default; where this line supports it, switched on at runtime it answers a
+   * read whose first attempt is late from a hedge on another channel. Once 200 point selects have
+   * timed the statement (its delay) and earned the budget (5 %: ten hedges), each first attempt is
+   * held 300 ms by the server while the hedge is not.
+   */
+  @Test
+  void hedgingSwitchedOnAnswersReadsWhoseFirstAttemptIsLate() {
+    if (CompatLine.expected("hedging").equals("unsupported")) {
+      switchFeature("hedging", true, 400);
+      CompatLine.report("measured.hedging", "switching it on is refused: unsupported");
+      return;
+    }
+    switchFeature("hedging", true, 200);
+    try {
+      pointSelects(300);
+      long wonBefore =
+          Endpoint.client(this.port, "spanner").getAsJsonObject("hedging").get("won").getAsLong();
+      SERVER.setFaults((method, attempt) -> (attempt == 1) ? Fault.delay(300) : Fault.NONE);
+      long slowest = 0;
+      for (int i = 0; i < 5; i++) {
+        long start = System.nanoTime();
+        pointSelects(1);
+        slowest = Math.max(slowest, System.nanoTime() - start);
+      }
+      JsonObject hedging = Endpoint.client(this.port, "spanner").getAsJsonObject("hedging");
+      long won = hedging.get("won").getAsLong() - wonBefore;
+      assertThat(won).as("reads a hedge answered, of 5 (endpoint: %s)", hedging).isEqualTo(5);
+      assertThat(slowest / 1_000_000)
+          .as("ms of the slowest read, its first attempt held 300 ms")
+          .isLessThan(300);
+      CompatLine.report(
+          "measured.hedging",
+          "switched on: 5 of 5 reads whose first attempt was held 300 ms answered by a hedge,"
+              + " the slowest in "
+              + slowest / 1_000_000
+              + " ms");
+    } finally {
+      SERVER.setFaults((method, attempt) -> Fault.NONE);
+      switchFeature("hedging", false, 200);
+    }
   }
 
   @Test
