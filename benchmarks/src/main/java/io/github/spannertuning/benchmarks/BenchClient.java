@@ -189,10 +189,10 @@ final class BenchClient implements AutoCloseable {
       return null;
     }
     return new long[] {
-      this.state.hedgesSentCount(),
-      this.state.hedgesWonCount(),
-      this.state.hedgesDeniedCount(),
-      this.state.hedgeLosersCancelledCount()
+      this.state.hedging().sent(),
+      this.state.hedging().won(),
+      this.state.hedging().denied(),
+      this.state.hedging().losersCancelled()
     };
   }
 

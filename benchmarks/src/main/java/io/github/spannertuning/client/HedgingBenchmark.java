@@ -162,11 +162,11 @@ public class HedgingBenchmark {
 
   @TearDown(Level.Trial)
   public void tearDown() {
-    long sent = this.hedgingOn.state.hedgesSentCount();
+    long sent = this.hedgingOn.state.hedging().sent();
     if (this.readsHedgingOn > 0) {
       System.out.printf(
           "%nhedging on: %d reads, %d hedges sent by the timer (%d denied)%n",
-          this.readsHedgingOn, sent, this.hedgingOn.state.hedgesDeniedCount());
+          this.readsHedgingOn, sent, this.hedgingOn.state.hedging().denied());
     }
     this.hedgingOff.shutdownNow();
     this.hedgingOn.shutdownNow();
