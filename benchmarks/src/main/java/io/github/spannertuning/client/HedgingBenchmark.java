@@ -60,7 +60,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * both in the hedging variant's bytes and CPU per query.
  *
  * <p>No lock on the path of a read that is not hedged, read from the code: {@code
- * HedgeBudget.onRead} is a {@code LongAdder} increment; {@code HedgedStream.Timer.add} a
+ * HedgeBudget.onRead} is a {@code LongAdder} increment; {@code HedgeTimer.schedule} a
  * compare-and-set onto a list of new entries, and an unpark of the timer's thread only when it
  * waits with nothing pending or the read is due before its next wake-up; the race ({@code
  * HedgeRace}) and the demand are compare-and-sets; the shape's lookup two array reads; the delay's
@@ -94,9 +94,6 @@ public class HedgingBenchmark {
           ByteString.class,
           ByteString.class);
 
-  private static final MethodHandle QUERY_SHAPE =
-      method(TunedSpannerRpc.class, "queryShape", ExecuteSqlRequest.class);
-
   /** {@code TunedSpannerRpc.start(...)}: makes a guarded stream's call where routing sends it. */
   private static final MethodHandle START_ATTEMPT =
       method(
@@ -107,8 +104,8 @@ public class HedgingBenchmark {
           Map.class,
           GuardedStream.Starter.class);
 
-  /** {@code HedgedStream.due()}: what the timer runs once a read's delay has passed. */
-  private static final MethodHandle DUE = method(HedgedStream.class, "due");
+  /** {@code HedgedStream.hedgeDue()}: what the timer runs once a read's delay has passed. */
+  private static final MethodHandle DUE = method(HedgedStream.class, "hedgeDue");
 
   private static final MethodHandle SECOND = getter(HedgedStream.class, "second");
 
@@ -212,7 +209,9 @@ public class HedgingBenchmark {
                 POINT_SELECT.getPartitionToken(),
                 POINT_SELECT.getResumeToken());
     HedgeDelay.Shape shape =
-        hedgeable ? (HedgeDelay.Shape) QUERY_SHAPE.invokeExact(rpc, POINT_SELECT) : null;
+        hedgeable
+            ? rpc.state.hedging().queryShape(POINT_SELECT.getSql(), System.nanoTime())
+            : null;
     return (StreamingCall)
         STREAM.invokeExact(
             rpc,
@@ -230,7 +229,7 @@ public class HedgingBenchmark {
    */
   private Object hedgedRead(boolean sendHedge) throws Throwable {
     HedgeDelay.Shape shape =
-        (HedgeDelay.Shape) QUERY_SHAPE.invokeExact(this.everyHedge, POINT_SELECT);
+        this.everyHedge.state.hedging().queryShape(POINT_SELECT.getSql(), System.nanoTime());
     HedgedStream hedged =
         HedgedStream.create(
             this.consumer,
