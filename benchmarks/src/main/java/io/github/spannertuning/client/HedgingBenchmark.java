@@ -209,9 +209,7 @@ public class HedgingBenchmark {
                 POINT_SELECT.getPartitionToken(),
                 POINT_SELECT.getResumeToken());
     HedgeDelay.Shape shape =
-        hedgeable
-            ? rpc.state.hedging().queryShape(POINT_SELECT.getSql(), System.nanoTime())
-            : null;
+        hedgeable ? rpc.state.hedging().queryShape(POINT_SELECT.getSql(), System.nanoTime()) : null;
     return (StreamingCall)
         STREAM.invokeExact(
             rpc,
