@@ -38,6 +38,7 @@ if [ "$REPORT" != benchmarks ]; then command+="REPORT=$REPORT "; fi
 if [ -z "${SKIP_JMH:-}" ] && [ "$JMH_INCLUDE" != "io.github.spannertuning.client.*Benchmark" ]; then
   command+="JMH_INCLUDE=$JMH_INCLUDE "
 fi
+if [ -z "${SKIP_JMH:-}" ] && [ -n "${JMH_ARGS:-}" ]; then command+="JMH_ARGS=\"$JMH_ARGS\" "; fi
 command+="benchmarks/run.sh${*:+ $*}"
 
 for line_name in ${LINES:-6.119 6.113}; do
@@ -57,8 +58,10 @@ for line_name in ${LINES:-6.119 6.113}; do
   java -Xmx2g -cp "$classpath" io.github.spannertuning.benchmarks.BenchmarkMain \
     --out "$OUT" --command "$command" "$@"
   if [ -z "${SKIP_JMH:-}" ]; then
+    # -foe: a benchmark that fails (one the starter's code moved under) stops the run, rather than
+    # leave a JMH table without it.
     java -cp "$classpath" org.openjdk.jmh.Main "$JMH_INCLUDE" \
-      -prof gc -rf json -rff "$OUT/jmh-$line.json" ${JMH_ARGS:-} | tee "$OUT/jmh-$line.txt"
+      -foe true -prof gc -rf json -rff "$OUT/jmh-$line.json" ${JMH_ARGS:-} | tee "$OUT/jmh-$line.txt"
   fi
 done
 
