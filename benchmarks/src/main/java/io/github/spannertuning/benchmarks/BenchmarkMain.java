@@ -483,7 +483,39 @@ public final class BenchmarkMain {
     List<Map<String, Object>> variants = new ArrayList<>();
     tallies.values().forEach((tally) -> variants.add(tally.toJson(this.bucketSeconds)));
     result.put("variants", variants);
+    logMedians(workload, variants);
     return result;
+  }
+
+  /**
+   * Each variant's median of rounds of P50 and P99, its P99 over stock's and tuned's, and the
+   * machine's CPU steal in each round: what a run tells before its report is written.
+   */
+  private static void logMedians(Workload workload, List<Map<String, Object>> variants) {
+    List<JsonNode> nodes = variants.stream().map((v) -> (JsonNode) json.valueToTree(v)).toList();
+    JsonNode stock = null;
+    JsonNode tuned = null;
+    for (JsonNode node : nodes) {
+      if (node.path("variant").asText().equals(Variant.STOCK.label())) {
+        stock = node;
+      } else if (node.path("variant").asText().equals(Variant.TUNED.label())) {
+        tuned = node;
+      }
+    }
+    for (JsonNode node : nodes) {
+      JsonNode p99 = Report.medianOfRounds(node, "p99Ms");
+      log(
+          "%-8s median of %d rounds %-17s p50 %s ms p99 %s ms, p99 / stock %s, / tuned %s;"
+              + " steal per round %s %%",
+          workload.name(),
+          node.path("rounds").size(),
+          node.path("variant").asText(),
+          Report.fmt(Report.medianOfRounds(node, "p50Ms"), 2),
+          Report.fmt(p99, 2),
+          (stock == null) ? "n/a" : Report.ratio(Report.medianOfRounds(stock, "p99Ms"), p99),
+          (tuned == null) ? "n/a" : Report.ratio(Report.medianOfRounds(tuned, "p99Ms"), p99),
+          Report.stealPerRound(node));
+    }
   }
 
   private void window(
@@ -562,7 +594,8 @@ public final class BenchmarkMain {
       }
       long serverCpu = stats.path("processCpuNanos").asLong() - serverCpuStart;
       tally.add(window, cost, stats, serverCpu, delta);
-      tally.addMachineCpu(machineStart.until(MachineCpu.now(), serverCpu));
+      MachineCpu.Share machine = machineStart.until(MachineCpu.now(), serverCpu);
+      tally.addMachineCpu(machine);
       if (hedgesBefore != null) {
         long[] hedges = new long[hedgesAfter.length];
         for (int i = 0; i < hedges.length; i++) {
@@ -571,7 +604,8 @@ public final class BenchmarkMain {
         tally.addHedges(hedges);
       }
       log(
-          "%-8s round %d %-17s ops %6d errors %4d p50 %7.2f ms p99 %8.2f ms cpu %5.0f ms/1000q%s",
+          "%-8s round %d %-17s ops %6d errors %4d p50 %7.2f ms p99 %8.2f ms cpu %5.0f ms/1000q"
+              + " steal %4.1f%%%s",
           workload.name(),
           round + 1,
           tally.variant().label(),
@@ -580,6 +614,7 @@ public final class BenchmarkMain {
           VariantTally.ms(window.latency().getValueAtPercentile(50)),
           VariantTally.ms(window.latency().getValueAtPercentile(99)),
           cost.cpuNanos() / 1e6 / Math.max(1, window.ops() + window.errors()) * 1000,
+          machine.steal() * 100,
           (workload.fault() != Workload.Fault.NONE
                   ? " "
                       + workload.fault().name().toLowerCase(java.util.Locale.ROOT)

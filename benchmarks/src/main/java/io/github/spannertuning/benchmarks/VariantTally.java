@@ -213,7 +213,6 @@ final class VariantTally {
     return sum;
   }
 
-  /** Closes at last that the guard cancelled instead of drained, in one window. */
   /** The machine's CPU steal, and other processes' CPU, over the round just added. */
   void addMachineCpu(MachineCpu.Share share) {
     Map<String, Object> round = this.rounds.get(this.rounds.size() - 1);
@@ -221,6 +220,7 @@ final class VariantTally {
     round.put("othersCpuPct", Double.isNaN(share.others()) ? null : share.others() * 100);
   }
 
+  /** Closes at last that the guard cancelled instead of drained, in one window. */
   void addCancelledAtLimit(long cancels) {
     this.cancelledAtLimit += cancels;
   }
