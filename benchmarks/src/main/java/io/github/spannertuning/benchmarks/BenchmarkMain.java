@@ -359,9 +359,14 @@ public final class BenchmarkMain {
     results.put(
         "machine",
         Map.of(
-            "cores", Runtime.getRuntime().availableProcessors(),
-            "java", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"),
-            "os", System.getProperty("os.name") + " " + System.getProperty("os.arch")));
+            "cores",
+            Runtime.getRuntime().availableProcessors(),
+            "cpu",
+            MachineCpu.model(),
+            "java",
+            System.getProperty("java.vm.name") + " " + System.getProperty("java.version"),
+            "os",
+            System.getProperty("os.name") + " " + System.getProperty("os.arch")));
     log(
         "client line: google-cloud-spanner %s, grpc-gcp %s",
         versions.spanner(), versions.grpcGcp());

@@ -767,7 +767,12 @@ public final class Report {
           .append(fmt(results.path("durationSeconds").asDouble(), 0))
           .append(" s, ")
           .append(results.path("machine").path("cores").asText())
-          .append(" cores, ")
+          .append(" cores")
+          .append(
+              results.path("machine").has("cpu")
+                  ? " (" + results.path("machine").path("cpu").asText() + ")"
+                  : "")
+          .append(", ")
           .append(results.path("machine").path("java").asText())
           .append("\n");
     }
