@@ -134,6 +134,8 @@ class BenchmarkSmokeTest {
             "| metric | stock | tuned | delta | tuned + hedging |",
             "| server calls / query (frontend) |",
             "| hedges sent / won / denied |",
+            "| P99, median of rounds (ms) |",
+            "| CPU steal per round (%; ! over 5 %) |",
             "| stragglers: P99 at most 0.30x stock on 6.127",
             "| outage: P99 at most 1.05x tuned")
         .doesNotContain("## Hedged reads", "| degraded: P99 at most 0.5x");
