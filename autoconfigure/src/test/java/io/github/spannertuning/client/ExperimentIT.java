@@ -97,7 +97,7 @@ class ExperimentIT {
 
   @Test
   void aConnection20MsSlowerMakesTheTunedArmBetterAtP99() throws Exception {
-    ExperimentResult result = run(true, null, 10);
+    ExperimentResult result = run(true, null, 10).result();
     KindResult singleUse = result.results().get("single-use");
     System.out.printf(
         "[experiment %s] one connection of %d +20 ms, %d pairs of %s: %s%n",
@@ -124,7 +124,8 @@ class ExperimentIT {
   @Test
   void bothArmsTunedFindNoDifferenceOfTheSlowConnectionsSize() throws Exception {
     List<Arm> switched = new CopyOnWriteArrayList<>();
-    ExperimentResult result = run(false, switched::add, 6);
+    Run run = run(false, switched::add, 6);
+    ExperimentResult result = run.result();
     KindResult singleUse = result.results().get("single-use");
     System.out.printf(
         "[experiment %s] A/A (both arms tuned), %d pairs of %s: %s%n",
@@ -136,10 +137,23 @@ class ExperimentIT {
     assertThat(singleUse.p99RatioHigh()).as(describe(result)).isGreaterThan(0.8);
     assertThat(singleUse.failedRate().tuned()).isZero();
     assertThat(singleUse.failedRate().stock()).isZero();
-    // Both arms drain: no cancel of a finished stream in either.
-    assertThat(result.cancelsOfFinishedStreams().stock()).as(describe(result)).isZero();
-    assertThat(result.cancelsOfFinishedStreams().tuned()).as(describe(result)).isZero();
+    // Both arms drain: no cancel of a finished stream in either but the guard's own, of trailers
+    // that did not come within the drain timeout (500 ms here) or at the stream limit. A starved
+    // machine stalls the client's transport that long: eight other test JVMs on two cores did, and
+    // the guard cancelled 2 streams at their drain timeout.
+    assertThat(
+            result.cancelsOfFinishedStreams().stock() + result.cancelsOfFinishedStreams().tuned())
+        .as(
+            "%s; the guard's drain timeouts and cancels at the limit: %d",
+            describe(result), run.guardCancels())
+        .isLessThanOrEqualTo(run.guardCancels());
   }
+
+  /**
+   * An experiment's result, and the cancels the stream-end guard sent over the whole run: at a
+   * drain timeout, or to release a slot at the stream limit.
+   */
+  private record Run(ExperimentResult result, long guardCancels) {}
 
   /**
    * Runs an experiment on a fresh tuned client under closed-loop load.
@@ -148,8 +162,7 @@ class ExperimentIT {
    * @param armSwitch the arm switch for a test hook, or {@code null} for the client's own
    * @param pairs the pairs of slices to run
    */
-  private static ExperimentResult run(boolean slowOne, ArmSwitch armSwitch, int pairs)
-      throws Exception {
+  private static Run run(boolean slowOne, ArmSwitch armSwitch, int pairs) throws Exception {
     Duration duration = SLICE.multipliedBy(2L * pairs);
     try (MockSpannerServer server = MockSpannerServer.start()) {
       SpannerOptions.Builder builder = server.clientOptions(CHANNELS);
@@ -191,7 +204,9 @@ class ExperimentIT {
           pool.shutdownNow();
         }
         assertThat(failed.get()).as("failed point selects").isZero();
-        return state.experiment();
+        return new Run(
+            state.experiment(),
+            state.streamEndGuardDrainTimeoutCount() + state.streamEndGuardCancelledAtLimitCount());
       } finally {
         spanner.close();
       }

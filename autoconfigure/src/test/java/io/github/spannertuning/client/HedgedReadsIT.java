@@ -148,7 +148,7 @@ class HedgedReadsIT {
    */
   @Test
   void everyRowOnceAndInOrderWhicheverAttemptWins() {
-    int reads = 10_000;
+    int reads = 4_000;
     readEveryRowOnce(THREADS, reads);
     long hedges = hedgesSent();
     long won = hedgesWon();
@@ -196,17 +196,21 @@ class HedgedReadsIT {
             .collect(Collectors.groupingBy(Call::logicalRequest));
     assertThat(byRead).hasSize(reads);
     // The server records a call when its service time has passed: a first attempt cancelled as
-    // the loser before then is not seen.
+    // the loser before then is not seen. A hedge sent late (a starved machine delays its timer
+    // past the first attempt's 100 ms) may lose: the first attempt answers, the hedge fails
+    // after its first message as it is cancelled, and nothing is resumed.
     assertThat(byRead.values())
         .as("each read: the first attempt, the hedge, and the hedge resumed from its first row")
         .allSatisfy(
             (calls) -> {
               List<Integer> attempts = calls.stream().map(Call::attempt).toList();
-              if (attempts.equals(List.of(1))) {
+              List<Call> resumed = calls.stream().filter((call) -> hasResumeToken(call)).toList();
+              if (resumed.isEmpty()) {
+                assertThat(attempts).as("a read its first attempt answered").contains(1);
+                assertThat(attempts).isSubsetOf(1, 2).doesNotHaveDuplicates();
                 return;
               }
               // The resume is numbered after the hedge (6.125+ counts one more on the way).
-              List<Call> resumed = calls.stream().filter((call) -> hasResumeToken(call)).toList();
               assertThat(resumed).hasSize(1);
               assertThat(resumed.get(0).attempt()).isGreaterThan(2);
               assertThat(
@@ -216,11 +220,15 @@ class HedgedReadsIT {
                   .isEqualTo("1");
               assertThat(attempts).contains(2).doesNotHaveDuplicates().hasSizeLessThanOrEqualTo(3);
             });
-    assertThat(byRead.values().stream().filter((calls) -> calls.size() > 1).count())
+    assertThat(byRead.values().stream().filter(HedgedReadsIT::wasResumed).count())
         .as("reads answered by their hedge, resumed")
         .isEqualTo(hedgesWon());
-    assertThat(byRead.values().stream().filter((calls) -> calls.size() == 2).count())
-        .as("reads whose first attempt the server did not see")
+    assertThat(
+            byRead.values().stream()
+                .filter(HedgedReadsIT::wasResumed)
+                .filter((calls) -> calls.size() == 2)
+                .count())
+        .as("reads answered by their hedge whose first attempt the server did not see")
         .isLessThanOrEqualTo(losersCancelled());
     awaitNothingInFlight();
   }
@@ -252,7 +260,8 @@ class HedgedReadsIT {
             (attempt == 1)
                 ? Fault.failAtStart(100, Status.PERMISSION_DENIED.withDescription("first attempt"))
                 : Fault.failAtStart(0, Status.FAILED_PRECONDITION.withDescription("hedge")));
-    for (int i = 0; i < 200; i++) {
+    int reads = 50;
+    for (int i = 0; i < reads; i++) {
       assertThatThrownBy(() -> readAll(TWENTY_ROWS))
           .isInstanceOfSatisfying(
               SpannerException.class,
@@ -263,7 +272,7 @@ class HedgedReadsIT {
     }
     assertThat(hedgesSent())
         .as("hedges sent within the first attempt's 100 ms")
-        .isGreaterThanOrEqualTo(180);
+        .isGreaterThanOrEqualTo(reads * 9 / 10);
   }
 
   /**
@@ -394,6 +403,10 @@ class HedgedReadsIT {
           }
         });
     assertThat(wrong.get()).as("reads whose rows were not 0 to 19 once each, in order").isZero();
+  }
+
+  private static boolean wasResumed(List<Call> calls) {
+    return calls.stream().anyMatch(HedgedReadsIT::hasResumeToken);
   }
 
   private static boolean hasResumeToken(Call call) {
