@@ -37,6 +37,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
 
 /**
  * The project's {@link MockSpannerService} served over real loopback TCP by Netty, made to behave
@@ -491,6 +492,17 @@ public final class MockSpannerServer implements AutoCloseable {
     return new ArrayList<>(this.arrivals);
   }
 
+  /** The connection that carried the most {@link #arrivals() arrivals} since the last reset. */
+  public SocketAddress busiestConnection() {
+    return this.arrivals.stream()
+        .collect(Collectors.groupingBy(Arrival::connection, Collectors.counting()))
+        .entrySet()
+        .stream()
+        .max(Map.Entry.comparingByValue())
+        .orElseThrow(() -> new AssertionError("no query reached the server"))
+        .getKey();
+  }
+
   public void reset() {
     this.arrivals.clear();
     this.calls.clear();
@@ -500,6 +512,15 @@ public final class MockSpannerServer implements AutoCloseable {
     this.mock.clearRequests();
     if (this.proxy != null) {
       this.proxy.resetCounts();
+    }
+  }
+
+  /** Closes a client of this server, then the server, even where the client's close fails. */
+  public void closeAfter(AutoCloseable client) throws Exception {
+    try {
+      client.close();
+    } finally {
+      close();
     }
   }
 
