@@ -242,7 +242,7 @@ public final class MockSpannerServer implements AutoCloseable {
 
   private volatile Faults faults = (method, attempt) -> Fault.NONE;
 
-  private volatile SocketAddress slowConnection;
+  private volatile Set<SocketAddress> slowConnections = Set.of();
 
   private volatile long slowMillis;
 
@@ -474,8 +474,16 @@ public final class MockSpannerServer implements AutoCloseable {
    * thread: the call's events are queued and released by a scheduler.
    */
   public void slowDown(SocketAddress connection, long millis) {
+    slowDown((connection != null) ? Set.of(connection) : Set.of(), millis);
+  }
+
+  /**
+   * Delays every call that arrives on any of these connections by the given time: one connection of
+   * each of several clients that share this server.
+   */
+  public void slowDown(Collection<SocketAddress> connections, long millis) {
     this.slowMillis = millis;
-    this.slowConnection = connection;
+    this.slowConnections = Set.copyOf(connections);
   }
 
   /**
@@ -584,7 +592,7 @@ public final class MockSpannerServer implements AutoCloseable {
           SESSION_METHODS.contains(method)
               ? 0
               : serviceTime.sampleNanos() + TimeUnit.MILLISECONDS.toNanos(fault.delayMillis());
-      if (connection.equals(slowConnection)) {
+      if (slowConnections.contains(connection)) {
         delayNanos += TimeUnit.MILLISECONDS.toNanos(slowMillis);
       }
       return (delayNanos > 0) ? new DelayedListener<>(listener, delayNanos, scheduler) : listener;
