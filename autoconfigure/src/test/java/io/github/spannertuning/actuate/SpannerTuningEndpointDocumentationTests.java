@@ -11,8 +11,6 @@ import com.fasterxml.jackson.core.util.Separators.Spacing;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.google.cloud.spanner.DatabaseClient;
-import com.google.cloud.spanner.ResultSet;
-import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.client.ClientVersions;
 import io.github.spannertuning.testing.GuardLine;
 import io.github.spannertuning.testing.MockSpannerServer;
@@ -182,13 +180,7 @@ class SpannerTuningEndpointDocumentationTests {
   }
 
   private void pointSelects(int count) {
-    DatabaseClient client = this.databaseClient.get();
-    for (int i = 0; i < count; i++) {
-      try (ResultSet resultSet =
-          client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
-        assertThat(resultSet.next()).isTrue();
-      }
-    }
+    MockSpannerServer.pointSelects(this.databaseClient.get(), count);
     // Closed on their last row, the point selects drain: counted when their trailers arrive.
     await()
         .atMost(Duration.ofSeconds(10))

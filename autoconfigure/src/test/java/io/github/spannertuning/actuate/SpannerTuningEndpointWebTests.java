@@ -6,8 +6,6 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.google.cloud.spanner.DatabaseClient;
-import com.google.cloud.spanner.ResultSet;
-import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.testing.GuardLine;
 import io.github.spannertuning.testing.MockSpannerServer;
 import java.time.Duration;
@@ -372,13 +370,7 @@ class SpannerTuningEndpointWebTests {
   }
 
   private void pointSelects(int count) {
-    DatabaseClient client = this.databaseClient.get();
-    for (int i = 0; i < count; i++) {
-      try (ResultSet resultSet =
-          client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
-        assertThat(resultSet.next()).isTrue();
-      }
-    }
+    MockSpannerServer.pointSelects(this.databaseClient.get(), count);
     // A point select closed on its last row drains: it is counted when its trailers arrive.
     await().atMost(Duration.ofSeconds(10)).until(() -> activeStreams() == 0);
   }

@@ -9,11 +9,8 @@ import com.google.api.gax.grpc.GrpcInterceptorProvider;
 import com.google.api.gax.rpc.FixedHeaderProvider;
 import com.google.cloud.NoCredentials;
 import com.google.cloud.spanner.DatabaseClient;
-import com.google.cloud.spanner.DatabaseId;
-import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
-import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.client.FeatureState.Status;
 import io.github.spannertuning.testing.GuardLine;
 import io.github.spannertuning.testing.LogCapture;
@@ -230,15 +227,9 @@ class SpannerTuningTest {
   private static int pointSelects(SpannerOptions options, int count) {
     int rows = 0;
     try (Spanner spanner = options.getService()) {
-      DatabaseClient client =
-          spanner.getDatabaseClient(DatabaseId.of("test-project", "test-instance", "test-db"));
+      DatabaseClient client = spanner.getDatabaseClient(MockSpannerServer.DATABASE);
       for (int i = 0; i < count; i++) {
-        try (ResultSet resultSet =
-            client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
-          if (resultSet.next()) {
-            rows++;
-          }
-        }
+        rows += MockSpannerServer.pointSelect(client) ? 1 : 0;
       }
     }
     return rows;

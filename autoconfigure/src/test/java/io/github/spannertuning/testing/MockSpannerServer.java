@@ -1,6 +1,9 @@
 package io.github.spannertuning.testing;
 
 import com.google.cloud.NoCredentials;
+import com.google.cloud.spanner.DatabaseClient;
+import com.google.cloud.spanner.DatabaseId;
+import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
 import com.google.protobuf.AbstractMessage;
@@ -71,6 +74,10 @@ import java.util.stream.Collectors;
 public final class MockSpannerServer implements AutoCloseable {
 
   public static final String POINT_SELECT = "SELECT id, name FROM Singers WHERE id = 1";
+
+  /** A database for the tests' own clients: the server answers the same for any. */
+  public static final DatabaseId DATABASE =
+      DatabaseId.of("test-project", "test-instance", "test-db");
 
   public static final String BIG_QUERY = "SELECT id FROM Numbers";
 
@@ -422,6 +429,26 @@ public final class MockSpannerServer implements AutoCloseable {
         .setChannelConfigurator(ManagedChannelBuilder::usePlaintext)
         .setCredentials(NoCredentials.getInstance())
         .setNumChannels(channels);
+  }
+
+  /**
+   * One single-use {@link #POINT_SELECT}, closed as soon as its one row is read, before the stream
+   * ends, as an application closes a point read: the close the stream-end guard acts on where the
+   * server marks that row's message {@code last}. Whether the row came.
+   */
+  public static boolean pointSelect(DatabaseClient client) {
+    try (ResultSet rows = client.singleUse().executeQuery(Statement.of(POINT_SELECT))) {
+      return rows.next();
+    }
+  }
+
+  /** {@code count} {@link #pointSelect}s one after another, each of which must return its row. */
+  public static void pointSelects(DatabaseClient client, int count) {
+    for (int i = 0; i < count; i++) {
+      if (!pointSelect(client)) {
+        throw new AssertionError("point select " + i + " of " + count + " returned no row");
+      }
+    }
   }
 
   /** Every call seen so far, oldest first. */
