@@ -1,7 +1,7 @@
 package io.github.spannertuning.actuate;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
 import com.google.cloud.spanner.Spanner;
@@ -156,29 +156,21 @@ class SpannerTuningEndpointTests {
   @Test
   void anUnknownFeatureIsRefusedNamingTheSwitchableOnes() {
     tuned("spanner", SpannerTuning.defaults(), 2);
-    assertThatExceptionOfType(InvalidEndpointRequestException.class)
-        .isThrownBy(() -> this.endpoint.switchFeature("spanner", "turbo", true, null))
-        .satisfies(
-            (ex) ->
-                assertThat(ex.getReason())
-                    .isEqualTo(
-                        "Unknown feature 'turbo'; features that can be switched:"
-                            + " single-use-distribution, transaction-routing, stream-end-guard, hedging"));
+    assertThat(refusal("spanner", "turbo", true))
+        .isEqualTo(
+            "Unknown feature 'turbo'; features that can be switched:"
+                + " single-use-distribution, transaction-routing, stream-end-guard, hedging");
   }
 
   @Test
   void grpcGcpIsRefusedBeforeTheClientIsAsked() {
     tuned("spanner", SpannerTuning.defaults(), 2);
     SpannerTuningState state = this.clients.get("spanner");
-    assertThatExceptionOfType(InvalidEndpointRequestException.class)
-        .isThrownBy(() -> this.endpoint.switchFeature("spanner", "grpc-gcp", false, null))
-        .satisfies(
-            (ex) ->
-                assertThat(ex.getReason())
-                    .isEqualTo(
-                        "grpc-gcp is chosen when the channels are built and cannot be switched at"
-                            + " runtime; features that can be switched: single-use-distribution,"
-                            + " transaction-routing, stream-end-guard, hedging"));
+    assertThat(refusal("spanner", "grpc-gcp", false))
+        .isEqualTo(
+            "grpc-gcp is chosen when the channels are built and cannot be switched at"
+                + " runtime; features that can be switched: single-use-distribution,"
+                + " transaction-routing, stream-end-guard, hedging");
     assertThat(state.feature(Feature.GRPC_GCP).status()).isEqualTo(Status.NATIVE);
   }
 
@@ -187,15 +179,8 @@ class SpannerTuningEndpointTests {
     tuned("spanner", SpannerTuning.newBuilder().grpcGcpExtension(false).build(), 2, true);
     assertThat(this.clients.get("spanner").feature(Feature.SINGLE_USE_DISTRIBUTION).status())
         .isEqualTo(Status.UNSUPPORTED);
-    assertThatExceptionOfType(InvalidEndpointRequestException.class)
-        .isThrownBy(
-            () -> this.endpoint.switchFeature("spanner", "single-use-distribution", true, null))
-        .satisfies(
-            (ex) ->
-                assertThat(ex.getReason())
-                    .startsWith(
-                        "single-use-distribution cannot be switched on this client: it is"
-                            + " unsupported"));
+    assertThat(refusal("spanner", "single-use-distribution", true))
+        .startsWith("single-use-distribution cannot be switched on this client: it is unsupported");
   }
 
   @Test
@@ -209,16 +194,10 @@ class SpannerTuningEndpointTests {
             .build(),
         2);
     SpannerTuningState state = this.clients.get("spanner");
-    assertThatExceptionOfType(InvalidEndpointRequestException.class)
-        .isThrownBy(
-            () -> this.endpoint.switchFeature("spanner", "single-use-distribution", true, null))
-        .satisfies(
-            (ex) ->
-                assertThat(ex.getReason())
-                    .isEqualTo(
-                        "single-use-distribution cannot be switched on: routing and hedging"
-                            + " were off when this client was built, and the channel picker it"
-                            + " needs is set up only then"));
+    assertThat(refusal("spanner", "single-use-distribution", true))
+        .isEqualTo(
+            "single-use-distribution cannot be switched on: routing and hedging were off when this"
+                + " client was built, and the channel picker it needs is set up only then");
     assertThat(state.feature(Feature.SINGLE_USE_DISTRIBUTION).status()).isEqualTo(Status.OFF);
     assertThat(state.feature(Feature.SINGLE_USE_DISTRIBUTION).byConfiguration()).isTrue();
     // The guard needs nothing set up when the client is built.
@@ -229,9 +208,18 @@ class SpannerTuningEndpointTests {
 
   @Test
   void anUnknownClientIsRefused() {
-    assertThatExceptionOfType(InvalidEndpointRequestException.class)
-        .isThrownBy(() -> this.endpoint.switchFeature("nope", "stream-end-guard", true, null))
-        .satisfies((ex) -> assertThat(ex.getReason()).isEqualTo("Unknown Spanner client 'nope'"));
+    assertThat(refusal("nope", "stream-end-guard", true))
+        .isEqualTo("Unknown Spanner client 'nope'");
+  }
+
+  /** The reason the endpoint refuses this switch with. */
+  private String refusal(String client, String feature, boolean enabled) {
+    InvalidEndpointRequestException refused =
+        catchThrowableOfType(
+            InvalidEndpointRequestException.class,
+            () -> this.endpoint.switchFeature(client, feature, enabled, null));
+    assertThat(refused).as("the switch of %s on %s refused", feature, client).isNotNull();
+    return refused.getReason();
   }
 
   private Spanner tuned(String name, SpannerTuning tuning, int channels) {
