@@ -6,10 +6,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.google.cloud.spanner.DatabaseClient;
-import com.google.cloud.spanner.ResultSet;
-import com.google.cloud.spanner.Statement;
 import com.google.spanner.v1.ExecuteSqlRequest;
 import io.github.spannertuning.testing.GrafanaDashboard;
+import io.github.spannertuning.testing.Loops;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServer.Call;
 import io.github.spannertuning.testing.MockSpannerServer.ServiceTime;
@@ -28,12 +27,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
@@ -312,13 +308,9 @@ class FleetExperimentIT {
 
     private final ObjectMapper json = new ObjectMapper();
 
-    private final AtomicBoolean loading = new AtomicBoolean();
-
     private final AtomicLong failed = new AtomicLong();
 
-    private final List<Future<?>> workers = new ArrayList<>();
-
-    private ExecutorService pool;
+    private Loops.Background load;
 
     private final ScheduledExecutorService forgetting =
         Executors.newSingleThreadScheduledExecutor();
@@ -413,33 +405,26 @@ class FleetExperimentIT {
 
     /** Closed-loop point selects on every instance, from {@code threads} threads each. */
     void startLoad(int threads) {
-      this.loading.set(true);
-      this.pool = Executors.newFixedThreadPool(threads * this.instances.size());
+      List<DatabaseClient> clients = new ArrayList<>();
       for (int i = 0; i < this.instances.size(); i++) {
-        DatabaseClient client = client(i);
-        for (int t = 0; t < threads; t++) {
-          this.workers.add(
-              this.pool.submit(
-                  () -> {
-                    while (this.loading.get()) {
-                      try {
-                        pointSelect(client);
-                      } catch (RuntimeException ex) {
-                        this.failed.incrementAndGet();
-                      }
-                    }
-                  }));
-        }
+        clients.add(client(i));
       }
+      this.load =
+          Loops.inBackground(
+              threads * clients.size(),
+              (thread, iteration) -> {
+                try {
+                  MockSpannerServer.pointSelect(clients.get(thread % clients.size()));
+                } catch (RuntimeException ex) {
+                  this.failed.incrementAndGet();
+                }
+              });
     }
 
     /** Stops the load; the point selects that failed. */
-    long stopLoad() throws Exception {
-      this.loading.set(false);
-      for (Future<?> worker : this.workers) {
-        worker.get(30, TimeUnit.SECONDS);
-      }
-      this.workers.clear();
+    long stopLoad() {
+      this.load.close();
+      this.load = null;
       return this.failed.get();
     }
 
@@ -502,24 +487,19 @@ class FleetExperimentIT {
           .get();
     }
 
-    private static void pointSelect(DatabaseClient client) {
-      try (ResultSet rows =
-          client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
-        rows.next();
-      }
-    }
-
     @Override
     public void close() throws Exception {
-      this.loading.set(false);
       this.forgetting.shutdownNow();
-      if (this.pool != null) {
-        this.pool.shutdownNow();
+      try {
+        if (this.load != null) {
+          this.load.close();
+        }
+      } finally {
+        for (ConfigurableApplicationContext instance : this.instances) {
+          instance.close();
+        }
+        this.server.close();
       }
-      for (ConfigurableApplicationContext instance : this.instances) {
-        instance.close();
-      }
-      this.server.close();
     }
   }
 

@@ -9,13 +9,8 @@ import com.fasterxml.jackson.core.util.DefaultPrettyPrinter;
 import com.fasterxml.jackson.core.util.Separators;
 import com.fasterxml.jackson.core.util.Separators.Spacing;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.google.cloud.spanner.DatabaseClient;
-import com.google.cloud.spanner.ResultSet;
-import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.client.ClientVersions;
 import io.github.spannertuning.testing.GuardLine;
-import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.ProjectFiles;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -25,16 +20,10 @@ import java.util.Iterator;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.DisabledIf;
-import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.beans.factory.annotation.Qualifier;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
-import org.springframework.boot.test.web.client.TestRestTemplate;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 
@@ -55,17 +44,7 @@ import org.springframework.http.ResponseEntity;
 @DisabledIf(
     value = "onAnotherClientLine",
     disabledReason = "the documented response is the baseline client line's (6.119)")
-@SpringBootTest(
-    classes = EndpointTestApplication.class,
-    webEnvironment = WebEnvironment.RANDOM_PORT,
-    properties = {
-      "spring.cloud.gcp.project-id=test-project",
-      "spring.cloud.gcp.spanner.instance-id=test-instance",
-      "spring.cloud.gcp.spanner.database=test-database",
-      "spring.cloud.gcp.secretmanager.enabled=false",
-      "management.endpoints.web.exposure.include=spannertuning"
-    })
-class SpannerTuningEndpointDocumentationTests {
+class SpannerTuningEndpointDocumentationTests extends EndpointOverHttp {
 
   static boolean onAnotherClientLine() {
     return ClientVersions.detected().spanner().startsWith("6.113.")
@@ -85,23 +64,19 @@ class SpannerTuningEndpointDocumentationTests {
               Separators.createDefaultInstance().withObjectFieldValueSpacing(Spacing.AFTER))
           .withArrayIndenter(DefaultIndenter.SYSTEM_LINEFEED_INSTANCE);
 
-  private final ObjectMapper json = new ObjectMapper();
-
-  @Autowired private TestRestTemplate http;
-
-  @Autowired
-  @Qualifier("databaseClientProvider")
-  private Supplier<DatabaseClient> databaseClient;
-
   @Test
   void endpointResponse() throws Exception {
     pointSelects(50);
+    // The example shows every select counted by the guard.
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> client().get(GuardLine.closedAtLastField()).asLong() >= 50);
     ResponseEntity<String> response =
         this.http.getForEntity("/actuator/spannertuning", String.class);
     assertThat(response.getStatusCode()).isEqualTo(HttpStatus.OK);
     String pretty =
         this.json.writer(PRETTY).writeValueAsString(this.json.readTree(response.getBody())) + "\n";
-    SpannerTuningEndpointWebTests.assertNothingSecret(pretty);
+    assertNothingSecret(pretty);
 
     Path generated = Path.of("target", "generated-docs", SNIPPET);
     Files.createDirectories(generated.getParent());
@@ -179,29 +154,5 @@ class SpannerTuningEndpointDocumentationTests {
     Matcher matcher = PAGE_BLOCK.matcher(page);
     assertThat(matcher.find()).as("a json block after <!-- " + SNIPPET + " -->").isTrue();
     return page.substring(0, matcher.start(2)) + snippet + page.substring(matcher.end(2));
-  }
-
-  private void pointSelects(int count) {
-    DatabaseClient client = this.databaseClient.get();
-    for (int i = 0; i < count; i++) {
-      try (ResultSet resultSet =
-          client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
-        assertThat(resultSet.next()).isTrue();
-      }
-    }
-    // Closed on their last row, the point selects drain: counted when their trailers arrive.
-    await()
-        .atMost(Duration.ofSeconds(10))
-        .until(
-            () -> {
-              JsonNode spanner =
-                  this.json.readTree(
-                      this.http.getForObject("/actuator/spannertuning/spanner", String.class));
-              long active = 0;
-              for (JsonNode channel : spanner.get("channels")) {
-                active += channel.get("activeStreams").asLong();
-              }
-              return active == 0 && spanner.get(GuardLine.closedAtLastField()).asLong() >= count;
-            });
   }
 }

@@ -5,11 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 import com.google.cloud.spanner.DatabaseClient;
-import com.google.cloud.spanner.DatabaseId;
-import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
-import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.actuate.SpannerTuningEndpoint.ClientDescriptor;
 import io.github.spannertuning.actuate.SpannerTuningEndpoint.ExperimentDescriptor;
 import io.github.spannertuning.actuate.SpannerTuningEndpoint.FeatureDescriptor;
@@ -417,13 +414,9 @@ class SpannerTuningEndpointExperimentTests {
 
   private static void pointSelectsWhile(
       Spanner spanner, AtomicBoolean running, AtomicLong selects) {
-    DatabaseClient client =
-        spanner.getDatabaseClient(DatabaseId.of("test-project", "test-instance", "test-db"));
+    DatabaseClient client = spanner.getDatabaseClient(MockSpannerServer.DATABASE);
     while (running.get()) {
-      try (ResultSet resultSet =
-          client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
-        resultSet.next();
-      }
+      MockSpannerServer.pointSelect(client);
       selects.incrementAndGet();
     }
   }

@@ -5,27 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.spannertuning.testing.GuardLine;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
-import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
-import org.springframework.boot.test.web.client.TestRestTemplate;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
 
 /** With Boot's default access for this endpoint, read-only, the write operation is refused. */
-@SpringBootTest(
-    classes = EndpointTestApplication.class,
-    webEnvironment = WebEnvironment.RANDOM_PORT,
-    properties = {
-      "spring.cloud.gcp.project-id=test-project",
-      "spring.cloud.gcp.spanner.instance-id=test-instance",
-      "spring.cloud.gcp.spanner.database=test-database",
-      "spring.cloud.gcp.secretmanager.enabled=false",
-      "management.endpoints.web.exposure.include=spannertuning"
-    })
-class SpannerTuningEndpointReadOnlyWebTests {
-
-  @Autowired private TestRestTemplate http;
+class SpannerTuningEndpointReadOnlyWebTests extends EndpointOverHttp {
 
   @Test
   void writeIsRefusedAndNothingChanges() {
@@ -60,6 +44,6 @@ class SpannerTuningEndpointReadOnlyWebTests {
     assertThat(body)
         .contains("\"stream-end-guard\":{\"state\":\"" + GuardLine.expectedName() + "\"");
     assertThat(body).contains("\"experiment\":null");
-    SpannerTuningEndpointWebTests.assertNothingSecret(body);
+    assertNothingSecret(body);
   }
 }

@@ -1,15 +1,11 @@
 package io.github.spannertuning.actuate;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
-import com.google.cloud.spanner.DatabaseClient;
-import com.google.cloud.spanner.DatabaseId;
-import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
-import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.actuate.SpannerTuningEndpoint.ChannelDescriptor;
 import io.github.spannertuning.actuate.SpannerTuningEndpoint.ClientDescriptor;
 import io.github.spannertuning.actuate.SpannerTuningEndpoint.FeatureDescriptor;
@@ -160,29 +156,21 @@ class SpannerTuningEndpointTests {
   @Test
   void anUnknownFeatureIsRefusedNamingTheSwitchableOnes() {
     tuned("spanner", SpannerTuning.defaults(), 2);
-    assertThatExceptionOfType(InvalidEndpointRequestException.class)
-        .isThrownBy(() -> this.endpoint.switchFeature("spanner", "turbo", true, null))
-        .satisfies(
-            (ex) ->
-                assertThat(ex.getReason())
-                    .isEqualTo(
-                        "Unknown feature 'turbo'; features that can be switched:"
-                            + " single-use-distribution, transaction-routing, stream-end-guard, hedging"));
+    assertThat(refusal("spanner", "turbo", true))
+        .isEqualTo(
+            "Unknown feature 'turbo'; features that can be switched:"
+                + " single-use-distribution, transaction-routing, stream-end-guard, hedging");
   }
 
   @Test
   void grpcGcpIsRefusedBeforeTheClientIsAsked() {
     tuned("spanner", SpannerTuning.defaults(), 2);
     SpannerTuningState state = this.clients.get("spanner");
-    assertThatExceptionOfType(InvalidEndpointRequestException.class)
-        .isThrownBy(() -> this.endpoint.switchFeature("spanner", "grpc-gcp", false, null))
-        .satisfies(
-            (ex) ->
-                assertThat(ex.getReason())
-                    .isEqualTo(
-                        "grpc-gcp is chosen when the channels are built and cannot be switched at"
-                            + " runtime; features that can be switched: single-use-distribution,"
-                            + " transaction-routing, stream-end-guard, hedging"));
+    assertThat(refusal("spanner", "grpc-gcp", false))
+        .isEqualTo(
+            "grpc-gcp is chosen when the channels are built and cannot be switched at"
+                + " runtime; features that can be switched: single-use-distribution,"
+                + " transaction-routing, stream-end-guard, hedging");
     assertThat(state.feature(Feature.GRPC_GCP).status()).isEqualTo(Status.NATIVE);
   }
 
@@ -191,15 +179,8 @@ class SpannerTuningEndpointTests {
     tuned("spanner", SpannerTuning.newBuilder().grpcGcpExtension(false).build(), 2, true);
     assertThat(this.clients.get("spanner").feature(Feature.SINGLE_USE_DISTRIBUTION).status())
         .isEqualTo(Status.UNSUPPORTED);
-    assertThatExceptionOfType(InvalidEndpointRequestException.class)
-        .isThrownBy(
-            () -> this.endpoint.switchFeature("spanner", "single-use-distribution", true, null))
-        .satisfies(
-            (ex) ->
-                assertThat(ex.getReason())
-                    .startsWith(
-                        "single-use-distribution cannot be switched on this client: it is"
-                            + " unsupported"));
+    assertThat(refusal("spanner", "single-use-distribution", true))
+        .startsWith("single-use-distribution cannot be switched on this client: it is unsupported");
   }
 
   @Test
@@ -213,16 +194,10 @@ class SpannerTuningEndpointTests {
             .build(),
         2);
     SpannerTuningState state = this.clients.get("spanner");
-    assertThatExceptionOfType(InvalidEndpointRequestException.class)
-        .isThrownBy(
-            () -> this.endpoint.switchFeature("spanner", "single-use-distribution", true, null))
-        .satisfies(
-            (ex) ->
-                assertThat(ex.getReason())
-                    .isEqualTo(
-                        "single-use-distribution cannot be switched on: routing and hedging"
-                            + " were off when this client was built, and the channel picker it"
-                            + " needs is set up only then"));
+    assertThat(refusal("spanner", "single-use-distribution", true))
+        .isEqualTo(
+            "single-use-distribution cannot be switched on: routing and hedging were off when this"
+                + " client was built, and the channel picker it needs is set up only then");
     assertThat(state.feature(Feature.SINGLE_USE_DISTRIBUTION).status()).isEqualTo(Status.OFF);
     assertThat(state.feature(Feature.SINGLE_USE_DISTRIBUTION).byConfiguration()).isTrue();
     // The guard needs nothing set up when the client is built.
@@ -233,9 +208,18 @@ class SpannerTuningEndpointTests {
 
   @Test
   void anUnknownClientIsRefused() {
-    assertThatExceptionOfType(InvalidEndpointRequestException.class)
-        .isThrownBy(() -> this.endpoint.switchFeature("nope", "stream-end-guard", true, null))
-        .satisfies((ex) -> assertThat(ex.getReason()).isEqualTo("Unknown Spanner client 'nope'"));
+    assertThat(refusal("nope", "stream-end-guard", true))
+        .isEqualTo("Unknown Spanner client 'nope'");
+  }
+
+  /** The reason the endpoint refuses this switch with. */
+  private String refusal(String client, String feature, boolean enabled) {
+    InvalidEndpointRequestException refused =
+        catchThrowableOfType(
+            InvalidEndpointRequestException.class,
+            () -> this.endpoint.switchFeature(client, feature, enabled, null));
+    assertThat(refused).as("the switch of %s on %s refused", feature, client).isNotNull();
+    return refused.getReason();
   }
 
   private Spanner tuned(String name, SpannerTuning tuning, int channels) {
@@ -255,14 +239,7 @@ class SpannerTuningEndpointTests {
   }
 
   private static void pointSelects(Spanner spanner, int count) {
-    DatabaseClient client =
-        spanner.getDatabaseClient(DatabaseId.of("test-project", "test-instance", "test-db"));
-    for (int i = 0; i < count; i++) {
-      try (ResultSet resultSet =
-          client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
-        assertThat(resultSet.next()).isTrue();
-      }
-    }
+    MockSpannerServer.pointSelects(spanner.getDatabaseClient(MockSpannerServer.DATABASE), count);
     // Closed on their last row, the point selects drain: counted when their trailers arrive.
     await()
         .atMost(Duration.ofSeconds(10))

@@ -1,58 +1,31 @@
 package io.github.spannertuning.actuate;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.google.cloud.spanner.DatabaseClient;
-import com.google.cloud.spanner.ResultSet;
-import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.testing.GuardLine;
-import io.github.spannertuning.testing.MockSpannerServer;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
-import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.beans.factory.annotation.Qualifier;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
-import org.springframework.boot.test.web.client.TestRestTemplate;
 import org.springframework.http.HttpEntity;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
+import org.springframework.test.context.TestPropertySource;
 
 /** The endpoint over HTTP, with write access granted. */
-@SpringBootTest(
-    classes = EndpointTestApplication.class,
-    webEnvironment = WebEnvironment.RANDOM_PORT,
+@TestPropertySource(
     properties = {
-      "spring.cloud.gcp.project-id=test-project",
-      "spring.cloud.gcp.spanner.instance-id=test-instance",
-      "spring.cloud.gcp.spanner.database=test-database",
-      "spring.cloud.gcp.secretmanager.enabled=false",
-      "management.endpoints.web.exposure.include=spannertuning",
       "management.endpoint.spannertuning.access=unrestricted",
       "logging.level.io.github.spannertuning.actuate=debug"
     })
 @ExtendWith(OutputCaptureExtension.class)
-class SpannerTuningEndpointWebTests {
-
-  private final ObjectMapper json = new ObjectMapper();
-
-  @Autowired private TestRestTemplate http;
-
-  @Autowired
-  @Qualifier("databaseClientProvider")
-  private Supplier<DatabaseClient> databaseClient;
+class SpannerTuningEndpointWebTests extends EndpointOverHttp {
 
   @Test
   void readsEveryClient() throws Exception {
@@ -212,11 +185,7 @@ class SpannerTuningEndpointWebTests {
     assertThat(ended.get("state").asText()).isEqualTo("stopped");
     assertThat(ended.get("reason").asText())
         .isEqualTo("stopped by anonymous through the spannertuning endpoint");
-    assertThat(
-            this.json
-                .readTree(this.http.getForObject("/actuator/spannertuning/spanner", String.class))
-                .at("/features/stream-end-guard/state")
-                .asText())
+    assertThat(client().at("/features/stream-end-guard/state").asText())
         .isEqualTo(GuardLine.expectedName());
 
     ResponseEntity<String> bad =
@@ -367,38 +336,6 @@ class SpannerTuningEndpointWebTests {
   }
 
   private long skipped() throws Exception {
-    String body = this.http.getForObject("/actuator/spannertuning/spanner", String.class);
-    return this.json.readTree(body).get(GuardLine.closedAtLastField()).asLong();
-  }
-
-  private void pointSelects(int count) {
-    DatabaseClient client = this.databaseClient.get();
-    for (int i = 0; i < count; i++) {
-      try (ResultSet resultSet =
-          client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
-        assertThat(resultSet.next()).isTrue();
-      }
-    }
-    // A point select closed on its last row drains: it is counted when its trailers arrive.
-    await().atMost(Duration.ofSeconds(10)).until(() -> activeStreams() == 0);
-  }
-
-  private long activeStreams() throws Exception {
-    String body = this.http.getForObject("/actuator/spannertuning/spanner", String.class);
-    long active = 0;
-    for (JsonNode channel : this.json.readTree(body).get("channels")) {
-      active += channel.get("activeStreams").asLong();
-    }
-    return active;
-  }
-
-  static void assertNothingSecret(String body) {
-    assertThat(body.toLowerCase())
-        .doesNotContain("select")
-        .doesNotContain("singers")
-        .doesNotContain("credential")
-        .doesNotContain("token")
-        .doesNotContain("password")
-        .doesNotContain(".json");
+    return client().get(GuardLine.closedAtLastField()).asLong();
   }
 }

@@ -81,12 +81,7 @@ class SpannerTuningAutoConfigurationTests {
               .isEqualTo("http://127.0.0.1:" + server.get().port());
           assertThat(context.getBean(SpannerTuningRegistry.class).clients())
               .containsOnlyKeys("spanner");
-          long skippedBefore = GuardLine.closedAtLastCount(state);
-          pointSelects(context, 20);
-          // Closed on their last row, the point selects drain: counted as their trailers arrive.
-          await()
-              .atMost(Duration.ofSeconds(10))
-              .until(() -> GuardLine.closedAtLastCount(state) > skippedBefore);
+          assertTheGuardCountsPointSelects(context, state);
         });
   }
 
@@ -250,11 +245,7 @@ class SpannerTuningAutoConfigurationTests {
         .withPropertyValues("spanner.tuning.stream-end-guard.drain-timeout=750ms")
         .run(
             (context) ->
-                assertThat(
-                        SpannerTuning.stateOf(context.getBean(SpannerOptions.class))
-                            .orElseThrow()
-                            .tuning()
-                            .getStreamEndGuardDrainTimeout())
+                assertThat(boundTuning(context).getStreamEndGuardDrainTimeout())
                     .isEqualTo(Duration.ofMillis(750)));
   }
 
@@ -267,11 +258,7 @@ class SpannerTuningAutoConfigurationTests {
         .withPropertyValues("spanner.tuning.stream-end-guard.max-concurrent-streams=250")
         .run(
             (context) ->
-                assertThat(
-                        SpannerTuning.stateOf(context.getBean(SpannerOptions.class))
-                            .orElseThrow()
-                            .tuning()
-                            .getStreamEndGuardMaxConcurrentStreams())
+                assertThat(boundTuning(context).getStreamEndGuardMaxConcurrentStreams())
                     .isEqualTo(250));
   }
 
@@ -300,13 +287,7 @@ class SpannerTuningAutoConfigurationTests {
               SpannerTuningState state = tuningOf(context);
               assertThat(state.feature(Feature.STREAM_END_GUARD).status())
                   .isEqualTo(GuardLine.expected());
-              long skippedBefore = GuardLine.closedAtLastCount(state);
-              pointSelects(context, 20);
-              // Closed on their last row, the point selects drain: counted as their trailers
-              // arrive.
-              await()
-                  .atMost(Duration.ofSeconds(10))
-                  .until(() -> GuardLine.closedAtLastCount(state) > skippedBefore);
+              assertTheGuardCountsPointSelects(context, state);
             });
   }
 
@@ -364,9 +345,25 @@ class SpannerTuningAutoConfigurationTests {
             });
   }
 
+  /** The tuning the properties bound, as applied to the application's SpannerOptions. */
+  private static SpannerTuning boundTuning(AssertableApplicationContext context) {
+    return SpannerTuning.stateOf(context.getBean(SpannerOptions.class)).orElseThrow().tuning();
+  }
+
   private static SpannerTuningState tuningOf(AssertableApplicationContext context) {
     assertThat(context).hasNotFailed();
     return SpannerTuning.stateOf(context.getBean(Spanner.class).getOptions()).orElseThrow();
+  }
+
+  /**
+   * Point selects on the context's client, closed on their last row: they drain, and the guard
+   * counts them as their trailers arrive.
+   */
+  private static void assertTheGuardCountsPointSelects(
+      AssertableApplicationContext context, SpannerTuningState state) {
+    long before = GuardLine.closedAtLastCount(state);
+    pointSelects(context, 20);
+    await().atMost(Duration.ofSeconds(10)).until(() -> GuardLine.closedAtLastCount(state) > before);
   }
 
   @SuppressWarnings("unchecked")

@@ -4,12 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.google.cloud.spanner.DatabaseClient;
-import com.google.cloud.spanner.DatabaseId;
-import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
-import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.actuate.SpannerTuningEndpoint;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServerExtension;
@@ -210,14 +206,7 @@ class SpannerTuningMetricsAndEndpointAutoConfigurationTests {
 
   private static void pointSelects(AssertableApplicationContext context, String bean, int count) {
     Spanner spanner = context.getBean(bean, Spanner.class);
-    DatabaseClient client =
-        spanner.getDatabaseClient(DatabaseId.of("test-project", "test-instance", "test-db"));
-    for (int i = 0; i < count; i++) {
-      try (ResultSet resultSet =
-          client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
-        assertThat(resultSet.next()).isTrue();
-      }
-    }
+    MockSpannerServer.pointSelects(spanner.getDatabaseClient(MockSpannerServer.DATABASE), count);
   }
 
   @Configuration(proxyBeanMethods = false)

@@ -7,11 +7,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.google.cloud.NoCredentials;
 import com.google.cloud.spanner.DatabaseClient;
-import com.google.cloud.spanner.DatabaseId;
-import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
-import com.google.cloud.spanner.Statement;
 import com.google.cloud.spi.ServiceRpcFactory;
 import io.github.spannertuning.actuate.SpannerTuningEndpoint;
 import io.github.spannertuning.actuate.SpannerTuningEndpoint.ClientDescriptor;
@@ -273,14 +270,10 @@ class SpannerTuningUntunedClientTests {
   }
 
   private static int pointSelects(Spanner spanner, int count) {
-    DatabaseClient client =
-        spanner.getDatabaseClient(DatabaseId.of("test-project", "test-instance", "test-db"));
+    DatabaseClient client = spanner.getDatabaseClient(MockSpannerServer.DATABASE);
     int rows = 0;
     for (int i = 0; i < count; i++) {
-      try (ResultSet resultSet =
-          client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
-        rows += resultSet.next() ? 1 : 0;
-      }
+      rows += MockSpannerServer.pointSelect(client) ? 1 : 0;
     }
     return rows;
   }

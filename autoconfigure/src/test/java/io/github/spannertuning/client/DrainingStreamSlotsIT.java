@@ -7,23 +7,17 @@ import com.google.cloud.spanner.DatabaseClient;
 import com.google.cloud.spanner.DatabaseId;
 import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Spanner;
-import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
-import com.google.cloud.spanner.spi.v1.SpannerInterceptorProvider;
 import io.github.spannertuning.metrics.SpannerChannelMetrics;
 import io.github.spannertuning.testing.GuardLine;
+import io.github.spannertuning.testing.Loops;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -58,19 +52,14 @@ class DrainingStreamSlotsIT {
   @Test
   void withTrailers200MsLateStreamsDrainUntilTheConnectionIsNearlyFullAndTheRestIsCancelled()
       throws Exception {
-    try (MockSpannerServer server =
-            MockSpannerServer.builder()
-                .countFrames()
-                .trailersDelay(Duration.ofMillis(200))
-                .start();
-        TestClient client = TestClient.open(server, SpannerTuning.DEFAULT_DRAIN_TIMEOUT)) {
+    try (Slots slots = Slots.open(trailersLate(200), SpannerTuning.DEFAULT_DRAIN_TIMEOUT)) {
       SimpleMeterRegistry registry = new SimpleMeterRegistry();
-      new SpannerChannelMetrics(client.state(), "spanner", Tags.empty()).bindTo(registry);
-      Run run = client.closedLoop(server, WORKERS);
-      client.awaitIdle(Duration.ofSeconds(10));
-      SpannerTuningState state = client.state();
-      String figures = run.describe("trailers 200 ms late", state);
-      Counts counts = run.counts(state);
+      SpannerTuningState state = slots.client().state();
+      new SpannerChannelMetrics(state, "spanner", Tags.empty()).bindTo(registry);
+      Outcome outcome = slots.runUntilIdle(WORKERS, "trailers 200 ms late");
+      Run run = outcome.run();
+      Counts counts = outcome.counts();
+      String figures = outcome.figures();
       assertThat(
               registry
                   .get("spanner.tuning.stream.end.guard.cancelled.at.limit")
@@ -99,20 +88,11 @@ class DrainingStreamSlotsIT {
 
   @Test
   void onAConnectionFullOfQueriesClosesAtLastCancelAsTheClientDoes() throws Exception {
-    try (MockSpannerServer server =
-            MockSpannerServer.builder()
-                .countFrames()
-                .trailersDelay(Duration.ofMillis(200))
-                .start();
-        TestClient client = TestClient.open(server, SpannerTuning.DEFAULT_DRAIN_TIMEOUT)) {
-      Run run = client.closedLoop(server, FULL);
-      client.awaitIdle(Duration.ofSeconds(10));
-      SpannerTuningState state = client.state();
-      String figures = run.describe("trailers 200 ms late, more workers than slots", state);
-      Counts counts = run.counts(state);
+    try (Slots slots = Slots.open(trailersLate(200), SpannerTuning.DEFAULT_DRAIN_TIMEOUT)) {
+      Outcome outcome = slots.runUntilIdle(FULL, "trailers 200 ms late, more workers than slots");
 
       // The connection's slots go to the calls waiting for them.
-      assertCancelledPastTheBound(run, counts, figures);
+      assertCancelledPastTheBound(outcome.run(), outcome.counts(), outcome.figures());
     }
   }
 
@@ -151,13 +131,11 @@ class DrainingStreamSlotsIT {
 
   @Test
   void withTrailers1MsLateEveryCloseDrainsAndNoResetIsSent() throws Exception {
-    try (MockSpannerServer server = MockSpannerServer.builder().countFrames().start();
-        TestClient client = TestClient.open(server, SpannerTuning.DEFAULT_DRAIN_TIMEOUT)) {
-      Run run = client.closedLoop(server, WORKERS);
-      client.awaitIdle(Duration.ofSeconds(10));
-      SpannerTuningState state = client.state();
-      String figures = run.describe("trailers 1 ms late", state);
-      Counts counts = run.counts(state);
+    try (Slots slots = Slots.open(trailersLate(1), SpannerTuning.DEFAULT_DRAIN_TIMEOUT)) {
+      Outcome outcome = slots.runUntilIdle(WORKERS, "trailers 1 ms late");
+      Run run = outcome.run();
+      Counts counts = outcome.counts();
+      String figures = outcome.figures();
 
       assertThat(run.queries()).as("point selects: " + figures).isPositive();
       assertThat((double) run.rstFrames() / run.queries())
@@ -178,16 +156,17 @@ class DrainingStreamSlotsIT {
     // Time for the timer's cancel to reach gRPC and the call to close, on a machine whose cores
     // are taken: the trailers never come, so without the timeout no slot would come back at all.
     Duration slack = Duration.ofSeconds(2);
-    try (MockSpannerServer server =
+    try (Slots slots =
+        Slots.open(
             MockSpannerServer.builder()
                 .countFrames()
-                .trailersDelay(MockSpannerServer.TRAILERS_NEVER)
-                .start();
-        TestClient client = TestClient.open(server, drainTimeout)) {
-      Run run = client.closedLoop(server, WORKERS);
+                .trailersDelay(MockSpannerServer.TRAILERS_NEVER),
+            drainTimeout)) {
+      Run run = slots.closedLoop(WORKERS);
       long stopped = System.nanoTime();
-      SpannerTuningState state = client.state();
-      ChannelLoad.ChannelStats channel = client.channel();
+      MockSpannerServer server = slots.server();
+      SpannerTuningState state = slots.client().state();
+      ChannelLoad.ChannelStats channel = slots.channel();
       await("active and draining streams back to 0")
           .pollInterval(Duration.ofMillis(5))
           .atMost(drainTimeout.plus(slack).plusSeconds(5))
@@ -227,9 +206,12 @@ class DrainingStreamSlotsIT {
     Duration drainTimeout = Duration.ofSeconds(1);
     Duration slack = Duration.ofSeconds(2);
     int selects = STREAM_LIMIT / 2;
-    try (MockSpannerServer server =
-            MockSpannerServer.builder().trailersDelay(MockSpannerServer.TRAILERS_NEVER).start();
-        TestClient tuned = TestClient.open(server, drainTimeout)) {
+    try (Slots slots =
+        Slots.open(
+            MockSpannerServer.builder().trailersDelay(MockSpannerServer.TRAILERS_NEVER),
+            drainTimeout)) {
+      MockSpannerServer server = slots.server();
+      GuardedTestClient tuned = slots.client();
       Spanner stock = server.clientOptions(1).build().getService();
       int stockHeld;
       int tunedHeld;
@@ -355,31 +337,40 @@ class DrainingStreamSlotsIT {
     }
   }
 
-  /** A tuned one-channel client of the server, and a cancel counter below grpc-gcp. */
-  private record TestClient(
-      Spanner spanner, DatabaseClient database, SpannerTuningState state, CancelCounter counter)
+  /** The production-like server, counting frames, its trailers the given time late. */
+  private static MockSpannerServer.Builder trailersLate(long millis) {
+    return MockSpannerServer.builder().countFrames().trailersDelay(Duration.ofMillis(millis));
+  }
+
+  /** A closed-loop run, once the channel is idle again: its figures and the guard's counters. */
+  private record Outcome(Run run, Counts counts, String figures) {}
+
+  /**
+   * A test server and a tuned one-channel client of it, with a cancel counter below grpc-gcp: the
+   * guard's limit is the server's, and its releases are not budgeted.
+   */
+  private record Slots(MockSpannerServer server, GuardedTestClient client)
       implements AutoCloseable {
 
-    static TestClient open(MockSpannerServer server, Duration drainTimeout) {
-      CancelCounter counter = new CancelCounter();
-      SpannerOptions.Builder builder = server.clientOptions(1);
-      builder.setInterceptorProvider(SpannerInterceptorProvider.createDefault().with(counter));
-      SpannerTuningState state =
-          SpannerTuning.newBuilder()
-              .streamEndGuardDrainTimeout(drainTimeout)
-              .streamEndGuardMaxConcurrentStreams(STREAM_LIMIT)
-              // The slot rule itself: where the guard is native, releases are budgeted by default
-              // (GuardedStreamAtLastTest), and this server has no reset limit.
-              .streamEndGuardReleaseBudget(Integer.MAX_VALUE, Duration.ofSeconds(30))
-              .build()
-              .applyTo(builder);
-      assertThat(state.isActive(Feature.STREAM_END_GUARD)).isTrue();
-      Spanner spanner = builder.build().getService();
-      return new TestClient(spanner, spanner.getDatabaseClient(DATABASE), state, counter);
+    static Slots open(MockSpannerServer.Builder server, Duration drainTimeout) throws Exception {
+      MockSpannerServer started = server.start();
+      try {
+        SpannerTuning.Builder tuning =
+            SpannerTuning.newBuilder()
+                .streamEndGuardDrainTimeout(drainTimeout)
+                .streamEndGuardMaxConcurrentStreams(STREAM_LIMIT)
+                // The slot rule itself: where the guard is native, releases are budgeted by
+                // default (GuardedStreamAtLastTest), and this server has no reset limit.
+                .streamEndGuardReleaseBudget(Integer.MAX_VALUE, Duration.ofSeconds(30));
+        return new Slots(started, GuardedTestClient.open(started, 1, tuning, true));
+      } catch (RuntimeException | AssertionError ex) {
+        started.close();
+        throw ex;
+      }
     }
 
     ChannelLoad.ChannelStats channel() {
-      List<ChannelLoad.ChannelStats> channels = this.state.channelLoad().channels();
+      List<ChannelLoad.ChannelStats> channels = this.client.state().channelLoad().channels();
       assertThat(channels).as("data channels that carried calls").hasSize(1);
       return channels.get(0);
     }
@@ -392,69 +383,58 @@ class DrainingStreamSlotsIT {
           .until(() -> channel.activeStreams() == 0 && channel.drainingStreams() == 0);
     }
 
+    /** {@link #closedLoop}, then up to 10 s for the channel to be idle again. */
+    Outcome runUntilIdle(int workers, String what) throws Exception {
+      Run run = closedLoop(workers);
+      awaitIdle(Duration.ofSeconds(10));
+      SpannerTuningState state = this.client.state();
+      return new Outcome(run, run.counts(state), run.describe(what, state));
+    }
+
     /**
      * Closed-loop point selects from {@code workers} threads for {@link #RUN}, after one that opens
      * the session and the channel; counts from then on, sampling the channel's draining streams
      * every millisecond.
      */
-    Run closedLoop(MockSpannerServer server, int workers) throws Exception {
-      assertThat(readOneRow(this.database)).isTrue();
+    Run closedLoop(int workers) throws Exception {
+      DatabaseClient database = this.client.database();
+      assertThat(readOneRow(database)).isTrue();
       awaitIdle(Duration.ofSeconds(10));
       ChannelLoad.ChannelStats channel = channel();
-      server.reset();
-      this.counter.reset();
-      Counts before = Counts.of(this.state);
+      this.server.reset();
+      this.client.counter().reset();
+      Counts before = Counts.of(this.client.state());
 
       AtomicInteger queries = new AtomicInteger();
       AtomicInteger maxDraining = new AtomicInteger();
-      AtomicBoolean running = new AtomicBoolean(true);
-      ExecutorService pool = Executors.newFixedThreadPool(workers + 1);
-      try {
-        Future<?> sampler =
-            pool.submit(
-                () -> {
-                  while (running.get()) {
-                    maxDraining.accumulateAndGet(channel.drainingStreams(), Math::max);
-                    try {
-                      TimeUnit.MILLISECONDS.sleep(1);
-                    } catch (InterruptedException ex) {
-                      return;
-                    }
-                  }
-                });
-        long end = System.nanoTime() + RUN.toNanos();
-        List<Future<?>> loops = new ArrayList<>();
-        for (int i = 0; i < workers; i++) {
-          loops.add(
-              pool.submit(
-                  () -> {
-                    while (System.nanoTime() - end < 0) {
-                      assertThat(readOneRow(this.database)).isTrue();
-                      queries.incrementAndGet();
-                    }
-                  }));
-        }
-        for (Future<?> loop : loops) {
-          loop.get();
-        }
-        running.set(false);
-        sampler.get();
-      } finally {
-        pool.shutdownNow();
+      try (Loops.Background sampler =
+          Loops.inBackground(
+              1,
+              (thread, i) -> {
+                maxDraining.accumulateAndGet(channel.drainingStreams(), Math::max);
+                TimeUnit.MILLISECONDS.sleep(1);
+              })) {
+        Loops.forTime(
+            workers,
+            RUN,
+            (thread, i) -> {
+              assertThat(readOneRow(database)).isTrue();
+              queries.incrementAndGet();
+            });
       }
       return new Run(
           workers,
           queries.get(),
-          this.counter.cancels(),
-          server.rstStreams(),
-          server.maxAwaitingTrailers(),
+          this.client.counter().cancels(),
+          this.server.rstStreams(),
+          this.server.maxAwaitingTrailers(),
           maxDraining.get(),
           before);
     }
 
     @Override
-    public void close() {
-      this.spanner.close();
+    public void close() throws Exception {
+      this.server.closeAfter(this.client);
     }
   }
 }

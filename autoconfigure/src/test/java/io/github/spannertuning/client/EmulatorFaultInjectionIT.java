@@ -12,15 +12,14 @@ import com.google.cloud.spanner.SpannerException;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
 import com.google.cloud.spanner.TransactionContext;
+import io.github.spannertuning.testing.Loops;
 import io.github.spannertuning.testing.SpannerEmulator;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import org.junit.jupiter.api.Test;
@@ -139,31 +138,22 @@ class EmulatorFaultInjectionIT {
     LongAdder attempts = new LongAdder();
     Map<String, LongAdder> failed = new ConcurrentHashMap<>();
     Map<Long, LongAdder> committedPerCounter = new ConcurrentHashMap<>();
-    ExecutorService pool = Executors.newFixedThreadPool(threads);
-    List<Future<?>> workers = new ArrayList<>();
-    for (int t = 0; t < threads; t++) {
-      int thread = t;
-      workers.add(
-          pool.submit(
-              () -> {
-                for (int i = 0; i < perThread; i++) {
-                  long id = (thread + i) % COUNTERS;
-                  try {
-                    client.readWriteTransaction().run((tx) -> increment(tx, id, attempts));
-                    committed.increment();
-                    committedPerCounter.computeIfAbsent(id, (k) -> new LongAdder()).increment();
-                  } catch (SpannerException ex) {
-                    failed
-                        .computeIfAbsent(ex.getErrorCode().name(), (k) -> new LongAdder())
-                        .increment();
-                  }
-                }
-              }));
-    }
-    pool.shutdown();
-    for (Future<?> worker : workers) {
-      worker.get(5, TimeUnit.MINUTES);
-    }
+    Loops.onThreads(
+        threads,
+        Duration.ofMinutes(5),
+        (thread) -> {
+          for (int i = 0; i < perThread; i++) {
+            long id = (thread + i) % COUNTERS;
+            try {
+              client.readWriteTransaction().run((tx) -> increment(tx, id, attempts));
+              committed.increment();
+              committedPerCounter.computeIfAbsent(id, (k) -> new LongAdder()).increment();
+            } catch (SpannerException ex) {
+              failed.computeIfAbsent(ex.getErrorCode().name(), (k) -> new LongAdder()).increment();
+            }
+          }
+          return null;
+        });
 
     Map<Long, Long> totals = new TreeMap<>();
     try (ResultSet rs =

@@ -15,21 +15,12 @@ import io.github.spannertuning.experiment.ExperimentPlan;
 import io.github.spannertuning.experiment.ExperimentResult;
 import io.github.spannertuning.experiment.ExperimentResult.KindResult;
 import io.github.spannertuning.testing.GuardLine;
+import io.github.spannertuning.testing.Loops;
 import io.github.spannertuning.testing.MockSpannerServer;
-import io.github.spannertuning.testing.MockSpannerServer.Arrival;
-import java.net.SocketAddress;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -173,17 +164,12 @@ class ExperimentIT {
             .as("single-use distribution (%s)", state)
             .isEqualTo(FeatureState.Status.ON);
         DatabaseClient client = spanner.getDatabaseClient(DATABASE);
-        AtomicBoolean running = new AtomicBoolean(true);
         AtomicLong failed = new AtomicLong();
-        ExecutorService pool = Executors.newFixedThreadPool(THREADS);
-        List<Future<?>> workers = new ArrayList<>();
-        for (int i = 0; i < THREADS; i++) {
-          workers.add(pool.submit(() -> pointSelectsWhile(client, running, failed)));
-        }
-        try {
+        try (Loops.Background load =
+            Loops.inBackground(THREADS, (thread, i) -> pointSelect(client, failed))) {
           Thread.sleep(2000);
           if (slowOne) {
-            server.slowDown(busiest(server.arrivals()), 20);
+            server.slowDown(server.busiestConnection(), 20);
           }
           ExperimentPlan plan = state.experimentPlan(duration, SLICE);
           if (armSwitch != null) {
@@ -196,12 +182,6 @@ class ExperimentIT {
             Thread.sleep(200);
           }
           state.stopExperiment("the test's time is up");
-        } finally {
-          running.set(false);
-          for (Future<?> worker : workers) {
-            worker.get(30, TimeUnit.SECONDS);
-          }
-          pool.shutdownNow();
         }
         assertThat(failed.get()).as("failed point selects").isZero();
         return new Run(
@@ -213,25 +193,12 @@ class ExperimentIT {
     }
   }
 
-  private static void pointSelectsWhile(
-      DatabaseClient client, AtomicBoolean running, AtomicLong failed) {
-    while (running.get()) {
-      try (ResultSet rs = client.singleUse().executeQuery(Statement.of(POINT_SELECT))) {
-        rs.next();
-      } catch (RuntimeException ex) {
-        failed.incrementAndGet();
-      }
+  private static void pointSelect(DatabaseClient client, AtomicLong failed) {
+    try (ResultSet rs = client.singleUse().executeQuery(Statement.of(POINT_SELECT))) {
+      rs.next();
+    } catch (RuntimeException ex) {
+      failed.incrementAndGet();
     }
-  }
-
-  private static SocketAddress busiest(List<Arrival> arrivals) {
-    return arrivals.stream()
-        .collect(Collectors.groupingBy(Arrival::connection, Collectors.counting()))
-        .entrySet()
-        .stream()
-        .max(Map.Entry.comparingByValue())
-        .orElseThrow(() -> new AssertionError("no query reached the server"))
-        .getKey();
   }
 
   private static String describe(ExperimentResult result) {

@@ -18,6 +18,7 @@ import com.google.spanner.v1.BeginTransactionRequest;
 import com.google.spanner.v1.CommitRequest;
 import com.google.spanner.v1.ExecuteSqlRequest;
 import io.github.spannertuning.client.ChannelLoad.ChannelStats;
+import io.github.spannertuning.testing.Loops;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServer.Call;
 import io.github.spannertuning.testing.SimulatedExecutionTime;
@@ -35,7 +36,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import java.util.stream.LongStream;
@@ -165,24 +165,14 @@ class FaultsTest extends TunedClientTests {
     ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
     AtomicInteger rows = new AtomicInteger();
     try {
-      Context.CancellableContext deadline =
-          Context.current().withDeadlineAfter(1, TimeUnit.SECONDS, timer);
-      assertThatThrownBy(() -> deadline.run(() -> readAll(rows)))
-          .isInstanceOfSatisfying(
-              SpannerException.class,
-              (ex) -> assertThat(ex.getErrorCode()).isEqualTo(ErrorCode.DEADLINE_EXCEEDED));
+      SpannerErrors.assertDeadlineExceeded(
+          "a read with a 1 s deadline", Duration.ofSeconds(1), timer, () -> readAll(rows));
     } finally {
       timer.shutdownNow();
       this.server.mock().unfreeze();
     }
     assertThat(rows.get()).as("rows read before the stall").isBetween(1, 100);
-    await()
-        .atMost(Duration.ofSeconds(10))
-        .untilAsserted(
-            () ->
-                assertThat(this.server.cancels()).as("server saw the call cancelled").isPositive());
-    awaitNoActiveStreams();
-    pointSelect();
+    assertTheServerSawTheCancelAndTheClientReadsOn();
   }
 
   @Test
@@ -206,12 +196,16 @@ class FaultsTest extends TunedClientTests {
       reader.shutdownNow();
       this.server.mock().unfreeze();
     }
+    assertTheServerSawTheCancelAndTheClientReadsOn();
+  }
+
+  /** The server saw the call cancelled, no stream is left active, and the client reads on. */
+  private void assertTheServerSawTheCancelAndTheClientReadsOn() {
     await()
         .atMost(Duration.ofSeconds(10))
         .untilAsserted(
             () ->
                 assertThat(this.server.cancels()).as("server saw the call cancelled").isPositive());
-
     awaitNoActiveStreams();
     pointSelect();
   }
@@ -300,26 +294,8 @@ class FaultsTest extends TunedClientTests {
 
   /** Runs the given work while 4 other threads keep sending single-use point selects. */
   private void withSingleUseTraffic(ThrowingRunnable work) throws Exception {
-    AtomicBoolean done = new AtomicBoolean();
-    ExecutorService background = Executors.newFixedThreadPool(4);
-    List<Future<?>> futures = new ArrayList<>();
-    for (int i = 0; i < 4; i++) {
-      futures.add(
-          background.submit(
-              () -> {
-                while (!done.get()) {
-                  pointSelect();
-                }
-              }));
-    }
-    try {
+    try (Loops.Background traffic = Loops.inBackground(4, (thread, i) -> pointSelect())) {
       work.run();
-    } finally {
-      done.set(true);
-      background.shutdown();
-    }
-    for (Future<?> future : futures) {
-      future.get(30, TimeUnit.SECONDS);
     }
   }
 

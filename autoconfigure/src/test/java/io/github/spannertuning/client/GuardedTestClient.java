@@ -22,15 +22,23 @@ record GuardedTestClient(
   }
 
   static GuardedTestClient open(MockSpannerServer server, boolean guard, Duration drainTimeout) {
+    return open(
+        server,
+        8,
+        SpannerTuning.newBuilder().streamEndGuard(guard).streamEndGuardDrainTimeout(drainTimeout),
+        guard);
+  }
+
+  /**
+   * A client of {@code channels} channels tuned as {@code tuning} says, whose guard is asserted to
+   * be active or not as {@code guard} says before the client is built.
+   */
+  static GuardedTestClient open(
+      MockSpannerServer server, int channels, SpannerTuning.Builder tuning, boolean guard) {
     CancelCounter counter = new CancelCounter();
-    SpannerOptions.Builder builder = server.clientOptions(8);
+    SpannerOptions.Builder builder = server.clientOptions(channels);
     builder.setInterceptorProvider(SpannerInterceptorProvider.createDefault().with(counter));
-    SpannerTuningState state =
-        SpannerTuning.newBuilder()
-            .streamEndGuard(guard)
-            .streamEndGuardDrainTimeout(drainTimeout)
-            .build()
-            .applyTo(builder);
+    SpannerTuningState state = tuning.build().applyTo(builder);
     assertThat(state.isActive(Feature.STREAM_END_GUARD)).isEqualTo(guard);
     Spanner spanner = builder.build().getService();
     return new GuardedTestClient(spanner, spanner.getDatabaseClient(DATABASE), state, counter);

@@ -285,18 +285,17 @@ class HedgedReadsIT {
     ScheduledExecutorService canceller = Executors.newSingleThreadScheduledExecutor();
     try {
       for (int i = 0; i < 20; i++) {
-        Context.CancellableContext deadline =
-            Context.current().withDeadlineAfter(100, TimeUnit.MILLISECONDS, canceller);
-        assertThatThrownBy(() -> deadline.call(() -> readAll(TWENTY_ROWS)))
-            .isInstanceOfSatisfying(
-                SpannerException.class,
-                (e) -> assertThat(e.getErrorCode()).isEqualTo(ErrorCode.DEADLINE_EXCEEDED));
+        SpannerErrors.assertDeadlineExceeded(
+            "a read with a 100 ms deadline",
+            Duration.ofMillis(100),
+            canceller,
+            () -> readAll(TWENTY_ROWS));
         Context.CancellableContext cancellable = Context.current().withCancellation();
         canceller.schedule(() -> cancellable.cancel(null), 100, TimeUnit.MILLISECONDS);
-        assertThatThrownBy(() -> cancellable.call(() -> readAll(TWENTY_ROWS)))
-            .isInstanceOfSatisfying(
-                SpannerException.class,
-                (e) -> assertThat(e.getErrorCode()).isEqualTo(ErrorCode.CANCELLED));
+        SpannerErrors.assertFailsWith(
+            ErrorCode.CANCELLED,
+            "a read cancelled after 100 ms",
+            () -> cancellable.call(() -> readAll(TWENTY_ROWS)));
       }
     } finally {
       canceller.shutdownNow();

@@ -9,6 +9,7 @@ import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
 import com.google.spanner.v1.ExecuteSqlRequest;
+import io.github.spannertuning.testing.Loops;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServer.ServiceTime;
 import java.net.SocketAddress;
@@ -17,9 +18,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
@@ -62,32 +60,21 @@ class HedgedReadsTailIT {
    */
   @Test
   void hedgingCutsATailOfSingleCallsWithinTheBudget() throws Exception {
-    try (MockSpannerServer server = MockSpannerServer.builder().serviceTime(STRAGGLERS).start();
-        Client hedged = new Client(server, true);
-        Client plain = new Client(server, false)) {
-      warmUp(server, hedged, plain);
-      Figures without = new Figures();
-      Figures withHedging = alternate(server, plain, without, hedged, 8);
-      System.out.printf(
-          "[hedging %s] 2 %% stragglers +50 ms, 8 threads: without %s | with %s (%d hedges, %d"
-              + " won, %d denied)%n",
-          VERSION,
-          without,
-          withHedging,
-          hedged.state.hedging().sent(),
-          hedged.state.hedging().won(),
-          hedged.state.hedging().denied());
-      assertThat(withHedging.failed + without.failed).as("failed queries").isZero();
-      assertThat(withHedging.percentile(99))
-          .as("P99 with hedging (without: %.1f ms)", without.percentile(99) / 1e6)
-          .isLessThanOrEqualTo((long) (0.35 * without.percentile(99)));
-      assertThat((double) withHedging.percentile(50))
-          .as("P50 with hedging (without: %.2f ms)", without.percentile(50) / 1e6)
-          .isLessThanOrEqualTo(1.1 * without.percentile(50));
-      assertThat(withHedging.callsPerQuery())
-          .as("server calls per query")
-          .isLessThanOrEqualTo(1.06);
-    }
+    withWarmClients(
+        (server, hedged, plain) -> {
+          Rounds rounds = alternate(server, plain, hedged, 8, "2 % stragglers +50 ms");
+          Figures withHedging = rounds.withHedging();
+          Figures without = rounds.without();
+          assertThat(withHedging.percentile(99))
+              .as("P99 with hedging (without: %.1f ms)", without.percentile(99) / 1e6)
+              .isLessThanOrEqualTo((long) (0.35 * without.percentile(99)));
+          assertThat((double) withHedging.percentile(50))
+              .as("P50 with hedging (without: %.2f ms)", without.percentile(50) / 1e6)
+              .isLessThanOrEqualTo(1.1 * without.percentile(50));
+          assertThat(withHedging.callsPerQuery())
+              .as("server calls per query")
+              .isLessThanOrEqualTo(1.06);
+        });
   }
 
   /**
@@ -97,29 +84,17 @@ class HedgedReadsTailIT {
    */
   @Test
   void inAnOutageHedgesStayWithinTheBudgetAndTheTailIsNoWorse() throws Exception {
-    try (MockSpannerServer server = MockSpannerServer.builder().serviceTime(STRAGGLERS).start();
-        Client hedged = new Client(server, true);
-        Client plain = new Client(server, false)) {
-      warmUp(server, hedged, plain);
-      server.setServiceTime(ALL_LATE);
-      Figures without = new Figures();
-      Figures withHedging = together(server, plain, without, hedged, 16);
-      System.out.printf(
-          "[hedging %s] every call +50 ms, 16 threads each at once: without %s | with %s (%d"
-              + " hedges, %d denied)%n",
-          VERSION,
-          without,
-          withHedging,
-          hedged.state.hedging().sent(),
-          hedged.state.hedging().denied());
-      assertThat(withHedging.failed + without.failed).as("failed queries").isZero();
-      assertThat(withHedging.callsPerQuery())
-          .as("server calls per query")
-          .isLessThanOrEqualTo(1 + SpannerTuning.DEFAULT_HEDGING_MAX_EXTRA + 0.01);
-      assertThat((double) withHedging.percentile(99))
-          .as("P99 with hedging (without: %.1f ms)", without.percentile(99) / 1e6)
-          .isLessThanOrEqualTo(1.05 * without.percentile(99));
-    }
+    withWarmClients(
+        (server, hedged, plain) -> {
+          server.setServiceTime(ALL_LATE);
+          Rounds rounds = together(server, plain, hedged, 16, "every call +50 ms");
+          assertThat(rounds.withHedging().callsPerQuery())
+              .as("server calls per query")
+              .isLessThanOrEqualTo(1 + SpannerTuning.DEFAULT_HEDGING_MAX_EXTRA + 0.01);
+          assertThat((double) rounds.withHedging().percentile(99))
+              .as("P99 with hedging (without: %.1f ms)", rounds.without().percentile(99) / 1e6)
+              .isLessThanOrEqualTo(1.05 * rounds.without().percentile(99));
+        });
   }
 
   /**
@@ -166,46 +141,82 @@ class HedgedReadsTailIT {
     }
   }
 
+  /** What a check does with the stragglers' server and its two clients, both warmed up. */
+  @FunctionalInterface
+  private interface WarmCheck {
+    void run(MockSpannerServer server, Client hedged, Client plain) throws Exception;
+  }
+
+  /**
+   * Runs the check against a server of stragglers, with a client with hedging beside the same
+   * client without, once both learned the server's pace and the hedge delay.
+   */
+  private static void withWarmClients(WarmCheck check) throws Exception {
+    try (MockSpannerServer server = MockSpannerServer.builder().serviceTime(STRAGGLERS).start();
+        Client hedged = new Client(server, true);
+        Client plain = new Client(server, false)) {
+      plain.closedLoop(server, 8, Duration.ofSeconds(1));
+      hedged.closedLoop(server, 8, Duration.ofSeconds(1));
+      assertThat(hedged.state.hedging().delay()).as("the delay learned in the warm-up").isPresent();
+      check.run(server, hedged, plain);
+    }
+  }
+
+  /** The figures of both clients over the rounds of {@link #alternate} or {@link #together}. */
+  private record Rounds(Figures without, Figures withHedging) {
+
+    int failed() {
+      return this.withHedging.failed + this.without.failed;
+    }
+  }
+
   /**
    * Three rounds of 2 s of each client in turn, so that what the machine does meanwhile falls on
-   * both alike: adds the client without hedging's figures to {@code without}, and returns the
-   * other's.
+   * both alike.
    */
-  private static Figures alternate(
-      MockSpannerServer server, Client plain, Figures without, Client hedged, int threads) {
-    Figures withHedging = new Figures();
+  private static Rounds alternate(
+      MockSpannerServer server, Client plain, Client hedged, int threads, String what) {
+    Rounds rounds = new Rounds(new Figures(), new Figures());
     for (int round = 0; round < 3; round++) {
-      without.add(plain.closedLoop(server, threads, Duration.ofSeconds(2)));
-      withHedging.add(hedged.closedLoop(server, threads, Duration.ofSeconds(2)));
+      rounds.without().add(plain.closedLoop(server, threads, Duration.ofSeconds(2)));
+      rounds.withHedging().add(hedged.closedLoop(server, threads, Duration.ofSeconds(2)));
     }
-    return withHedging;
+    return printed(rounds, hedged, threads, what);
   }
 
   /**
    * Three rounds of 2 s of both clients at once, {@code threads} threads each: a stall of the
    * machine lands on the calls in flight of both alike. The tail of an outage is made of such
    * stalls, which take every call in flight at once: in rounds one after another, one stall in a
-   * round of either client moves that client's P99 alone. Adds the client without hedging's figures
-   * to {@code without}, and returns the other's.
+   * round of either client moves that client's P99 alone.
    */
-  private static Figures together(
-      MockSpannerServer server, Client plain, Figures without, Client hedged, int threads) {
-    Figures withHedging = new Figures();
+  private static Rounds together(
+      MockSpannerServer server, Client plain, Client hedged, int threads, String what) {
+    Rounds rounds = new Rounds(new Figures(), new Figures());
     for (int round = 0; round < 3; round++) {
       CompletableFuture<Figures> plainRound =
           CompletableFuture.supplyAsync(
               () -> plain.closedLoop(server, threads, Duration.ofSeconds(2)));
-      withHedging.add(hedged.closedLoop(server, threads, Duration.ofSeconds(2)));
-      without.add(plainRound.join());
+      rounds.withHedging().add(hedged.closedLoop(server, threads, Duration.ofSeconds(2)));
+      rounds.without().add(plainRound.join());
     }
-    return withHedging;
+    return printed(rounds, hedged, threads + " each at once", what);
   }
 
-  /** Both clients learn the server's pace and the hedge delay before any figure counts. */
-  private static void warmUp(MockSpannerServer server, Client hedged, Client plain) {
-    plain.closedLoop(server, 8, Duration.ofSeconds(1));
-    hedged.closedLoop(server, 8, Duration.ofSeconds(1));
-    assertThat(hedged.state.hedging().delay()).as("the delay learned in the warm-up").isPresent();
+  /** Prints both clients' figures under {@code what} and checks that no query failed. */
+  private static Rounds printed(Rounds rounds, Client hedged, Object threads, String what) {
+    System.out.printf(
+        "[hedging %s] %s, %s threads: without %s | with %s (%d hedges, %d won, %d denied)%n",
+        VERSION,
+        what,
+        threads,
+        rounds.without(),
+        rounds.withHedging(),
+        hedged.state.hedging().sent(),
+        hedged.state.hedging().won(),
+        hedged.state.hedging().denied());
+    assertThat(rounds.failed()).as("failed queries").isZero();
+    return rounds;
   }
 
   /** A tuned client of the server, with or without hedging at its defaults. */
@@ -247,38 +258,26 @@ class HedgedReadsTailIT {
     Figures closedLoop(MockSpannerServer server, int threads, Duration time) {
       long callsBefore = serverCalls(server);
       long end = System.nanoTime() + time.toNanos();
-      ExecutorService pool = Executors.newFixedThreadPool(threads);
       Figures figures = new Figures();
-      try {
-        List<Future<Figures>> futures = new ArrayList<>();
-        for (int t = 0; t < threads; t++) {
-          futures.add(
-              pool.submit(
-                  () -> {
-                    Figures mine = new Figures();
-                    while (System.nanoTime() < end) {
-                      long begin = System.nanoTime();
-                      try (ResultSet rs =
-                          this.database
-                              .singleUse()
-                              .executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
-                        rs.next();
-                        mine.latency(System.nanoTime() - begin);
-                      } catch (RuntimeException ex) {
-                        mine.failed++;
-                      }
-                    }
-                    return mine;
-                  }));
-        }
-        for (Future<Figures> future : futures) {
-          figures.add(future.get(60, TimeUnit.SECONDS));
-        }
-      } catch (Exception ex) {
-        throw new AssertionError("the load failed", ex);
-      } finally {
-        Workers.shutdown(pool);
-      }
+      Loops.onThreads(
+              threads,
+              (thread) -> {
+                Figures mine = new Figures();
+                while (System.nanoTime() < end) {
+                  long begin = System.nanoTime();
+                  try (ResultSet rs =
+                      this.database
+                          .singleUse()
+                          .executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
+                    rs.next();
+                    mine.latency(System.nanoTime() - begin);
+                  } catch (RuntimeException ex) {
+                    mine.failed++;
+                  }
+                }
+                return mine;
+              })
+          .forEach(figures::add);
       figures.calls = serverCalls(server) - callsBefore;
       return figures;
     }

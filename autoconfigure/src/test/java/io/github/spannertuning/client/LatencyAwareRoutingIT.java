@@ -3,30 +3,23 @@ package io.github.spannertuning.client;
 import static io.github.spannertuning.testing.MockSpannerServer.POINT_SELECT;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.google.cloud.spanner.DatabaseClient;
-import com.google.cloud.spanner.DatabaseId;
 import com.google.cloud.spanner.ResultSet;
-import com.google.cloud.spanner.Spanner;
-import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
+import io.github.spannertuning.testing.Loops;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServer.Arrival;
 import io.github.spannertuning.testing.MockSpannerServer.ServiceTime;
+import io.github.spannertuning.testing.StockAndTuned;
 import io.grpc.Context;
 import java.net.SocketAddress;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -53,9 +46,7 @@ import org.junit.jupiter.api.Test;
 @Tag("default-line")
 class LatencyAwareRoutingIT {
 
-  private static final DatabaseId DATABASE = DatabaseId.of("test-project", "i", "d");
-
-  private static final int CHANNELS = 8;
+  private static final int CHANNELS = RoutingSubject.CHANNELS;
 
   private static final String VERSION = ClientVersions.detected().spanner();
 
@@ -66,9 +57,10 @@ class LatencyAwareRoutingIT {
     deadlines = Executors.newSingleThreadScheduledExecutor();
     // The JVM's own warm-up (class loading, JIT) would otherwise be part of the first test's
     // figures, whichever runs first.
-    try (Subject subject = Subject.open(MockSpannerServer.start(), true, CHANNELS)) {
-      subject.closedLoop(32, Duration.ofSeconds(2), Duration.ZERO);
-    }
+    onFreshClient(
+        MockSpannerServer.builder(),
+        true,
+        (subject) -> closedLoop(subject, 32, Duration.ofSeconds(2), Duration.ZERO));
   }
 
   @AfterAll
@@ -85,28 +77,24 @@ class LatencyAwareRoutingIT {
    */
   @Test
   void aConnectionAnsweringFarLaterGetsFewOfTheReads() throws Exception {
-    Function<Boolean, Double> run =
-        (tuned) ->
-            onFreshClient(
-                tuned,
-                (subject) -> {
-                  subject.closedLoop(8, Duration.ofSeconds(1), Duration.ZERO);
-                  SocketAddress slow = subject.busiestConnection();
-                  subject.server.slowDown(slow, 200);
-                  subject.server.reset();
-                  subject.closedLoop(1, Duration.ofSeconds(3), Duration.ZERO);
-                  return shareOf(slow, subject.server.arrivals());
-                });
-    double stock = run.apply(false);
-    double tuned = run.apply(true);
+    StockAndTuned<Double> share =
+        onFreshClients(
+            MockSpannerServer.builder(),
+            (subject) -> {
+              SocketAddress slow = busiestAfterWarmUp(subject, 8);
+              subject.server.slowDown(slow, 200);
+              subject.server.reset();
+              closedLoop(subject, 1, Duration.ofSeconds(3), Duration.ZERO);
+              return shareOf(slow, subject.server.arrivals());
+            });
     System.out.printf(
         "[latency routing %s] connection +200 ms, sequential reads, its share of its even share:"
             + " stock %.2f | tuned %.2f%n",
-        VERSION, stock, tuned);
+        VERSION, share.stock(), share.tuned());
     // Its estimate is forgotten by halves every 250 ms without a sample, so it is tried again about
     // every second and a half: a few reads in 3 s, a small fraction of its even share.
-    assertThat(tuned)
-        .as("tuned: the slowed connection's share of its even share (stock %.2f)", stock)
+    assertThat(share.tuned())
+        .as("tuned: the slowed connection's share of its even share (stock %.2f)", share.stock())
         .isLessThanOrEqualTo(0.25);
   }
 
@@ -121,35 +109,26 @@ class LatencyAwareRoutingIT {
   void manyCallsInFlightPerConnectionStillAvoidTheSlowOne() throws Exception {
     int threads = 32;
     Duration service = Duration.ofMillis(50);
-    Function<Boolean, Concurrent> run =
-        (tuned) -> {
-          try {
-            MockSpannerServer server =
-                MockSpannerServer.builder()
-                    .serviceTime(ServiceTime.uniform(service, service.plusMillis(2)))
-                    .start();
-            try (Subject subject = Subject.open(server, tuned, CHANNELS)) {
-              subject.closedLoop(threads, Duration.ofSeconds(1), Duration.ZERO);
-              SocketAddress slow = subject.busiestConnection();
-              server.slowDown(slow, 50);
+    StockAndTuned<Concurrent> runs =
+        onFreshClients(
+            MockSpannerServer.builder()
+                .serviceTime(ServiceTime.uniform(service, service.plusMillis(2))),
+            (subject) -> {
+              SocketAddress slow = busiestAfterWarmUp(subject, threads);
+              subject.server.slowDown(slow, 50);
               // The share measured is the settled one: the first second learns the change.
-              subject.closedLoop(threads, Duration.ofSeconds(1), Duration.ZERO);
-              server.reset();
-              Load load = subject.closedLoop(threads, Duration.ofSeconds(4), Duration.ZERO);
-              return new Concurrent(shareOf(slow, server.arrivals()), load);
-            }
-          } catch (Exception ex) {
-            throw new AssertionError(ex);
-          }
-        };
-    Concurrent stock = run.apply(false);
-    Concurrent tuned = run.apply(true);
+              closedLoop(subject, threads, Duration.ofSeconds(1), Duration.ZERO);
+              subject.server.reset();
+              Load load = closedLoop(subject, threads, Duration.ofSeconds(4), Duration.ZERO);
+              return new Concurrent(shareOf(slow, subject.server.arrivals()), load);
+            });
     String figures =
-        String.format(
-            "[latency routing %s] %d threads, 50-52 ms per query, connection +50 ms, its share of"
-                + " its even share: stock %.2f (%s) | tuned %.2f (%s)",
-            VERSION, threads, stock.share(), stock.load(), tuned.share(), tuned.load());
-    System.out.println(figures);
+        runs.print(
+            String.format(
+                "[latency routing %s] %d threads, 50-52 ms per query, connection +50 ms, its share"
+                    + " of its even share",
+                VERSION, threads));
+    Concurrent tuned = runs.tuned();
     assertThat(tuned.load().failed()).as("tuned: failed queries: " + figures).isZero();
     // A median under half again the service time: the client's cores are not what limits it.
     assertThat(tuned.load().p50Millis())
@@ -160,13 +139,19 @@ class LatencyAwareRoutingIT {
     assertThat(tuned.share())
         .as("tuned: the slowed connection's share of its even share: " + figures)
         .isLessThanOrEqualTo(0.15);
-    assertThat(stock.share())
+    assertThat(runs.stock().share())
         .as("stock: the same bound does not hold for the client's own pick: " + figures)
         .isGreaterThan(0.15);
   }
 
   /** The slowed connection's share of its even share, and the load that measured it. */
-  private record Concurrent(double share, Load load) {}
+  private record Concurrent(double share, Load load) {
+
+    @Override
+    public String toString() {
+      return String.format("%.2f (%s)", this.share, this.load);
+    }
+  }
 
   /**
    * After a warm-up, the busiest connection stops answering; 32 threads then send 40 point selects
@@ -176,34 +161,29 @@ class LatencyAwareRoutingIT {
   @Test
   void stalledConnectionTakesAtMostOneReadPerThread() throws Exception {
     int threads = 32;
-    Function<Boolean, Stall> run =
-        (tuned) ->
-            onFreshClient(
-                tuned,
-                (subject) -> {
-                  subject.closedLoop(threads, Duration.ofSeconds(1), Duration.ZERO);
-                  SocketAddress stalled = subject.busiestConnection();
-                  subject.server.stall(stalled);
-                  subject.server.reset();
-                  long start = System.nanoTime();
-                  Load load =
-                      subject.fixedCount(
-                          threads, 40, Duration.ofSeconds(3), Duration.ofSeconds(30));
-                  List<Arrival> arrivals = subject.server.arrivals();
-                  long late = start + TimeUnit.MILLISECONDS.toNanos(200);
-                  long onStalled =
-                      arrivals.stream().filter((a) -> a.connection().equals(stalled)).count();
-                  long onStalledLate =
-                      arrivals.stream()
-                          .filter((a) -> a.connection().equals(stalled) && a.nanos() > late)
-                          .count();
-                  return new Stall(
-                      arrivals.size(), onStalled, onStalledLate, load.failed(), load.ok());
-                });
-    Stall stock = run.apply(false);
-    Stall tuned = run.apply(true);
-    System.out.printf(
-        "[latency routing %s] stalled connection: stock %s | tuned %s%n", VERSION, stock, tuned);
+    StockAndTuned<Stall> runs =
+        onFreshClients(
+            MockSpannerServer.builder(),
+            (subject) -> {
+              SocketAddress stalled = busiestAfterWarmUp(subject, threads);
+              subject.server.stall(stalled);
+              subject.server.reset();
+              long start = System.nanoTime();
+              Load load =
+                  fixedCount(subject, threads, 40, Duration.ofSeconds(3), Duration.ofSeconds(30));
+              List<Arrival> arrivals = subject.server.arrivals();
+              long late = start + TimeUnit.MILLISECONDS.toNanos(200);
+              long onStalled =
+                  arrivals.stream().filter((a) -> a.connection().equals(stalled)).count();
+              long onStalledLate =
+                  arrivals.stream()
+                      .filter((a) -> a.connection().equals(stalled) && a.nanos() > late)
+                      .count();
+              return new Stall(arrivals.size(), onStalled, onStalledLate, load.failed(), load.ok());
+            });
+    runs.print(String.format("[latency routing %s] stalled connection", VERSION));
+    Stall stock = runs.stock();
+    Stall tuned = runs.tuned();
     // A connection that has not answered for a while is expected to take at least that long, and
     // one whose read failed carries one read at a time: the reads it takes are those sent before
     // its silence stood out, a few, and its single retries. Stock 6.113 sends it one read in eight.
@@ -223,16 +203,16 @@ class LatencyAwareRoutingIT {
   void recoveredConnectionIsUsedAgainWithin5Seconds() throws Exception {
     double[] windows =
         onFreshClient(
+            MockSpannerServer.builder(),
             true,
             (subject) -> {
-              subject.closedLoop(16, Duration.ofSeconds(1), Duration.ZERO);
-              SocketAddress slow = subject.busiestConnection();
+              SocketAddress slow = busiestAfterWarmUp(subject, 16);
               subject.server.slowDown(slow, 20);
-              subject.closedLoop(16, Duration.ofSeconds(2), Duration.ZERO);
+              closedLoop(subject, 16, Duration.ofSeconds(2), Duration.ZERO);
               subject.server.slowDown(slow, 0);
               subject.server.reset();
               long recovered = System.nanoTime();
-              subject.closedLoop(16, Duration.ofSeconds(5), Duration.ZERO);
+              closedLoop(subject, 16, Duration.ofSeconds(5), Duration.ZERO);
               return sharePerWindow(slow, subject.server.arrivals(), recovered, 10);
             });
     System.out.printf(
@@ -261,33 +241,25 @@ class LatencyAwareRoutingIT {
     int workers = 400;
     Duration serviceMin = Duration.ofMillis(800);
     Duration serviceMax = Duration.ofMillis(850);
-    Function<Boolean, Fresh> run =
-        (tuned) -> {
-          try {
-            MockSpannerServer server =
-                MockSpannerServer.builder()
-                    .serviceTime(ServiceTime.uniform(serviceMin, serviceMax))
-                    .maxConcurrentStreams(100)
-                    .start();
-            try (Subject subject = Subject.open(server, tuned, CHANNELS)) {
-              Load load = subject.closedLoop(workers, Duration.ofSeconds(8), Duration.ofSeconds(1));
+    StockAndTuned<Fresh> runs =
+        onFreshClients(
+            MockSpannerServer.builder()
+                .serviceTime(ServiceTime.uniform(serviceMin, serviceMax))
+                .maxConcurrentStreams(100),
+            (subject) -> {
+              Load load =
+                  closedLoop(subject, workers, Duration.ofSeconds(8), Duration.ofSeconds(1));
               return new Fresh(
                   load,
                   MockSpannerServer.perConnection(
-                      server.calls("ExecuteStreamingSql"), server.connections()));
-            }
-          } catch (Exception ex) {
-            throw new AssertionError(ex);
-          }
-        };
-    Fresh stock = run.apply(false);
-    Fresh tuned = run.apply(true);
+                      subject.server.calls("ExecuteStreamingSql"), subject.server.connections()));
+            });
     String figures =
-        String.format(
-            "[latency routing %s] fresh client, %d workers, 800-850 ms per query: stock %s | tuned"
-                + " %s",
-            VERSION, workers, stock, tuned);
-    System.out.println(figures);
+        runs.print(
+            String.format(
+                "[latency routing %s] fresh client, %d workers, 800-850 ms per query",
+                VERSION, workers));
+    Fresh tuned = runs.tuned();
     assertThat(tuned.load().failed()).as("tuned: failed queries: " + figures).isZero();
     assertThat(tuned.perConnection()).as("tuned: connections used: " + figures).hasSize(CHANNELS);
     // The picker keeps each channel's calls in flight within half again of the least busy one's.
@@ -313,12 +285,32 @@ class LatencyAwareRoutingIT {
     }
   }
 
-  private static <T> T onFreshClient(boolean tuned, Function<Subject, T> workload) {
-    try (Subject subject = Subject.open(MockSpannerServer.start(), tuned, CHANNELS)) {
+  /**
+   * The workload on a fresh stock client, then on a fresh tuned one, each with a server of its own
+   * as {@code server} builds it.
+   */
+  private static <T> StockAndTuned<T> onFreshClients(
+      MockSpannerServer.Builder server, Function<RoutingSubject, T> workload) throws Exception {
+    return StockAndTuned.measure((tuned) -> onFreshClient(server, tuned, workload));
+  }
+
+  /** A fresh client with a server of its own: this class runs where single-use routing is on. */
+  private static <T> T onFreshClient(
+      MockSpannerServer.Builder server, boolean tuned, Function<RoutingSubject, T> workload)
+      throws Exception {
+    try (RoutingSubject subject =
+        RoutingSubject.open(server.start(), tuned, () -> FeatureState.Status.ON)) {
       return workload.apply(subject);
-    } catch (Exception ex) {
-      throw new AssertionError(ex);
     }
+  }
+
+  /**
+   * The connection that carried the most of a second of closed-loop point selects from {@code
+   * threads} threads: the one a test then slows or stalls.
+   */
+  private static SocketAddress busiestAfterWarmUp(RoutingSubject subject, int threads) {
+    closedLoop(subject, threads, Duration.ofSeconds(1), Duration.ZERO);
+    return subject.server.busiestConnection();
   }
 
   /** The connection's arrivals over its even share of all of them. */
@@ -363,142 +355,85 @@ class LatencyAwareRoutingIT {
     }
   }
 
-  private static final class Subject implements AutoCloseable {
+  /**
+   * {@code threads} threads send point selects for the given time; the first {@code skip} is not
+   * measured.
+   */
+  private static Load closedLoop(
+      RoutingSubject subject, int threads, Duration time, Duration skip) {
+    long start = System.nanoTime();
+    long measureFrom = start + skip.toNanos();
+    long end = start + time.toNanos();
+    return run(subject, threads, Integer.MAX_VALUE, null, measureFrom, end);
+  }
 
-    final MockSpannerServer server;
+  /**
+   * {@code threads} threads send {@code perThread} point selects each, each with the given
+   * deadline, giving up when the time limit has passed.
+   */
+  private static Load fixedCount(
+      RoutingSubject subject, int threads, int perThread, Duration deadline, Duration limit) {
+    long start = System.nanoTime();
+    return run(subject, threads, perThread, deadline, start, start + limit.toNanos());
+  }
 
-    final Spanner spanner;
+  private static Load run(
+      RoutingSubject subject,
+      int threads,
+      int perThread,
+      Duration deadline,
+      long measureFrom,
+      long end) {
+    AtomicInteger ok = new AtomicInteger();
+    AtomicInteger failed = new AtomicInteger();
+    List<long[]> latencies =
+        Loops.onThreads(
+            threads,
+            (thread) -> {
+              long[] mine = new long[1024];
+              int count = 0;
+              for (int i = 0; i < perThread && System.nanoTime() < end; i++) {
+                long begin = System.nanoTime();
+                boolean done = pointSelect(subject, deadline);
+                long took = System.nanoTime() - begin;
+                if (begin < measureFrom) {
+                  continue;
+                }
+                (done ? ok : failed).incrementAndGet();
+                if (done) {
+                  if (count == mine.length) {
+                    mine = Arrays.copyOf(mine, count * 2);
+                  }
+                  mine[count++] = took;
+                }
+              }
+              return Arrays.copyOf(mine, count);
+            });
+    long[] all = latencies.stream().flatMapToLong(Arrays::stream).sorted().toArray();
+    double seconds = (Math.min(System.nanoTime(), end) - measureFrom) / 1e9;
+    return new Load(ok.get(), failed.get(), seconds, percentile(all, 0.50), percentile(all, 0.99));
+  }
 
-    final DatabaseClient client;
-
-    private Subject(MockSpannerServer server, Spanner spanner) {
-      this.server = server;
-      this.spanner = spanner;
-      this.client = spanner.getDatabaseClient(DATABASE);
+  private static boolean pointSelect(RoutingSubject subject, Duration deadline) {
+    if (deadline == null) {
+      return query(subject);
     }
-
-    static Subject open(MockSpannerServer server, boolean tuned, int channels) throws Exception {
-      try {
-        SpannerOptions.Builder builder = server.clientOptions(channels);
-        SpannerTuningState state = tuned ? SpannerTuning.defaults().applyTo(builder) : null;
-        Spanner spanner = builder.build().getService();
-        if (state != null) {
-          assertThat(state.feature(Feature.SINGLE_USE_DISTRIBUTION).status())
-              .as("tuned client's single-use distribution (%s)", state)
-              .isEqualTo(FeatureState.Status.ON);
-        }
-        return new Subject(server, spanner);
-      } catch (Exception | AssertionError ex) {
-        server.close();
-        throw ex;
-      }
+    Context.CancellableContext context =
+        Context.current().withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS, deadlines);
+    try {
+      return context.call(() -> query(subject));
+    } catch (Exception ex) {
+      return false;
+    } finally {
+      context.cancel(null);
     }
+  }
 
-    SocketAddress busiestConnection() {
-      return this.server.arrivals().stream()
-          .collect(Collectors.groupingBy(Arrival::connection, Collectors.counting()))
-          .entrySet()
-          .stream()
-          .max(Map.Entry.comparingByValue())
-          .orElseThrow(() -> new AssertionError("no query reached the server"))
-          .getKey();
-    }
-
-    /**
-     * {@code threads} threads send point selects for the given time; the first {@code skip} is not
-     * measured.
-     */
-    Load closedLoop(int threads, Duration time, Duration skip) {
-      long start = System.nanoTime();
-      long measureFrom = start + skip.toNanos();
-      long end = start + time.toNanos();
-      return run(threads, Integer.MAX_VALUE, null, measureFrom, end);
-    }
-
-    /**
-     * {@code threads} threads send {@code perThread} point selects each, each with the given
-     * deadline, giving up when the time limit has passed.
-     */
-    Load fixedCount(int threads, int perThread, Duration deadline, Duration limit) {
-      long start = System.nanoTime();
-      return run(threads, perThread, deadline, start, start + limit.toNanos());
-    }
-
-    private Load run(int threads, int perThread, Duration deadline, long measureFrom, long end) {
-      AtomicInteger ok = new AtomicInteger();
-      AtomicInteger failed = new AtomicInteger();
-      List<long[]> latencies = new ArrayList<>();
-      ExecutorService pool = Executors.newFixedThreadPool(threads);
-      try {
-        List<Future<long[]>> futures = new ArrayList<>();
-        for (int t = 0; t < threads; t++) {
-          futures.add(
-              pool.submit(
-                  () -> {
-                    long[] mine = new long[1024];
-                    int count = 0;
-                    for (int i = 0; i < perThread && System.nanoTime() < end; i++) {
-                      long begin = System.nanoTime();
-                      boolean done = pointSelect(deadline);
-                      long took = System.nanoTime() - begin;
-                      if (begin < measureFrom) {
-                        continue;
-                      }
-                      (done ? ok : failed).incrementAndGet();
-                      if (done) {
-                        if (count == mine.length) {
-                          mine = Arrays.copyOf(mine, count * 2);
-                        }
-                        mine[count++] = took;
-                      }
-                    }
-                    return Arrays.copyOf(mine, count);
-                  }));
-        }
-        for (Future<long[]> future : futures) {
-          latencies.add(future.get(60, TimeUnit.SECONDS));
-        }
-      } catch (Exception ex) {
-        throw new AssertionError("workload failed: " + ex, ex);
-      } finally {
-        pool.shutdownNow();
-      }
-      long[] all = latencies.stream().flatMapToLong(Arrays::stream).sorted().toArray();
-      double seconds = (Math.min(System.nanoTime(), end) - measureFrom) / 1e9;
-      return new Load(
-          ok.get(), failed.get(), seconds, percentile(all, 0.50), percentile(all, 0.99));
-    }
-
-    private boolean pointSelect(Duration deadline) {
-      if (deadline == null) {
-        return query();
-      }
-      Context.CancellableContext context =
-          Context.current().withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS, deadlines);
-      try {
-        return context.call(this::query);
-      } catch (Exception ex) {
-        return false;
-      } finally {
-        context.cancel(null);
-      }
-    }
-
-    private boolean query() {
-      try (ResultSet rs = this.client.singleUse().executeQuery(Statement.of(POINT_SELECT))) {
-        return rs.next();
-      } catch (RuntimeException ex) {
-        return false;
-      }
-    }
-
-    @Override
-    public void close() throws Exception {
-      try {
-        this.spanner.close();
-      } finally {
-        this.server.close();
-      }
+  private static boolean query(RoutingSubject subject) {
+    try (ResultSet rs = subject.client.singleUse().executeQuery(Statement.of(POINT_SELECT))) {
+      return rs.next();
+    } catch (RuntimeException ex) {
+      return false;
     }
   }
 

@@ -3,6 +3,7 @@ package io.github.spannertuning.client;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.spannertuning.testing.GuardLine;
+import io.github.spannertuning.testing.LogCapture;
 import io.github.spannertuning.testing.MockSpannerServerExtension;
 import java.io.File;
 import java.io.IOException;
@@ -17,10 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
-import java.util.logging.Handler;
 import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import net.bytebuddy.jar.asm.ClassReader;
 import net.bytebuddy.jar.asm.ClassWriter;
 import net.bytebuddy.jar.asm.commons.ClassRemapper;
@@ -81,22 +79,8 @@ class MissingHookTest {
 
   @Test
   void noDisableAffinityKey() throws Exception {
-    Remapper renamed =
-        new Remapper() {
-          @Override
-          public String mapFieldName(String owner, String name, String descriptor) {
-            if (owner.equals("com/google/cloud/grpc/GcpManagedChannel")
-                && (name.startsWith("DISABLE_AFFINITY")
-                    || name.equals("AFFINITY_CTX_KEY")
-                    || name.equals("CHANNEL_AFFINITY_REF_KEY"))) {
-              return name + "_RENAMED";
-            }
-            return name;
-          }
-        };
-    Outcome outcome = run((entry) -> true, renamed, false, true);
-    outcome.assertTrafficWorks();
-    outcome.assertOneWarning("cannot take an affinity key per call");
+    Outcome outcome =
+        runWithTraffic(WITHOUT_AFFINITY_KEYS, false, "cannot take an affinity key per call");
     assertThat(outcome.features().get("single-use-distribution"))
         .startsWith("unsupported (grpc-gcp ")
         .endsWith(" cannot take an affinity key per call)");
@@ -105,35 +89,54 @@ class MissingHookTest {
 
   @Test
   void anotherGapicSpannerRpcSignature() throws Exception {
-    Remapper renamed =
-        new Remapper() {
-          @Override
-          public String mapMethodName(String owner, String name, String descriptor) {
-            if (owner.startsWith("com/google/cloud/spanner/")
-                && name.equals("executeQuery")
-                && descriptor.startsWith(
-                    "(Lcom/google/spanner/v1/ExecuteSqlRequest;"
-                        + "Lcom/google/cloud/spanner/spi/v1/SpannerRpc$ResultStreamConsumer;")) {
-              return "executeStreamingQuery";
-            }
-            return name;
-          }
-        };
-    Outcome outcome = run((entry) -> true, renamed, false, true);
-    outcome.assertTrafficWorks();
     String reason = "GapicSpannerRpc in this client version does not have the methods";
-    outcome.assertOneWarning(reason);
+    Outcome outcome = runWithTraffic(ANOTHER_STREAMING_QUERY, false, reason);
     assertThat(outcome.features().get("stream-end-guard")).startsWith("unsupported (" + reason);
   }
 
   @Test
   void applicationsOwnRpcFactory() throws Exception {
-    Outcome outcome = run((entry) -> true, null, true, true);
-    outcome.assertTrafficWorks();
     String reason = "the application set its own SpannerRpcFactory";
-    outcome.assertOneWarning(reason);
+    Outcome outcome = runWithTraffic(null, true, reason);
     assertThat(outcome.features().get("stream-end-guard"))
         .isEqualTo("unsupported (" + reason + ")");
+  }
+
+  /**
+   * grpc-gcp's per-call affinity keys, renamed in every class, as in a grpc-gcp that lacks them.
+   */
+  private static final Renaming WITHOUT_AFFINITY_KEYS =
+      Renaming.fields(
+          (owner, name, descriptor) ->
+              (owner.equals("com/google/cloud/grpc/GcpManagedChannel")
+                      && (name.startsWith("DISABLE_AFFINITY")
+                          || name.equals("AFFINITY_CTX_KEY")
+                          || name.equals("CHANNEL_AFFINITY_REF_KEY")))
+                  ? name + "_RENAMED"
+                  : null);
+
+  /** The client's streaming query method, renamed, as in a client whose method changed. */
+  private static final Renaming ANOTHER_STREAMING_QUERY =
+      Renaming.methods(
+          (owner, name, descriptor) ->
+              (owner.startsWith("com/google/cloud/spanner/")
+                      && name.equals("executeQuery")
+                      && descriptor.startsWith(
+                          "(Lcom/google/spanner/v1/ExecuteSqlRequest;"
+                              + "Lcom/google/cloud/spanner/spi/v1/SpannerRpc$ResultStreamConsumer;"))
+                  ? "executeStreamingQuery"
+                  : null);
+
+  /**
+   * A tuned client with grpc-gcp whose hook is missing: its 20 point selects work, and
+   * spanner-tuning warns once, for {@code reason}.
+   */
+  private static Outcome runWithTraffic(Remapper remapper, boolean ownRpcFactory, String reason)
+      throws Exception {
+    Outcome outcome = run((entry) -> true, remapper, ownRpcFactory, true);
+    outcome.assertTrafficWorks();
+    outcome.assertOneWarning(reason);
+    return outcome;
   }
 
   /** What the application saw and what spanner-tuning logged. */
@@ -165,29 +168,11 @@ class MissingHookTest {
       boolean grpcGcp,
       boolean tuned)
       throws Exception {
-    List<String> warnings = new ArrayList<>();
-    Handler handler =
-        new Handler() {
-          @Override
-          public void publish(LogRecord record) {
-            if (record.getLevel().intValue() >= Level.WARNING.intValue()) {
-              synchronized (warnings) {
-                warnings.add(record.getMessage());
-              }
-            }
-          }
-
-          @Override
-          public void flush() {}
-
-          @Override
-          public void close() {}
-        };
-    Logger logger = Logger.getLogger("io.github.spannertuning");
-    logger.addHandler(handler);
-    // Not closed: the client's Netty threads outlive the test and still load classes from it.
-    IsolatingClassLoader loader = new IsolatingClassLoader(classpathEntries, remapper);
-    try {
+    try (LogCapture warnings =
+        LogCapture.start(
+            "io.github.spannertuning", (level) -> level.intValue() >= Level.WARNING.intValue())) {
+      // Not closed: the client's Netty threads outlive the test and still load classes from it.
+      IsolatingClassLoader loader = new IsolatingClassLoader(classpathEntries, remapper);
       Class<?> probe = loader.loadClass(HookProbe.class.getName());
       assertThat(probe.getClassLoader()).isSameAs(loader);
       Map<String, String> features =
@@ -195,11 +180,50 @@ class MissingHookTest {
               probe
                   .getMethod("run", int.class, boolean.class, boolean.class, boolean.class)
                   .invoke(null, server.get().port(), ownRpcFactory, grpcGcp, tuned);
-      synchronized (warnings) {
-        return new Outcome(features, List.copyOf(warnings));
-      }
-    } finally {
-      logger.removeHandler(handler);
+      return new Outcome(features, List.copyOf(warnings.messages()));
+    }
+  }
+
+  /** A member's new name, or {@code null} where it keeps its own. */
+  @FunctionalInterface
+  private interface Rename {
+    String of(String owner, String name, String descriptor);
+  }
+
+  /** Renames the fields or the methods a case picks, as a client or grpc-gcp without them. */
+  private static final class Renaming extends Remapper {
+
+    private static final Rename NONE = (owner, name, descriptor) -> null;
+
+    private final Rename fields;
+
+    private final Rename methods;
+
+    private Renaming(Rename fields, Rename methods) {
+      this.fields = fields;
+      this.methods = methods;
+    }
+
+    static Renaming fields(Rename fields) {
+      return new Renaming(fields, NONE);
+    }
+
+    static Renaming methods(Rename methods) {
+      return new Renaming(NONE, methods);
+    }
+
+    @Override
+    public String mapFieldName(String owner, String name, String descriptor) {
+      return renamed(this.fields.of(owner, name, descriptor), name);
+    }
+
+    @Override
+    public String mapMethodName(String owner, String name, String descriptor) {
+      return renamed(this.methods.of(owner, name, descriptor), name);
+    }
+
+    private static String renamed(String to, String name) {
+      return (to != null) ? to : name;
     }
   }
 

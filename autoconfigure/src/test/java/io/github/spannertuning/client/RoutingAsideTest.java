@@ -10,17 +10,14 @@ import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.testing.GuardLine;
+import io.github.spannertuning.testing.LogCapture;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServerExtension;
 import io.github.spannertuning.testing.StatementResult;
 import io.grpc.ManagedChannelBuilder;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.UnaryOperator;
-import java.util.logging.Handler;
 import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -41,8 +38,7 @@ class RoutingAsideTest {
 
   @Test
   void withTheDynamicChannelPoolOnRoutingStepsAsideAndTrafficWorks() {
-    List<String> warnings = captureWarnings();
-    try {
+    try (LogCapture warnings = captureWarnings()) {
       for (int i = 0; i < 2; i++) {
         // The client turns the dynamic pool on only where the pool size is not set.
         SpannerOptions.Builder builder =
@@ -61,16 +57,13 @@ class RoutingAsideTest {
           assertTrafficWorks(spanner, state);
         }
       }
-      assertWarnedOnce(warnings, RoutingAside.DYNAMIC_POOL);
-    } finally {
-      stopCapturing();
+      assertWarnedOnce(warnings.messages(), RoutingAside.DYNAMIC_POOL);
     }
   }
 
   @Test
   void withLocationAwareRoutingOnRoutingStepsAsideAndTrafficWorks() {
-    List<String> warnings = captureWarnings();
-    try {
+    try (LogCapture warnings = captureWarnings()) {
       SpannerOptions.Builder builder = server.get().clientOptions(4);
       UnaryOperator<String> env =
           (name) -> name.equals("GOOGLE_SPANNER_EXPERIMENTAL_LOCATION_API") ? "true" : null;
@@ -82,9 +75,7 @@ class RoutingAsideTest {
             .contains("GOOGLE_SPANNER_EXPERIMENTAL_LOCATION_API=true");
         assertTrafficWorks(spanner, state);
       }
-      assertWarnedOnce(warnings, RoutingAside.LOCATION_API);
-    } finally {
-      stopCapturing();
+      assertWarnedOnce(warnings.messages(), RoutingAside.LOCATION_API);
     }
   }
 
@@ -147,33 +138,7 @@ class RoutingAsideTest {
     assertThat(state.transactionsRoutedCount()).as("transactions routed").isZero();
   }
 
-  private static final Logger LOGGER = Logger.getLogger(SpannerTuning.class.getName());
-
-  private static final List<String> CAPTURED = new CopyOnWriteArrayList<>();
-
-  private static final Handler HANDLER =
-      new Handler() {
-        @Override
-        public void publish(LogRecord record) {
-          if (record.getLevel() == Level.WARNING) {
-            CAPTURED.add(record.getMessage());
-          }
-        }
-
-        @Override
-        public void flush() {}
-
-        @Override
-        public void close() {}
-      };
-
-  private static List<String> captureWarnings() {
-    CAPTURED.clear();
-    LOGGER.addHandler(HANDLER);
-    return CAPTURED;
-  }
-
-  private static void stopCapturing() {
-    LOGGER.removeHandler(HANDLER);
+  private static LogCapture captureWarnings() {
+    return LogCapture.start(SpannerTuning.class.getName(), (level) -> level == Level.WARNING);
   }
 }

@@ -17,6 +17,7 @@ import io.grpc.Status;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * A client with its own production-like mock server ({@link MockSpannerServer#start()}: 2 to 5 ms
@@ -80,18 +81,29 @@ final class RoutingSubject implements AutoCloseable {
 
   static RoutingSubject open(boolean tuned) throws Exception {
     MockSpannerServer server = MockSpannerServer.start();
+    server.mock().putStatementResult(StatementResult.update(Statement.of(UPDATE), 1L));
+    server
+        .mock()
+        .putStatementResult(
+            StatementResult.exception(
+                Statement.of(INVALID_UPDATE),
+                Status.INVALID_ARGUMENT.withDescription("no column nope").asRuntimeException()));
+    server
+        .mock()
+        .putStatementResult(
+            StatementResult.read(TABLE, READ_KEYS, READ_COLUMNS, ResultSets.pointRow()));
+    return open(server, tuned, RoutingSubject::expected);
+  }
+
+  /**
+   * A client of {@code server}, which closes with it: stock, or tuned with {@link
+   * SpannerTuning#defaults()}, whose single-use distribution is asserted to be the state {@code
+   * expected} gives.
+   */
+  static RoutingSubject open(
+      MockSpannerServer server, boolean tuned, Supplier<FeatureState.Status> expected)
+      throws Exception {
     try {
-      server.mock().putStatementResult(StatementResult.update(Statement.of(UPDATE), 1L));
-      server
-          .mock()
-          .putStatementResult(
-              StatementResult.exception(
-                  Statement.of(INVALID_UPDATE),
-                  Status.INVALID_ARGUMENT.withDescription("no column nope").asRuntimeException()));
-      server
-          .mock()
-          .putStatementResult(
-              StatementResult.read(TABLE, READ_KEYS, READ_COLUMNS, ResultSets.pointRow()));
       SpannerOptions.Builder builder = server.clientOptions(CHANNELS);
       SpannerTuningState state = tuned ? SpannerTuning.defaults().applyTo(builder) : null;
       Spanner spanner = builder.build().getService();
@@ -99,7 +111,7 @@ final class RoutingSubject implements AutoCloseable {
         // The state is final once the client's rpc exists, which getService() creates.
         assertThat(state.feature(Feature.SINGLE_USE_DISTRIBUTION).status())
             .as("tuned client's single-use distribution (%s)", state)
-            .isEqualTo(expected());
+            .isEqualTo(expected.get());
       }
       return new RoutingSubject(server, spanner, state);
     } catch (Exception | AssertionError ex) {
@@ -116,11 +128,7 @@ final class RoutingSubject implements AutoCloseable {
 
   @Override
   public void close() throws Exception {
-    try {
-      this.spanner.close();
-    } finally {
-      this.server.close();
-    }
+    this.server.closeAfter(this.spanner);
   }
 
   /** Runs a workload on a fresh stock client and closes it. */

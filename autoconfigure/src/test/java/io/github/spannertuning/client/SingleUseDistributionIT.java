@@ -22,6 +22,7 @@ import com.google.cloud.spanner.TransactionContext;
 import com.google.spanner.v1.BeginTransactionRequest;
 import com.google.spanner.v1.ExecuteSqlRequest;
 import com.google.spanner.v1.ReadRequest;
+import io.github.spannertuning.testing.Loops;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServer.Call;
 import java.net.SocketAddress;
@@ -33,11 +34,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.Predicate;
@@ -458,30 +455,16 @@ class SingleUseDistributionIT {
 
   /** Runs the given work while 8 other threads keep sending single-use point selects. */
   private static void withSingleUseTraffic(RoutingSubject subject, Runnable work) {
-    AtomicBoolean done = new AtomicBoolean();
     AtomicInteger sent = new AtomicInteger();
-    ExecutorService background = Executors.newFixedThreadPool(8);
-    try {
-      List<Future<?>> futures = new ArrayList<>();
-      for (int i = 0; i < 8; i++) {
-        futures.add(
-            background.submit(
-                () -> {
-                  while (!done.get()) {
-                    subject.pointSelect();
-                    sent.incrementAndGet();
-                  }
-                }));
-      }
-      try {
-        work.run();
-      } finally {
-        done.set(true);
-      }
-      Workers.await(futures);
-      assertThat(sent.get()).as("single-use reads sent beside the transactions").isPositive();
-    } finally {
-      Workers.shutdown(background);
+    try (Loops.Background traffic =
+        Loops.inBackground(
+            8,
+            (thread, i) -> {
+              subject.pointSelect();
+              sent.incrementAndGet();
+            })) {
+      work.run();
     }
+    assertThat(sent.get()).as("single-use reads sent beside the transactions").isPositive();
   }
 }

@@ -24,14 +24,11 @@ import com.google.cloud.spanner.TimestampBound;
 import com.google.cloud.spanner.spi.v1.GapicSpannerRpc;
 import com.google.spanner.v1.ExecuteSqlRequest;
 import com.google.spanner.v1.ReadRequest;
+import io.github.spannertuning.testing.Loops;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServer.Call;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -162,29 +159,17 @@ class SingleUseDistributionTest {
       // The client's own first calls (its multiplexed session) may still be in flight.
       awaitNoCallInFlight(pool, what + "once the pool is set up");
 
-      ExecutorService threads = Executors.newFixedThreadPool(16);
-      try {
-        List<Future<?>> loops = new ArrayList<>();
-        for (int t = 0; t < 16; t++) {
-          loops.add(
-              threads.submit(
-                  () -> {
-                    for (int i = 0; i < 25; i++) {
-                      subject.pointSelect();
-                    }
-                    subject
-                        .client
-                        .readWriteTransaction()
-                        .run((tx) -> tx.executeUpdate(Statement.of(UPDATE)));
-                    return null;
-                  }));
-        }
-        for (Future<?> loop : loops) {
-          loop.get();
-        }
-      } finally {
-        threads.shutdownNow();
-      }
+      Loops.onThreads(
+          16,
+          (thread) -> {
+            for (int i = 0; i < 25; i++) {
+              subject.pointSelect();
+            }
+            return subject
+                .client
+                .readWriteTransaction()
+                .run((tx) -> tx.executeUpdate(Statement.of(UPDATE)));
+          });
       awaitNoCallInFlight(pool, what + "once a burst is over");
     }
   }

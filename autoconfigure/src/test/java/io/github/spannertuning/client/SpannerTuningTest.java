@@ -9,23 +9,17 @@ import com.google.api.gax.grpc.GrpcInterceptorProvider;
 import com.google.api.gax.rpc.FixedHeaderProvider;
 import com.google.cloud.NoCredentials;
 import com.google.cloud.spanner.DatabaseClient;
-import com.google.cloud.spanner.DatabaseId;
-import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
-import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.client.FeatureState.Status;
 import io.github.spannertuning.testing.GuardLine;
+import io.github.spannertuning.testing.LogCapture;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServerExtension;
 import io.opentelemetry.api.OpenTelemetry;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.logging.Handler;
 import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -37,25 +31,9 @@ class SpannerTuningTest {
 
   @Test
   void logsOneInfoLinePerClientWhenBuilt() {
-    List<String> lines = new CopyOnWriteArrayList<>();
-    Logger logger = Logger.getLogger(TunedSpannerRpcFactory.class.getName());
-    Handler handler =
-        new Handler() {
-          @Override
-          public void publish(LogRecord record) {
-            if (record.getLevel() == Level.INFO) {
-              lines.add(record.getMessage());
-            }
-          }
-
-          @Override
-          public void flush() {}
-
-          @Override
-          public void close() {}
-        };
-    logger.addHandler(handler);
-    try {
+    try (LogCapture info =
+        LogCapture.start(TunedSpannerRpcFactory.class.getName(), (level) -> level == Level.INFO)) {
+      List<String> lines = info.messages();
       SpannerOptions.Builder quiet = server.get().clientOptions(3);
       SpannerTuning.newBuilder().logWhenBuilt(false).build().applyTo(quiet);
       try (Spanner spanner = quiet.build().getService()) {
@@ -74,8 +52,6 @@ class SpannerTuningTest {
             .contains(
                 ", stream-end-guard=off (disabled by configuration), hedging=off (disabled by configuration), grpc-gcp=");
       }
-    } finally {
-      logger.removeHandler(handler);
     }
   }
 
@@ -251,15 +227,9 @@ class SpannerTuningTest {
   private static int pointSelects(SpannerOptions options, int count) {
     int rows = 0;
     try (Spanner spanner = options.getService()) {
-      DatabaseClient client =
-          spanner.getDatabaseClient(DatabaseId.of("test-project", "test-instance", "test-db"));
+      DatabaseClient client = spanner.getDatabaseClient(MockSpannerServer.DATABASE);
       for (int i = 0; i < count; i++) {
-        try (ResultSet resultSet =
-            client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
-          if (resultSet.next()) {
-            rows++;
-          }
-        }
+        rows += MockSpannerServer.pointSelect(client) ? 1 : 0;
       }
     }
     return rows;

@@ -9,21 +9,18 @@ import static io.github.spannertuning.client.StreamEndGuardFixtures.readAll;
 import static io.github.spannertuning.client.StreamEndGuardFixtures.readOneRow;
 import static io.github.spannertuning.client.StreamEndGuardFixtures.rows;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.google.cloud.spanner.DatabaseClient;
 import com.google.cloud.spanner.ErrorCode;
 import com.google.cloud.spanner.Key;
 import com.google.cloud.spanner.ResultSet;
-import com.google.cloud.spanner.SpannerException;
 import com.google.cloud.spanner.Statement;
 import com.google.cloud.spring.data.spanner.core.SpannerTemplate;
 import io.github.spannertuning.client.EmulatorIntegrationIT.SingerEntity;
 import io.github.spannertuning.testing.GuardLine;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.SimulatedExecutionTime;
-import io.grpc.Context;
 import io.grpc.Status;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -33,7 +30,6 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -96,19 +92,11 @@ class StreamEndGuardTest {
               .setExecuteStreamingSqlExecutionTime(
                   SimulatedExecutionTime.ofMinimumAndRandomTime(2_000, 0));
           try {
-            Context.CancellableContext context =
-                Context.current().withDeadlineAfter(200, TimeUnit.MILLISECONDS, deadlines);
-            try {
-              assertThatThrownBy(() -> context.call(() -> readAll(client.database(), THREE_ROWS)))
-                  .isInstanceOf(SpannerException.class)
-                  .satisfies(
-                      (ex) ->
-                          assertThat(((SpannerException) ex).getErrorCode())
-                              .as("guard " + guard)
-                              .isEqualTo(ErrorCode.DEADLINE_EXCEEDED));
-            } finally {
-              context.cancel(null);
-            }
+            SpannerErrors.assertDeadlineExceeded(
+                "guard " + guard,
+                Duration.ofMillis(200),
+                deadlines,
+                () -> readAll(client.database(), THREE_ROWS));
           } finally {
             server.mock().setExecuteStreamingSqlExecutionTime(SimulatedExecutionTime.none());
           }
@@ -209,12 +197,8 @@ class StreamEndGuardTest {
           long skipped = client.state().streamEndGuardSkippedCount();
           ResultSet failing =
               client.database().singleUse().executeQuery(Statement.of(FAILING_QUERY));
-          assertThatThrownBy(failing::next)
-              .isInstanceOf(SpannerException.class)
-              .satisfies(
-                  (ex) ->
-                      assertThat(((SpannerException) ex).getErrorCode())
-                          .isEqualTo(ErrorCode.INVALID_ARGUMENT));
+          SpannerErrors.assertFailsWith(
+              ErrorCode.INVALID_ARGUMENT, what + "a query that fails", failing::next);
           failing.close();
           failing.close();
           assertThat(client.counter().cancels()).as(what + "cancels after an error").isZero();
@@ -233,12 +217,8 @@ class StreamEndGuardTest {
               client.database().singleUse().executeQuery(Statement.of(THREE_ROWS))) {
             assertThat(rs.next()).isTrue();
             assertThat(rs.getLong(0)).isZero();
-            assertThatThrownBy(rs::next)
-                .isInstanceOf(SpannerException.class)
-                .satisfies(
-                    (ex) ->
-                        assertThat(((SpannerException) ex).getErrorCode())
-                            .isEqualTo(ErrorCode.INVALID_ARGUMENT));
+            SpannerErrors.assertFailsWith(
+                ErrorCode.INVALID_ARGUMENT, what + "a query that fails after a row", rs::next);
           } finally {
             server.mock().setExecuteStreamingSqlExecutionTime(SimulatedExecutionTime.none());
           }

@@ -18,7 +18,6 @@ import com.google.cloud.spring.data.spanner.core.SpannerReadOptions;
 import com.google.cloud.spring.data.spanner.core.SpannerTemplate;
 import com.google.spanner.v1.BeginTransactionRequest;
 import io.github.spannertuning.routing.TransactionTable;
-import io.github.spannertuning.testing.MockSpannerServer.Arrival;
 import io.github.spannertuning.testing.MockSpannerServer.Call;
 import java.net.SocketAddress;
 import java.time.Duration;
@@ -29,7 +28,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -118,7 +116,7 @@ class TransactionRoutingIT {
   private static Spread slowedConnection(RoutingSubject subject) {
     // Every connection opened and estimated: single-use reads from 8 threads for a second.
     Workers.concurrently(8, 1, (thread, i) -> readFor(subject, Duration.ofSeconds(1)));
-    SocketAddress slowed = busiest(subject.server.arrivals());
+    SocketAddress slowed = subject.server.busiestConnection();
     subject.server.slowDown(slowed, 200);
     subject.server.reset();
     transactions(subject, TRANSACTIONS, "t");
@@ -130,16 +128,6 @@ class TransactionRoutingIT {
     while (System.nanoTime() < end) {
       subject.pointSelect();
     }
-  }
-
-  private static SocketAddress busiest(List<Arrival> arrivals) {
-    return arrivals.stream()
-        .collect(Collectors.groupingBy(Arrival::connection, Collectors.counting()))
-        .entrySet()
-        .stream()
-        .max(Map.Entry.comparingByValue())
-        .orElseThrow(() -> new AssertionError("no query reached the server"))
-        .getKey();
   }
 
   /** Half read-only transactions of two queries, half read/write ones of a query and an update. */

@@ -10,11 +10,13 @@ import io.github.spannertuning.jdbc.app.JpaApplication;
 import io.github.spannertuning.jdbc.app.SingerRepository;
 import io.github.spannertuning.jdbc.app.SingerService;
 import io.github.spannertuning.testing.GuardLine;
+import io.github.spannertuning.testing.Loops;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServer.Arrival;
 import io.github.spannertuning.testing.MockSpannerServer.Call;
 import io.github.spannertuning.testing.ResultSets;
 import io.github.spannertuning.testing.StatementResult;
+import io.github.spannertuning.testing.StockAndTuned;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -22,20 +24,13 @@ import java.net.SocketAddress;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -85,8 +80,6 @@ class JdbcTuningIT {
           "Read");
 
   static final MockSpannerServer SERVER = start();
-
-  private static ExecutorService workers;
 
   private static MockSpannerServer start() {
     try {
@@ -147,14 +140,8 @@ class JdbcTuningIT {
     registry.add("spanner.tuning.channels", () -> CHANNELS);
   }
 
-  @BeforeAll
-  static void startWorkers() {
-    workers = Executors.newFixedThreadPool(THREADS);
-  }
-
   @AfterAll
   static void stop() throws InterruptedException {
-    workers.shutdownNow();
     SERVER.close();
   }
 
@@ -277,32 +264,31 @@ class JdbcTuningIT {
    */
   @Test
   void aConnectionAnsweringFarLaterGetsFewOfTheReads() throws Exception {
-    Function<Boolean, Double> run =
-        (tuned) -> {
-          switchSingleUse(tuned);
-          try {
-            SERVER.reset();
-            closedLoop(THREADS, Duration.ofSeconds(1));
-            SocketAddress slow = busiestConnection();
-            SERVER.slowDown(slow, 200);
-            SERVER.reset();
-            closedLoop(1, Duration.ofSeconds(3));
-            SERVER.slowDown(slow, 0);
-            return shareOf(slow, SERVER.arrivals());
-          } catch (Exception ex) {
-            throw new AssertionError(ex);
-          } finally {
-            switchSingleUse(true);
-          }
-        };
-    double stock = run.apply(false);
-    double tuned = run.apply(true);
+    StockAndTuned<Double> share =
+        StockAndTuned.measure(
+            (tuned) -> {
+              switchSingleUse(tuned);
+              try {
+                SERVER.reset();
+                Loops.forTime(THREADS, Duration.ofSeconds(1), (thread, i) -> read(i));
+                SocketAddress slow = SERVER.busiestConnection();
+                SERVER.slowDown(slow, 200);
+                SERVER.reset();
+                Loops.forTime(1, Duration.ofSeconds(3), (thread, i) -> read(i));
+                SERVER.slowDown(slow, 0);
+                return shareOf(slow, SERVER.arrivals());
+              } finally {
+                switchSingleUse(true);
+              }
+            });
     System.out.printf(
         "[jdbc %s] connection +200 ms, sequential autocommit reads, its share of its even share:"
             + " driver's pick %.2f | tuned %.2f%n",
-        VERSION, stock, tuned);
-    assertThat(tuned)
-        .as("tuned: the slowed connection's share of its even share (driver's pick %.2f)", stock)
+        VERSION, share.stock(), share.tuned());
+    assertThat(share.tuned())
+        .as(
+            "tuned: the slowed connection's share of its even share (driver's pick %.2f)",
+            share.stock())
         .isLessThanOrEqualTo(0.25);
   }
 
@@ -316,35 +302,34 @@ class JdbcTuningIT {
    */
   @Test
   void readOnlyTransactionsOfRepositoriesAvoidAConnectionAnsweringLater() throws Exception {
-    Function<Boolean, double[]> run =
-        (tuned) -> {
-          switchFeature("transaction-routing", tuned);
-          SocketAddress slow = null;
-          try {
-            SERVER.reset();
-            closedLoop(THREADS, Duration.ofSeconds(1));
-            slow = busiestConnection();
-            SERVER.slowDown(slow, 200);
-            SERVER.reset();
-            repositoryLoop(THREADS, Duration.ofSeconds(3));
-            List<Call> calls =
-                SERVER.calls().stream()
-                    .filter((call) -> TRANSACTION_METHODS.contains(call.method()))
-                    .toList();
-            SocketAddress slowed = slow;
-            long on = calls.stream().filter((call) -> call.connection().equals(slowed)).count();
-            return new double[] {on / (calls.size() / (double) CHANNELS), calls.size()};
-          } catch (Exception ex) {
-            throw new AssertionError(ex);
-          } finally {
-            if (slow != null) {
-              SERVER.slowDown(slow, 0);
-            }
-            switchFeature("transaction-routing", true);
-          }
-        };
-    double[] stock = run.apply(false);
-    double[] tuned = run.apply(true);
+    StockAndTuned<double[]> runs =
+        StockAndTuned.measure(
+            (tuned) -> {
+              switchFeature("transaction-routing", tuned);
+              SocketAddress slow = null;
+              try {
+                SERVER.reset();
+                Loops.forTime(THREADS, Duration.ofSeconds(1), (thread, i) -> read(i));
+                slow = SERVER.busiestConnection();
+                SERVER.slowDown(slow, 200);
+                SERVER.reset();
+                Loops.forTime(THREADS, Duration.ofSeconds(3), (thread, i) -> repositoryRead(i));
+                List<Call> calls =
+                    SERVER.calls().stream()
+                        .filter((call) -> TRANSACTION_METHODS.contains(call.method()))
+                        .toList();
+                SocketAddress slowed = slow;
+                long on = calls.stream().filter((call) -> call.connection().equals(slowed)).count();
+                return new double[] {on / (calls.size() / (double) CHANNELS), calls.size()};
+              } finally {
+                if (slow != null) {
+                  SERVER.slowDown(slow, 0);
+                }
+                switchFeature("transaction-routing", true);
+              }
+            });
+    double[] stock = runs.stock();
+    double[] tuned = runs.tuned();
     String figures =
         String.format(
             "[jdbc %s] connection +200 ms, 16 threads of read-only repository transactions, its"
@@ -355,24 +340,12 @@ class JdbcTuningIT {
     assertThat(tuned[0]).as("tuned: " + figures).isLessThanOrEqualTo(0.25);
   }
 
-  private void repositoryLoop(int threads, Duration duration) throws Exception {
-    long end = System.nanoTime() + duration.toNanos();
-    List<Future<?>> running = new ArrayList<>();
-    for (int t = 0; t < threads; t++) {
-      running.add(
-          workers.submit(
-              () -> {
-                for (int i = 0; System.nanoTime() < end; i++) {
-                  if (i % 2 == 0) {
-                    assertThat(this.singers.findById(1L)).isPresent();
-                  } else {
-                    assertThat(this.service.readTwice(1L)).isEqualTo(2L);
-                  }
-                }
-              }));
-    }
-    for (Future<?> future : running) {
-      future.get(60, TimeUnit.SECONDS);
+  /** A repository read and a service method of two reads in turn, each a read-only transaction. */
+  private void repositoryRead(int i) {
+    if (i % 2 == 0) {
+      assertThat(this.singers.findById(1L)).isPresent();
+    } else {
+      assertThat(this.service.readTwice(1L)).isEqualTo(2L);
     }
   }
 
@@ -384,19 +357,7 @@ class JdbcTuningIT {
       // Let the warm-up's streams end before counting.
       Thread.sleep(200);
       int before = SERVER.rstStreams();
-      List<Future<?>> running = new ArrayList<>();
-      for (int t = 0; t < THREADS; t++) {
-        running.add(
-            workers.submit(
-                () -> {
-                  for (int i = 0; i < perThread; i++) {
-                    each.getValue().run();
-                  }
-                }));
-      }
-      for (Future<?> future : running) {
-        future.get(60, TimeUnit.SECONDS);
-      }
+      Loops.times(THREADS, perThread, (thread, i) -> each.getValue().run());
       // Resets travel after the close returns; the drain timeout is far longer than this.
       Thread.sleep(300);
       resets.put(each.getKey(), SERVER.rstStreams() - before);
@@ -441,33 +402,6 @@ class JdbcTuningIT {
     } else {
       plainNextThenClose();
     }
-  }
-
-  private void closedLoop(int threads, Duration duration) throws Exception {
-    long end = System.nanoTime() + duration.toNanos();
-    List<Future<?>> running = new ArrayList<>();
-    for (int t = 0; t < threads; t++) {
-      running.add(
-          workers.submit(
-              () -> {
-                for (int i = 0; System.nanoTime() < end; i++) {
-                  read(i);
-                }
-              }));
-    }
-    for (Future<?> future : running) {
-      future.get(60, TimeUnit.SECONDS);
-    }
-  }
-
-  private static SocketAddress busiestConnection() {
-    return SERVER.calls("ExecuteStreamingSql").stream()
-        .collect(Collectors.groupingBy(Call::connection, Collectors.counting()))
-        .entrySet()
-        .stream()
-        .max(Map.Entry.comparingByValue())
-        .orElseThrow()
-        .getKey();
   }
 
   /** The connection's arrivals over its even share of them all. */

@@ -3,12 +3,8 @@ package io.github.spannertuning.metrics;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.google.cloud.spanner.DatabaseClient;
-import com.google.cloud.spanner.DatabaseId;
-import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
-import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.client.SpannerTuning;
 import io.github.spannertuning.client.SpannerTuningState;
 import io.github.spannertuning.testing.MockSpannerServer;
@@ -43,12 +39,7 @@ class SpannerChannelMetricsDocumentationTests {
       try (Spanner spanner = builder.build().getService()) {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         new SpannerChannelMetrics(state, "spanner", Tags.empty()).bindTo(registry);
-        DatabaseClient client =
-            spanner.getDatabaseClient(DatabaseId.of("test-project", "test-instance", "test-db"));
-        try (ResultSet resultSet =
-            client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
-          assertThat(resultSet.next()).isTrue();
-        }
+        MockSpannerServer.pointSelects(spanner.getDatabaseClient(MockSpannerServer.DATABASE), 1);
         await()
             .atMost(Duration.ofSeconds(10))
             .until(() -> registry.find("spanner.tuning.channel.calls").meters().size() > 0);

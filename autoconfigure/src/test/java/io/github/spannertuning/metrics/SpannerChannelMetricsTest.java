@@ -4,17 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.google.cloud.spanner.DatabaseClient;
-import com.google.cloud.spanner.DatabaseId;
-import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
-import com.google.cloud.spanner.Statement;
 import com.google.cloud.spanner.spi.v1.SpannerInterceptorProvider;
 import io.github.spannertuning.client.Feature;
 import io.github.spannertuning.client.FeatureState.Status;
 import io.github.spannertuning.client.SpannerTuning;
 import io.github.spannertuning.client.SpannerTuningState;
 import io.github.spannertuning.testing.GuardLine;
+import io.github.spannertuning.testing.Loops;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
@@ -28,14 +26,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -163,37 +155,11 @@ class SpannerChannelMetricsTest {
     }
   }
 
-  private static void runConcurrentPointSelects(Spanner spanner, int queries) throws Exception {
-    DatabaseClient client =
-        spanner.getDatabaseClient(DatabaseId.of("test-project", "test-instance", "test-db"));
+  private static void runConcurrentPointSelects(Spanner spanner, int queries) {
+    DatabaseClient client = spanner.getDatabaseClient(MockSpannerServer.DATABASE);
     int threads = 50;
-    ExecutorService pool = Executors.newFixedThreadPool(threads);
-    CountDownLatch start = new CountDownLatch(1);
-    try {
-      List<Future<?>> futures = new ArrayList<>();
-      for (int t = 0; t < threads; t++) {
-        futures.add(
-            pool.submit(
-                () -> {
-                  start.await();
-                  for (int i = 0; i < queries / threads; i++) {
-                    try (ResultSet resultSet =
-                        client
-                            .singleUse()
-                            .executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
-                      assertThat(resultSet.next()).isTrue();
-                    }
-                  }
-                  return null;
-                }));
-      }
-      start.countDown();
-      for (Future<?> future : futures) {
-        future.get(60, TimeUnit.SECONDS);
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+    Loops.together(
+        threads, queries / threads, (thread, i) -> MockSpannerServer.pointSelects(client, 1));
   }
 
   /** The build's system property for this client line: {@code on} or {@code native}. */

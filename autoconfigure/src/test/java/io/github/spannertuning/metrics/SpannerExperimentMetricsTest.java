@@ -4,11 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.google.cloud.spanner.DatabaseClient;
-import com.google.cloud.spanner.DatabaseId;
-import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
-import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.client.SpannerTuning;
 import io.github.spannertuning.client.SpannerTuningState;
 import io.github.spannertuning.experiment.ExperimentResult;
@@ -126,13 +123,9 @@ class SpannerExperimentMetricsTest {
   }
 
   private static void pointSelectsWhile(Spanner spanner, AtomicBoolean running) {
-    DatabaseClient client =
-        spanner.getDatabaseClient(DatabaseId.of("test-project", "test-instance", "test-db"));
+    DatabaseClient client = spanner.getDatabaseClient(MockSpannerServer.DATABASE);
     while (running.get()) {
-      try (ResultSet resultSet =
-          client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
-        resultSet.next();
-      }
+      MockSpannerServer.pointSelect(client);
     }
   }
 }

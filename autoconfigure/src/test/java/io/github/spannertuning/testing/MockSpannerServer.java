@@ -1,6 +1,9 @@
 package io.github.spannertuning.testing;
 
 import com.google.cloud.NoCredentials;
+import com.google.cloud.spanner.DatabaseClient;
+import com.google.cloud.spanner.DatabaseId;
+import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
 import com.google.protobuf.AbstractMessage;
@@ -37,6 +40,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
 
 /**
  * The project's {@link MockSpannerService} served over real loopback TCP by Netty, made to behave
@@ -70,6 +74,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class MockSpannerServer implements AutoCloseable {
 
   public static final String POINT_SELECT = "SELECT id, name FROM Singers WHERE id = 1";
+
+  /** A database for the tests' own clients: the server answers the same for any. */
+  public static final DatabaseId DATABASE =
+      DatabaseId.of("test-project", "test-instance", "test-db");
 
   public static final String BIG_QUERY = "SELECT id FROM Numbers";
 
@@ -423,6 +431,26 @@ public final class MockSpannerServer implements AutoCloseable {
         .setNumChannels(channels);
   }
 
+  /**
+   * One single-use {@link #POINT_SELECT}, closed as soon as its one row is read, before the stream
+   * ends, as an application closes a point read: the close the stream-end guard acts on where the
+   * server marks that row's message {@code last}. Whether the row came.
+   */
+  public static boolean pointSelect(DatabaseClient client) {
+    try (ResultSet rows = client.singleUse().executeQuery(Statement.of(POINT_SELECT))) {
+      return rows.next();
+    }
+  }
+
+  /** {@code count} {@link #pointSelect}s one after another, each of which must return its row. */
+  public static void pointSelects(DatabaseClient client, int count) {
+    for (int i = 0; i < count; i++) {
+      if (!pointSelect(client)) {
+        throw new AssertionError("point select " + i + " of " + count + " returned no row");
+      }
+    }
+  }
+
   /** Every call seen so far, oldest first. */
   public List<Call> calls() {
     return new ArrayList<>(this.calls);
@@ -499,6 +527,17 @@ public final class MockSpannerServer implements AutoCloseable {
     return new ArrayList<>(this.arrivals);
   }
 
+  /** The connection that carried the most {@link #arrivals() arrivals} since the last reset. */
+  public SocketAddress busiestConnection() {
+    return this.arrivals.stream()
+        .collect(Collectors.groupingBy(Arrival::connection, Collectors.counting()))
+        .entrySet()
+        .stream()
+        .max(Map.Entry.comparingByValue())
+        .orElseThrow(() -> new AssertionError("no query reached the server"))
+        .getKey();
+  }
+
   public void reset() {
     this.arrivals.clear();
     this.calls.clear();
@@ -508,6 +547,15 @@ public final class MockSpannerServer implements AutoCloseable {
     this.mock.clearRequests();
     if (this.proxy != null) {
       this.proxy.resetCounts();
+    }
+  }
+
+  /** Closes a client of this server, then the server, even where the client's close fails. */
+  public void closeAfter(AutoCloseable client) throws Exception {
+    try {
+      client.close();
+    } finally {
+      close();
     }
   }
 

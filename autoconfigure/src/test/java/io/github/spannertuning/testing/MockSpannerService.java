@@ -34,6 +34,7 @@ import com.google.spanner.v1.Session;
 import com.google.spanner.v1.SpannerGrpc;
 import com.google.spanner.v1.StructType;
 import com.google.spanner.v1.Transaction;
+import com.google.spanner.v1.TransactionSelector;
 import com.google.spanner.v1.TypeCode;
 import io.github.spannertuning.testing.StatementResult.Key;
 import io.github.spannertuning.testing.StatementResult.ReadKey;
@@ -226,14 +227,7 @@ public final class MockSpannerService extends SpannerGrpc.SpannerImplBase {
 
   @Override
   public void deleteSession(DeleteSessionRequest request, StreamObserver<Empty> observer) {
-    unary(
-        request,
-        NONE,
-        observer,
-        () -> {
-          this.sessions.delete(request.getName());
-          return Empty.getDefaultInstance();
-        });
+    answerEmpty(request, observer, () -> this.sessions.delete(request.getName()));
   }
 
   @Override
@@ -260,14 +254,7 @@ public final class MockSpannerService extends SpannerGrpc.SpannerImplBase {
 
   @Override
   public void rollback(RollbackRequest request, StreamObserver<Empty> observer) {
-    unary(
-        request,
-        NONE,
-        observer,
-        () -> {
-          this.sessions.get(request.getSession());
-          return Empty.getDefaultInstance();
-        });
+    answerEmpty(request, observer, () -> this.sessions.get(request.getSession()));
   }
 
   /**
@@ -302,17 +289,16 @@ public final class MockSpannerService extends SpannerGrpc.SpannerImplBase {
         NONE,
         observer,
         () -> {
-          Session session = this.sessions.get(request.getSession());
-          StatementResult result = result(new SqlKey(request.getSql(), request.getParams()));
-          Transaction transaction = this.sessions.ofResult(session, request.getTransaction());
+          Found found = find(request.getSession(), sqlKey(request), request.getTransaction());
+          StatementResult result = found.result();
           return switch (result.kind()) {
             case QUERY ->
                 result.resultSet().toBuilder()
-                    .setMetadata(metadata(result.resultSet().getMetadata(), transaction))
+                    .setMetadata(metadata(result.resultSet().getMetadata(), found.transaction()))
                     .build();
             case UPDATE ->
                 ResultSet.newBuilder()
-                    .setMetadata(updateMetadata(transaction))
+                    .setMetadata(updateMetadata(found.transaction()))
                     .setStats(exactCount(result.updateCount()))
                     .build();
             case EXCEPTION -> throw result.exception();
@@ -329,22 +315,21 @@ public final class MockSpannerService extends SpannerGrpc.SpannerImplBase {
         time,
         observer,
         (stream) -> {
-          Session session = this.sessions.get(request.getSession());
-          StatementResult result = result(new SqlKey(request.getSql(), request.getParams()));
           int firstRow = ResultStream.firstRow(request.getResumeToken());
-          Transaction transaction = this.sessions.ofResult(session, request.getTransaction());
+          Found found = find(request.getSession(), sqlKey(request), request.getTransaction());
+          StatementResult result = found.result();
           switch (result.kind()) {
             case QUERY ->
                 stream.send(
                     result.resultSet(),
-                    metadata(result.resultSet().getMetadata(), transaction),
+                    metadata(result.resultSet().getMetadata(), found.transaction()),
                     firstRow,
                     time,
                     this.freeze);
             case UPDATE ->
                 stream.sendOnly(
                     PartialResultSet.newBuilder()
-                        .setMetadata(updateMetadata(transaction))
+                        .setMetadata(updateMetadata(found.transaction()))
                         .setStats(exactCount(result.updateCount()))
                         .build());
             case EXCEPTION -> throw result.exception();
@@ -393,10 +378,11 @@ public final class MockSpannerService extends SpannerGrpc.SpannerImplBase {
         NONE,
         observer,
         () -> {
-          Session session = this.sessions.get(request.getSession());
-          ResultSet rows = result(readKey(request)).resultSet();
-          Transaction transaction = this.sessions.ofResult(session, request.getTransaction());
-          return rows.toBuilder().setMetadata(metadata(rows.getMetadata(), transaction)).build();
+          Found found = find(request.getSession(), readKey(request), request.getTransaction());
+          ResultSet rows = found.result().resultSet();
+          return rows.toBuilder()
+              .setMetadata(metadata(rows.getMetadata(), found.transaction()))
+              .build();
         });
   }
 
@@ -407,11 +393,11 @@ public final class MockSpannerService extends SpannerGrpc.SpannerImplBase {
         NONE,
         observer,
         (stream) -> {
-          Session session = this.sessions.get(request.getSession());
-          ResultSet rows = result(readKey(request)).resultSet();
           int firstRow = ResultStream.firstRow(request.getResumeToken());
-          Transaction transaction = this.sessions.ofResult(session, request.getTransaction());
-          stream.send(rows, metadata(rows.getMetadata(), transaction), firstRow, NONE, this.freeze);
+          Found found = find(request.getSession(), readKey(request), request.getTransaction());
+          ResultSet rows = found.result().resultSet();
+          stream.send(
+              rows, metadata(rows.getMetadata(), found.transaction()), firstRow, NONE, this.freeze);
         });
   }
 
@@ -430,6 +416,23 @@ public final class MockSpannerService extends SpannerGrpc.SpannerImplBase {
           .asRuntimeException();
     }
     return result;
+  }
+
+  /** The result registered for a request, and the transaction it runs in. */
+  private record Found(StatementResult result, Transaction transaction) {}
+
+  /**
+   * Looks up, in this order, the request's session (NOT_FOUND if unknown), its registered result
+   * (INVALID_ARGUMENT if none), and the transaction it runs in, begun here if it asks for one.
+   */
+  private Found find(String session, Key key, TransactionSelector selector) {
+    Session known = this.sessions.get(session);
+    StatementResult result = result(key);
+    return new Found(result, this.sessions.ofResult(known, selector));
+  }
+
+  private static SqlKey sqlKey(ExecuteSqlRequest request) {
+    return new SqlKey(request.getSql(), request.getParams());
   }
 
   private static ReadKey readKey(ReadRequest request) {
@@ -478,14 +481,23 @@ public final class MockSpannerService extends SpannerGrpc.SpannerImplBase {
         request,
         time,
         () -> {
-          try {
-            raiseCallException(time);
-            T response = answer.get();
-            observer.onNext(response);
-            observer.onCompleted();
-          } catch (RuntimeException ex) {
-            observer.onError(asStatus(ex));
-          }
+          T response = answer.get();
+          observer.onNext(response);
+          observer.onCompleted();
+        },
+        observer::onError);
+  }
+
+  /** Answers a call whose response is empty, after {@code action}: a session's end, a rollback. */
+  private void answerEmpty(
+      AbstractMessage request, StreamObserver<Empty> observer, Runnable action) {
+    unary(
+        request,
+        NONE,
+        observer,
+        () -> {
+          action.run();
+          return Empty.getDefaultInstance();
         });
   }
 
@@ -496,23 +508,29 @@ public final class MockSpannerService extends SpannerGrpc.SpannerImplBase {
       StreamObserver<PartialResultSet> observer,
       Consumer<ResultStream> answer) {
     ResultStream stream = new ResultStream(observer);
-    serve(
-        request,
-        time,
+    serve(request, time, () -> answer.accept(stream), stream::fail);
+  }
+
+  /**
+   * Records the call, then answers it after its execution time and any freeze: raises the call's
+   * simulated exception, if any, then runs {@code answer}; an error goes to {@code fail}.
+   */
+  private void serve(
+      AbstractMessage request,
+      SimulatedExecutionTime time,
+      Runnable answer,
+      Consumer<StatusRuntimeException> fail) {
+    this.requests.add(request);
+    Runnable answered =
         () -> {
           try {
             raiseCallException(time);
-            answer.accept(stream);
+            answer.run();
           } catch (RuntimeException ex) {
-            stream.fail(asStatus(ex));
+            fail.accept(asStatus(ex));
           }
-        });
-  }
-
-  /** Records the call, then answers it after its execution time and any freeze. */
-  private void serve(AbstractMessage request, SimulatedExecutionTime time, Runnable answer) {
-    this.requests.add(request);
-    Runnable unfrozen = () -> this.freeze.whenUnfrozen(answer);
+        };
+    Runnable unfrozen = () -> this.freeze.whenUnfrozen(answered);
     long delay = time.delayNanos();
     if (delay > 0) {
       this.scheduler.schedule(unfrozen, delay, TimeUnit.NANOSECONDS);

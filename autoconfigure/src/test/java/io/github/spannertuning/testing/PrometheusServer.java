@@ -3,8 +3,6 @@ package io.github.spannertuning.testing;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -58,9 +56,14 @@ public final class PrometheusServer implements AutoCloseable {
 
   private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(10);
 
-  private final ChildProcess process;
+  private static final LocalBinary BINARY =
+      new LocalBinary(
+          "Prometheus",
+          BINARY_ENV,
+          List.of(Paths.get("/usr/bin/prometheus"), Paths.get("/usr/local/bin/prometheus")),
+          "apt-get install prometheus, or set " + BINARY_ENV + " to its binary");
 
-  private final int port;
+  private final LocalBinary.Running program;
 
   private final Path directory;
 
@@ -82,39 +85,20 @@ public final class PrometheusServer implements AutoCloseable {
   /** A scraped target as Prometheus last saw it. */
   public record Target(String instance, String health, Instant lastScrape, String lastError) {}
 
-  private PrometheusServer(ChildProcess process, int port, Path directory, Duration interval) {
-    this.process = process;
-    this.port = port;
+  private PrometheusServer(LocalBinary.Running program, Path directory, Duration interval) {
+    this.program = program;
     this.directory = directory;
     this.scrapeInterval = interval;
   }
 
-  /** Where the binary is looked for, in order. */
-  public static List<Path> candidates() {
-    List<Path> candidates = new ArrayList<>();
-    String fromEnv = System.getenv(BINARY_ENV);
-    if (fromEnv != null && !fromEnv.isBlank()) {
-      candidates.add(Paths.get(fromEnv));
-    }
-    candidates.add(Paths.get("/usr/bin/prometheus"));
-    candidates.add(Paths.get("/usr/local/bin/prometheus"));
-    return candidates;
-  }
-
   /** The first executable candidate, if any. */
   public static Optional<Path> find() {
-    return candidates().stream()
-        .filter((path) -> Files.isRegularFile(path) && Files.isExecutable(path))
-        .findFirst();
+    return BINARY.find();
   }
 
   /** A sentence saying where the binary was looked for, for skip messages. */
   public static String notFoundMessage() {
-    return "Prometheus not found at "
-        + candidates().stream().map(Path::toString).collect(Collectors.joining(", "))
-        + " (apt-get install prometheus, or set "
-        + BINARY_ENV
-        + " to its binary); skipping";
+    return BINARY.notFoundMessage();
   }
 
   /**
@@ -126,34 +110,24 @@ public final class PrometheusServer implements AutoCloseable {
   public static PrometheusServer start(Duration scrapeInterval, List<String> targets)
       throws IOException, InterruptedException {
     Path binary = find().orElseThrow(() -> new IllegalStateException(notFoundMessage()));
-    IOException last = null;
-    // The free port is found by binding and releasing it: another process may take it in
-    // between, so try a few times.
-    for (int attempt = 0; attempt < 3; attempt++) {
-      Path directory = Files.createTempDirectory("prometheus");
-      Path config = directory.resolve("prometheus.yml");
-      Files.writeString(config, config(scrapeInterval, targets));
-      Path log = directory.resolve("prometheus.log");
-      int port = freePort();
-      ChildProcess process =
-          ChildProcess.start(
+    return LocalBinary.startOnFreePort(
+        (port) -> {
+          Path directory = Files.createTempDirectory("prometheus");
+          Path config = directory.resolve("prometheus.yml");
+          Files.writeString(config, config(scrapeInterval, targets));
+          ProcessBuilder command =
               new ProcessBuilder(
-                      binary.toString(),
-                      "--config.file=" + config,
-                      "--storage.tsdb.path=" + directory.resolve("data"),
-                      "--web.listen-address=127.0.0.1:" + port)
-                  .redirectErrorStream(true)
-                  .redirectOutput(log.toFile()));
-      PrometheusServer server = new PrometheusServer(process, port, directory, scrapeInterval);
-      try {
-        server.awaitReady();
-        return server;
-      } catch (IOException ex) {
-        server.close();
-        last = ex;
-      }
-    }
-    throw last;
+                  binary.toString(),
+                  "--config.file=" + config,
+                  "--storage.tsdb.path=" + directory.resolve("data"),
+                  "--web.listen-address=127.0.0.1:" + port);
+          return new PrometheusServer(
+              LocalBinary.Running.start(command, port, directory.resolve("prometheus.log")),
+              directory,
+              scrapeInterval);
+        },
+        PrometheusServer::awaitReady,
+        PrometheusServer::close);
   }
 
   /** The configuration: one job, every target scraped at the interval, no rule, no alerting. */
@@ -184,7 +158,7 @@ public final class PrometheusServer implements AutoCloseable {
 
   /** The server's address, {@code http://127.0.0.1:port}. */
   public URI uri() {
-    return URI.create("http://127.0.0.1:" + this.port);
+    return URI.create("http://127.0.0.1:" + this.program.port());
   }
 
   public Duration scrapeInterval() {
@@ -290,7 +264,7 @@ public final class PrometheusServer implements AutoCloseable {
   /** Stops the server and deletes its configuration and data. */
   @Override
   public void close() throws InterruptedException {
-    this.process.close();
+    this.program.process().close();
     try (Stream<Path> files = Files.walk(this.directory)) {
       Iterator<Path> deepestFirst = files.sorted(Comparator.reverseOrder()).iterator();
       while (deepestFirst.hasNext()) {
@@ -303,12 +277,7 @@ public final class PrometheusServer implements AutoCloseable {
 
   /** The last lines of the server's log, for a failure message. */
   public String logTail() {
-    try {
-      String text = Files.readString(this.directory.resolve("prometheus.log"));
-      return text.length() > 3000 ? text.substring(text.length() - 3000) : text;
-    } catch (IOException ex) {
-      return "(no log: " + ex + ")";
-    }
+    return LocalBinary.tail(this.program.log(), 3000);
   }
 
   private JsonNode get(String pathAndQuery) throws IOException, InterruptedException {
@@ -328,30 +297,23 @@ public final class PrometheusServer implements AutoCloseable {
   }
 
   private void awaitReady() throws IOException, InterruptedException {
-    long deadline = System.nanoTime() + STARTUP_TIMEOUT.toNanos();
-    while (System.nanoTime() < deadline) {
-      Process process = this.process.process();
-      if (!process.isAlive()) {
-        throw new IOException("prometheus exited with " + process.exitValue() + ": " + logTail());
-      }
-      try {
-        HttpResponse<Void> ready =
-            this.http.send(
-                HttpRequest.newBuilder(this.uri().resolve("/-/ready"))
-                    .timeout(Duration.ofSeconds(1))
-                    .GET()
-                    .build(),
-                HttpResponse.BodyHandlers.discarding());
-        if (ready.statusCode() == 200) {
-          return;
-        }
-      } catch (IOException notYet) {
-        // not listening yet
-      }
-      Thread.sleep(50);
-    }
-    throw new IOException(
-        "prometheus not ready on " + uri() + " after " + STARTUP_TIMEOUT + ": " + logTail());
+    LocalBinary.awaitReady(
+        this.program,
+        "prometheus",
+        uri().toString(),
+        STARTUP_TIMEOUT,
+        Duration.ofMillis(50),
+        () ->
+            this.http
+                    .send(
+                        HttpRequest.newBuilder(this.uri().resolve("/-/ready"))
+                            .timeout(Duration.ofSeconds(1))
+                            .GET()
+                            .build(),
+                        HttpResponse.BodyHandlers.discarding())
+                    .statusCode()
+                == 200,
+        this::logTail);
   }
 
   private static Map<String, String> labels(JsonNode series) {
@@ -391,9 +353,6 @@ public final class PrometheusServer implements AutoCloseable {
    * another process may take it in between, which a test on a shared machine can afford.
    */
   public static int freePort() throws IOException {
-    try (ServerSocket socket =
-        new ServerSocket(0, 0, InetAddress.getByAddress(new byte[] {127, 0, 0, 1}))) {
-      return socket.getLocalPort();
-    }
+    return LocalBinary.freePort();
   }
 }

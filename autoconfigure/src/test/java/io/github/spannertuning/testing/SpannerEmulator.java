@@ -5,9 +5,7 @@ import com.google.cloud.spanner.InstanceId;
 import com.google.cloud.spanner.InstanceInfo;
 import com.google.cloud.spanner.Spanner;
 import java.io.IOException;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -34,49 +32,33 @@ public final class SpannerEmulator implements AutoCloseable {
 
   private static final String RELATIVE = "bin/cloud_spanner_emulator/emulator_main";
 
+  private static final LocalBinary BINARY =
+      new LocalBinary(
+          "Cloud Spanner emulator",
+          BINARY_ENV,
+          List.of(
+              Paths.get("/usr/lib/google-cloud-sdk").resolve(RELATIVE),
+              Paths.get("/usr/share/google-cloud-sdk").resolve(RELATIVE),
+              Paths.get("/opt/google-cloud-sdk").resolve(RELATIVE),
+              Paths.get(System.getProperty("user.home"), "google-cloud-sdk").resolve(RELATIVE)),
+          "set " + BINARY_ENV + " to its emulator_main");
+
   private static final Duration STARTUP_TIMEOUT = Duration.ofSeconds(30);
 
-  private final ChildProcess process;
+  private final LocalBinary.Running program;
 
-  private final int port;
-
-  private final Path log;
-
-  private SpannerEmulator(ChildProcess process, int port, Path log) {
-    this.process = process;
-    this.port = port;
-    this.log = log;
-  }
-
-  /** Where the binary is looked for, in order. */
-  public static List<Path> candidates() {
-    List<Path> candidates = new ArrayList<>();
-    String fromEnv = System.getenv(BINARY_ENV);
-    if (fromEnv != null && !fromEnv.isBlank()) {
-      candidates.add(Paths.get(fromEnv));
-    }
-    candidates.add(Paths.get("/usr/lib/google-cloud-sdk").resolve(RELATIVE));
-    candidates.add(Paths.get("/usr/share/google-cloud-sdk").resolve(RELATIVE));
-    candidates.add(Paths.get("/opt/google-cloud-sdk").resolve(RELATIVE));
-    candidates.add(
-        Paths.get(System.getProperty("user.home"), "google-cloud-sdk").resolve(RELATIVE));
-    return candidates;
+  private SpannerEmulator(LocalBinary.Running program) {
+    this.program = program;
   }
 
   /** The first executable candidate, if any. */
   public static Optional<Path> find() {
-    return candidates().stream()
-        .filter((path) -> Files.isRegularFile(path) && Files.isExecutable(path))
-        .findFirst();
+    return BINARY.find();
   }
 
   /** A sentence saying where the binary was looked for, for skip messages. */
   public static String notFoundMessage() {
-    return "Cloud Spanner emulator not found at "
-        + String.join(", ", candidates().stream().map(Path::toString).toList())
-        + " (set "
-        + BINARY_ENV
-        + " to its emulator_main); skipping";
+    return BINARY.notFoundMessage();
   }
 
   /**
@@ -110,91 +92,59 @@ public final class SpannerEmulator implements AutoCloseable {
 
   static SpannerEmulator start(Path binary, String... flags)
       throws IOException, InterruptedException {
-    IOException last = null;
-    // The free port is found by binding and releasing it: another process may take it in
-    // between, so try a few times.
-    for (int attempt = 0; attempt < 3; attempt++) {
-      int port = freePort();
-      Path log = Files.createTempFile("spanner-emulator", ".log");
-      // Deleted after the shutdown hooks, so after the emulator stopped writing to it.
-      log.toFile().deleteOnExit();
-      List<String> command =
-          new ArrayList<>(List.of(binary.toString(), "--host_port", "127.0.0.1:" + port));
-      command.addAll(List.of(flags));
-      ChildProcess process =
-          ChildProcess.start(
-              new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()));
-      SpannerEmulator emulator = new SpannerEmulator(process, port, log);
-      try {
-        emulator.awaitListening();
-        return emulator;
-      } catch (IOException ex) {
-        emulator.close();
-        last = ex;
-      }
-    }
-    throw last;
+    return LocalBinary.startOnFreePort(
+        (port) -> {
+          Path log = Files.createTempFile("spanner-emulator", ".log");
+          // Deleted after the shutdown hooks, so after the emulator stopped writing to it.
+          log.toFile().deleteOnExit();
+          List<String> command =
+              new ArrayList<>(List.of(binary.toString(), "--host_port", "127.0.0.1:" + port));
+          command.addAll(List.of(flags));
+          return new SpannerEmulator(
+              LocalBinary.Running.start(new ProcessBuilder(command), port, log));
+        },
+        SpannerEmulator::awaitListening,
+        SpannerEmulator::close);
   }
 
   /** {@code 127.0.0.1:port}, for {@code SpannerOptions.Builder.setEmulatorHost}. */
   public String hostPort() {
-    return "127.0.0.1:" + this.port;
+    return "127.0.0.1:" + this.program.port();
   }
 
   public int port() {
-    return this.port;
+    return this.program.port();
   }
 
   /** The emulator's process: {@code emulator_main}, or a wrapper that started it. */
   ProcessHandle process() {
-    return this.process.process().toHandle();
+    return this.program.process().process().toHandle();
   }
 
   /** Stops the emulator and any process it started, and waits for them to exit. */
   @Override
   public void close() throws InterruptedException {
-    this.process.close();
+    this.program.process().close();
     try {
-      Files.deleteIfExists(this.log);
+      Files.deleteIfExists(this.program.log());
     } catch (IOException ex) {
       // a temp file; leave it
     }
   }
 
   private void awaitListening() throws IOException, InterruptedException {
-    long deadline = System.nanoTime() + STARTUP_TIMEOUT.toNanos();
-    while (System.nanoTime() < deadline) {
-      Process process = this.process.process();
-      if (!process.isAlive()) {
-        throw new IOException("emulator exited with " + process.exitValue() + ": " + logTail());
-      }
-      try (Socket socket = new Socket()) {
-        socket.connect(new InetSocketAddress(loopback(), this.port), 200);
-        return;
-      } catch (IOException ex) {
-        Thread.sleep(20);
-      }
-    }
-    throw new IOException(
-        "emulator not listening on " + hostPort() + " after " + STARTUP_TIMEOUT + ": " + logTail());
-  }
-
-  private String logTail() {
-    try {
-      String text = Files.readString(this.log);
-      return text.length() > 2000 ? text.substring(text.length() - 2000) : text;
-    } catch (IOException ex) {
-      return "(no log: " + ex + ")";
-    }
-  }
-
-  private static InetAddress loopback() throws IOException {
-    return InetAddress.getByAddress(new byte[] {127, 0, 0, 1});
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0, 0, loopback())) {
-      return socket.getLocalPort();
-    }
+    LocalBinary.awaitReady(
+        this.program,
+        "emulator",
+        hostPort(),
+        STARTUP_TIMEOUT,
+        Duration.ofMillis(20),
+        () -> {
+          try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress(LocalBinary.loopback(), port()), 200);
+            return true;
+          }
+        },
+        () -> LocalBinary.tail(this.program.log(), 2000));
   }
 }
