@@ -60,6 +60,9 @@ public final class ChannelLoad {
 
   private volatile int poolSize;
 
+  /** Whether the client traces its calls: read by the interceptor on every call. */
+  private volatile boolean traced;
+
   /** The sub-channels that have carried a call, in the order they were first used. */
   public List<ChannelStats> channels() {
     return List.copyOf(this.channels);
@@ -136,6 +139,17 @@ public final class ChannelLoad {
   public void onNewChannel(Consumer<ChannelStats> listener) {
     this.listeners.add(listener);
     this.channels.forEach(listener);
+  }
+
+  /**
+   * The client traces its calls with OpenTelemetry ({@link Traces#on}); set as its rpc is built.
+   */
+  void traced(boolean traced) {
+    this.traced = traced;
+  }
+
+  boolean traced() {
+    return this.traced;
   }
 
   ClientInterceptor interceptor() {

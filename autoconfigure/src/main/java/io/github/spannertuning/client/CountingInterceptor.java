@@ -31,6 +31,8 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  *
  * <p>The cost per call is a map lookup, two context lookups, two atomic increments, one decrement,
  * two clock reads (one for a call routing picked, which is timed from its pick) and the wrappers.
+ * Where the client traces its calls, a third context lookup tells the call's span its channel
+ * ({@link Traces#madeOn}); elsewhere that is one volatile read.
  *
  * <p>It also tells the client's {@link ExperimentSlot} of the calls an experiment compares. With no
  * experiment running that is one volatile read per call. While one runs, a call of a kind it
@@ -67,6 +69,9 @@ final class CountingInterceptor implements ClientInterceptor {
       return next.newCall(method, callOptions);
     }
     ChannelStats stats = this.load.stats(next);
+    if (this.load.traced()) {
+      Traces.madeOn(stats);
+    }
     ExperimentSlot experiment = this.experiment;
     if (experiment != null && !experiment.isRunning()) {
       experiment = null;

@@ -7,6 +7,7 @@ import com.google.cloud.spanner.spi.v1.SpannerRpc.ResultStreamConsumer;
 import com.google.cloud.spanner.spi.v1.SpannerRpc.StreamingCall;
 import com.google.spanner.v1.PartialResultSet;
 import io.grpc.Context;
+import io.opentelemetry.api.trace.Span;
 import java.util.Map;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
@@ -117,6 +118,15 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
   /** Whether this is an attempt of a hedged read, which records itself in an experiment. */
   private final boolean hedgeAttempt;
 
+  /**
+   * The client's span of this stream, which its end is recorded on ({@link Traces#STREAM_END});
+   * {@code null} where the client does not trace, and on a hedged read's attempt until it wins.
+   */
+  private volatile Span span;
+
+  /** Whether the consumer was told the stream failed: its close then ends nothing. */
+  private volatile boolean failed;
+
   GuardedStream(ResultStreamConsumer consumer, SpannerTuningState tuning) {
     this(consumer, tuning, false);
   }
@@ -197,6 +207,11 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
     return TRANSPORT_LINKED.compareAndSet(this, 0, 1);
   }
 
+  /** Records how this stream ends on the client's span of it. */
+  void trace(Span span) {
+    this.span = span;
+  }
+
   /** The sub-channel the linked call was made on, or {@code null} before that or if unknown. */
   ChannelLoad.ChannelStats channel() {
     return this.channel;
@@ -247,6 +262,7 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
         && this.tuning.mayRelease(stats)) {
       if (PHASE.compareAndSet(this, LAST, CLOSED)) {
         this.tuning.streamEndGuardCancelledAtLimit();
+        Traces.streamEnd(this.span, Traces.RELEASED_AT_SLOT_LIMIT);
         started.cancel(
             "spanner-tuning: the stream finished at its last message and its connection has no"
                 + " stream slot to spare");
@@ -258,6 +274,7 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
       stats.incrementDraining();
     }
     if (PHASE.compareAndSet(this, LAST, DRAINING)) {
+      Traces.streamEnd(this.span, Traces.DRAINED);
       startDraining();
     } else {
       // The call ended, or the client closed the stream before it took last, meanwhile: that
@@ -278,6 +295,7 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
 
   @Override
   public void onError(SpannerException e) {
+    this.failed = true;
     if (ended()) {
       this.consumer.onError(e);
     }
@@ -323,6 +341,8 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
    * hedging brings no server's reset limit closer than the guard does.
    */
   void abandon() {
+    // The application reads the other attempt: this one's end is not the read's.
+    this.span = null;
     while (true) {
       int current = this.phase;
       if (current == LAST) {
@@ -375,6 +395,7 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
         if (stats != null && stats.activeStreams() > this.tuning.drainWhileInFlightAtMost()) {
           if (PHASE.compareAndSet(this, LAST, CLOSED)) {
             this.tuning.streamEndGuardCancelledAtLimit();
+            Traces.streamEnd(this.span, Traces.RELEASED_AT_SLOT_LIMIT);
             this.call.cancel(message);
             return;
           }
@@ -385,6 +406,7 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
           stats.incrementDraining();
         }
         if (PHASE.compareAndSet(this, LAST, DRAINING)) {
+          Traces.streamEnd(this.span, Traces.DRAINED);
           startDraining();
           return;
         }
@@ -395,7 +417,12 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
       } else if (PHASE.compareAndSet(this, current, CLOSED)) {
         if (current == ENDED && guard) {
           this.tuning.streamEndGuardSkipped();
+          if (!this.failed) {
+            // Its trailers came before the close: a drain that was over at once.
+            Traces.streamEnd(this.span, Traces.DRAINED);
+          }
         } else {
+          Traces.streamEnd(this.span, Traces.CANCELLED);
           this.call.cancel(message);
         }
         return;
@@ -453,6 +480,8 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
       drainingEnded();
       if (!this.abandoned) {
         this.tuning.streamEndGuardDrainTimedOut();
+        // Where the client ended its span at the close, only the meter counts this.
+        Traces.streamEnd(this.span, Traces.DRAIN_TIMEOUT);
       }
       StreamingCall started = this.call;
       if (started != null) {

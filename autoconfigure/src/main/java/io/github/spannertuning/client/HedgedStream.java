@@ -13,7 +13,10 @@ import io.github.spannertuning.routing.HedgeDelay;
 import io.github.spannertuning.routing.HedgeRace;
 import io.github.spannertuning.routing.HedgeTimer;
 import io.grpc.Context;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.Tracer;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -38,6 +41,10 @@ import java.util.logging.Logger;
  * <p>A read costs this object, one timer entry in it and no lock; a read that answers within its
  * delay sends nothing more. The hedge is due on the {@link HedgeTimer}'s one thread, which sends
  * it.
+ *
+ * <p>Where the client traces, a read that sends a hedge gets a child span per attempt ({@link
+ * Traces#attempt}), from the attempt's start to the race's end, and its own span tells whether the
+ * hedge won; the winner's channel and its end are the read's.
  */
 final class HedgedStream extends HedgeRace implements StreamingCall, ResultStreamConsumer {
 
@@ -77,6 +84,17 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
 
   /** The first attempt's failure, for the client should the hedge fail too. */
   private volatile SpannerException firstError;
+
+  private static final AtomicReferenceFieldUpdater<HedgedStream, Span[]> ATTEMPT_SPANS =
+      AtomicReferenceFieldUpdater.newUpdater(HedgedStream.class, Span[].class, "attemptSpans");
+
+  /** The client's span of this read where the client traces; else {@code null}. */
+  private volatile Span span;
+
+  private volatile Tracer tracer;
+
+  /** The two attempts' spans, once the hedge was sent on a traced read, until the race ends. */
+  private volatile Span[] attemptSpans;
 
   /**
    * @param options the read's options without the client's channel choice: the hedge's channel is
@@ -126,6 +144,12 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
     return stream;
   }
 
+  /** Traces this read on the client's span of it, before its first attempt is made. */
+  void trace(Span span, Tracer tracer) {
+    this.span = span;
+    this.tracer = tracer;
+  }
+
   /** The first attempt's stream, to make its call with. */
   GuardedStream first() {
     return this.first;
@@ -153,6 +177,8 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
       return;
     }
     GuardedStream hedge = new GuardedStream(new Second(), this.state, true);
+    long sentAtEpochNanos = (this.span != null) ? Traces.epochNanos() : 0;
+    long sentAtNanos = (this.span != null) ? System.nanoTime() : 0;
     Context previous = this.context.attach();
     try {
       ChannelReservation reservation = this.routing.enterExcept(this.first.channel(), hedge);
@@ -169,6 +195,9 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
       this.context.detach(previous);
     }
     this.second = hedge;
+    if (this.span != null) {
+      traceAttempts(hedge, sentAtEpochNanos, sentAtNanos);
+    }
     catchUpSecond();
     int winner = winner();
     if (winner == FIRST) {
@@ -176,6 +205,51 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
     } else if (winner < 0 && over()) {
       hedge.cancel("spanner-tuning: the hedged read was closed");
     }
+  }
+
+  /**
+   * Starts a span per attempt, the first one's at the read's start. Should the race have ended
+   * while they were being made, they end at once.
+   */
+  private void traceAttempts(GuardedStream hedge, long sentAtEpochNanos, long sentAtNanos) {
+    Span first =
+        Traces.attempt(
+            this.tracer,
+            this.span,
+            1,
+            sentAtEpochNanos - (sentAtNanos - this.startNanos),
+            this.first.channel());
+    Span second = Traces.attempt(this.tracer, this.span, 2, sentAtEpochNanos, hedge.channel());
+    this.attemptSpans = new Span[] {first, second};
+    int winner = winner();
+    if (winner >= 0) {
+      endAttempts(winner);
+    }
+  }
+
+  /**
+   * The race ended: {@code winner} answered first, or neither did ({@code -1}). The attempts' spans
+   * end, once; the read's span tells whether the hedge won, and then carries its channel.
+   */
+  private void endAttempts(int winner) {
+    if (this.attemptSpans == null) {
+      return;
+    }
+    Span[] attempts = ATTEMPT_SPANS.getAndSet(this, null);
+    if (attempts == null) {
+      return;
+    }
+    GuardedStream hedge = this.second;
+    if (winner >= 0) {
+      this.span.setAttribute(Traces.HEDGE_WON, winner == SECOND);
+      if (winner == SECOND && hedge != null) {
+        Traces.route(this.span, Traces.LATENCY);
+        Traces.channel(this.span, hedge.channel());
+        hedge.trace(this.span);
+      }
+    }
+    attempts[FIRST].end();
+    attempts[SECOND].end();
   }
 
   private void onError(int attempt, RuntimeException ex) {
@@ -270,6 +344,7 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
   }
 
   private void failed(SpannerException e) {
+    endAttempts(-1);
     recorded(e.getErrorCode().getGrpcStatusCode().value());
     this.consumer.onError(e);
   }
@@ -293,6 +368,16 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
       if (hedge != null) {
         hedge.abandon();
       }
+    }
+    Span span = this.span;
+    if (span != null) {
+      // Before the winner's last message is handed on: its end may be decided right after. A
+      // hedge that answers before its call was recorded as made is traced when it is.
+      GuardedStream winner = (attempt == SECOND) ? this.second : this.first;
+      if (winner != null) {
+        winner.trace(span);
+      }
+      endAttempts(attempt);
     }
   }
 
@@ -346,6 +431,8 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
     switch (close()) {
       case CLOSE_WINNER -> attempt(winner()).cancel(message);
       case CANCEL_ALL -> {
+        Traces.streamEnd(this.span, Traces.CANCELLED);
+        endAttempts(-1);
         this.first.cancel(message);
         attempt(SECOND).cancel(message);
       }

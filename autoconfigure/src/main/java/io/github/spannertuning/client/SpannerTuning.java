@@ -390,6 +390,24 @@ public final class SpannerTuning {
         && attaches(ClientSupport.rpcFactory(options));
   }
 
+  /**
+   * Gives the client built from this builder {@code openTelemetry} to trace with, where the
+   * application chose OpenTelemetry traces for the Spanner client ({@code
+   * SpannerOptions.enableOpenTelemetryTraces()}) and gave this builder no OpenTelemetry, so that
+   * its client would trace with {@code GlobalOpenTelemetry}. Returns whether it did. An
+   * OpenTelemetry the application set is kept, and so is the builder of a client version that
+   * cannot be read.
+   */
+  public static boolean traceWithIfUnset(
+      SpannerOptions.Builder builder, OpenTelemetry openTelemetry) {
+    Objects.requireNonNull(openTelemetry, "openTelemetry");
+    if (!Traces.openTelemetryChosen() || !ClientSupport.hasNoOpenTelemetry(builder)) {
+      return false;
+    }
+    builder.setOpenTelemetry(openTelemetry);
+    return true;
+  }
+
   private static Optional<SpannerTuningState> stateOfFactory(Object factory) {
     return (factory instanceof TunedSpannerRpcFactory tuned)
         ? Optional.of(tuned.state())
