@@ -127,6 +127,12 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
   /** Whether the consumer was told the stream failed: its close then ends nothing. */
   private volatile boolean failed;
 
+  /**
+   * A hedged read's attempt decided at {@code last}, before it is known to have won: what its span
+   * is told when it wins ({@link #trace}).
+   */
+  private volatile String endAtLast;
+
   GuardedStream(ResultStreamConsumer consumer, SpannerTuningState tuning) {
     this(consumer, tuning, false);
   }
@@ -210,6 +216,10 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
   /** Records how this stream ends on the client's span of it. */
   void trace(Span span) {
     this.span = span;
+    String decided = this.endAtLast;
+    if (decided != null) {
+      Traces.streamEnd(span, decided);
+    }
   }
 
   /** The sub-channel the linked call was made on, or {@code null} before that or if unknown. */
@@ -239,33 +249,62 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
     }
     // Before the consumer sees it: once it has, the application may close at once.
     if (results.getLast() && current == OPEN && PHASE.compareAndSet(this, OPEN, LAST)) {
-      this.consumer.onPartialResultSet(results);
-      if (this.tuning.guardFinishesAtLast()) {
-        finishedAtLast();
+      if (!this.tuning.guardFinishesAtLast()) {
+        this.consumer.onPartialResultSet(results);
+        return;
       }
+      boolean release = releasesAtLast();
+      // On the span before the consumer has the message too: the application may then close the
+      // result set, and the client end its span, before this thread goes on. A hedged read's
+      // attempt learns its span as it wins, while the consumer is handed the message.
+      String end = release ? Traces.RELEASED_AT_SLOT_LIMIT : Traces.DRAINED;
+      if (this.hedgeAttempt) {
+        this.endAtLast = end;
+      }
+      if (this.phase == LAST) {
+        Traces.streamEnd(this.span, end);
+      }
+      this.consumer.onPartialResultSet(results);
+      finishedAtLast(release);
       return;
+    }
+    if (current == ENDED && results.getLast() && this.tuning.guardFinishesAtLast()) {
+      // gax hands on the last message after the trailers: nothing was left to drain.
+      if (this.hedgeAttempt) {
+        this.endAtLast = Traces.DRAINED;
+      }
+      Traces.streamEnd(this.span, Traces.DRAINED);
     }
     this.consumer.onPartialResultSet(results);
   }
 
   /**
-   * The consumer holds the message marked {@code last}, on a client that will not cancel this call
-   * once its iterator takes it: release the stream's slot at once if its connection has none to
-   * spare, or else drain it with the timeout.
+   * Whether a stream that finished at {@code last} is released at once rather than drained: its
+   * connection has no stream slot to spare, and its budget of resets allows one.
    */
-  private void finishedAtLast() {
+  private boolean releasesAtLast() {
     ChannelLoad.ChannelStats stats = this.channel;
-    StreamingCall started = this.call;
-    if (started != null
+    return this.call != null
         && stats != null
         && stats.activeStreams() > this.tuning.drainWhileInFlightAtMost()
-        && this.tuning.mayRelease(stats)) {
+        && this.tuning.mayRelease(stats);
+  }
+
+  /**
+   * The consumer holds the message marked {@code last}, on a client that will not cancel this call
+   * once its iterator takes it: release the stream's slot at once if it was decided to ({@link
+   * #releasesAtLast()}), or else drain it with the timeout.
+   */
+  private void finishedAtLast(boolean release) {
+    ChannelLoad.ChannelStats stats = this.channel;
+    if (release) {
       if (PHASE.compareAndSet(this, LAST, CLOSED)) {
         this.tuning.streamEndGuardCancelledAtLimit();
-        Traces.streamEnd(this.span, Traces.RELEASED_AT_SLOT_LIMIT);
-        started.cancel(
+        this.call.cancel(
             "spanner-tuning: the stream finished at its last message and its connection has no"
                 + " stream slot to spare");
+      } else {
+        endedMeanwhile();
       }
       return;
     }
@@ -274,7 +313,6 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
       stats.incrementDraining();
     }
     if (PHASE.compareAndSet(this, LAST, DRAINING)) {
-      Traces.streamEnd(this.span, Traces.DRAINED);
       startDraining();
     } else {
       // The call ended, or the client closed the stream before it took last, meanwhile: that
@@ -283,6 +321,17 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
       if (stats != null) {
         stats.decrementDraining();
       }
+      endedMeanwhile();
+    }
+  }
+
+  /**
+   * The stream left {@code LAST} while it was being decided at {@code last}: a close by the client
+   * recorded its own decision; trailers that came meant nothing was left to drain.
+   */
+  private void endedMeanwhile() {
+    if (this.phase == ENDED) {
+      Traces.streamEnd(this.span, Traces.DRAINED);
     }
   }
 

@@ -204,9 +204,9 @@ class TraceAttributesTest {
   }
 
   /**
-   * A hedge forced on every read (delay 0) against a first attempt the server holds 300 ms: the
-   * hedge answers first. Each attempt has a span of its own under the read's, on the channel the
-   * server saw it on; the read's span says the hedge won and names its channel.
+   * A hedge forced on every read (delay 0) against a first attempt the server holds 1 s: the hedge
+   * answers first. Each attempt has a span of its own under the read's, on the channel the server
+   * saw it on; the read's span says the hedge won and names its channel.
    */
   @Test
   void aHedgedReadHasASpanPerAttemptAndSaysWhichWon() {
@@ -217,7 +217,7 @@ class TraceAttributesTest {
                 .hedgingMaxExtra(1.0)
                 .hedgingBurst(1000)
                 .hedgingFixedDelay(Duration.ZERO));
-    server.get().setFaults((method, attempt) -> (attempt == 1) ? Fault.delay(300) : Fault.NONE);
+    server.get().setFaults((method, attempt) -> (attempt == 1) ? Fault.delay(1000) : Fault.NONE);
     pointSelect(client);
     SpanData read = only(traces.spans(QUERY));
     await()
@@ -231,7 +231,7 @@ class TraceAttributesTest {
     assertThat(read.getAttributes().get(HEDGE_WON)).isTrue();
     assertThat(read.getAttributes().get(CHANNEL)).isEqualTo(second.getAttributes().get(CHANNEL));
     assertThat(read.getAttributes().get(STREAM_END)).isEqualTo("drained");
-    // The server records the first attempt once its 300 ms have passed.
+    // The server records the first attempt once its second has passed.
     await()
         .atMost(Duration.ofSeconds(5))
         .until(() -> server.get().calls("ExecuteStreamingSql").size() == 2);
