@@ -18,6 +18,12 @@ const COUNTER_MEANS = {
   streamEndGuardSkipped: 'cancels of already-finished streams skipped (existsById closes after one row)',
   streamEndGuardDrained: 'streams closed at their last row that then completed by themselves, no cancel sent',
   streamEndGuardDrainTimeouts: 'streams closed at their last row whose trailers did not come in time: cancelled',
+  hedgingSent: 'second attempts, on another channel, of reads that had not answered within their delay',
+  hedgingWon: 'hedges that answered before the read\'s first attempt',
+  hedgingDenied: 'hedges that were due but not sent: the budget of extra calls was spent',
+  hedgingLosersCancelled: 'losing attempts cancelled within their connection\'s reset budget',
+  hedgingBudgetLeft: 'hedges the budget holds now',
+  hedgingExtraCallRate: 'hedges per hedgeable read over about the last minute',
 };
 const EXPLAIN = {
   'single-use-distribution':
@@ -25,9 +31,11 @@ const EXPLAIN = {
   'transaction-routing':
     'Each transaction\'s first call picks its channel the same way; the rest of the transaction follows it.',
   'stream-end-guard': 'Skips the cancel of a read whose stream had already ended (existsById, point selects).',
+  'hedging':
+    'A read that has not answered by a recent high percentile of its statement\'s time is sent again to another channel; the first answer wins, within a budget of 5 % extra calls. Off by default.',
   'grpc-gcp': 'The grpc-gcp channel pool, which load-aware picking needs. Chosen when channels are built.',
 };
-const SWITCHABLE = new Set(['single-use-distribution', 'transaction-routing', 'stream-end-guard']);
+const SWITCHABLE = new Set(['single-use-distribution', 'transaction-routing', 'stream-end-guard', 'hedging']);
 // The backends (kind in /sample/backend) that are the Cloud Spanner emulator: it never marks a
 // stream's last message, so the guard has nothing to skip there and the page says why.
 const EMULATOR_KINDS = new Set(['emulator-started', 'emulator-host']);
@@ -47,6 +55,23 @@ function el(tag, attrs, ...children) {
   });
   children.flat().forEach((c) => node.append(c instanceof Node ? c : document.createTextNode(String(c))));
   return node;
+}
+
+// A refusal stays in view until the user dismisses it or does something else: the once-a-second
+// poll writes the status line, never the notice.
+function refused(what, message) {
+  $('notice-text').textContent = what + ' refused: ' + message;
+  $('notice').hidden = false;
+}
+
+function dismiss() {
+  $('notice').hidden = true;
+}
+
+// The reason in an endpoint's refusal: its body's message, else the body itself.
+async function reasonOf(response) {
+  const text = await response.text();
+  try { return response.status + ' ' + (JSON.parse(text).message || text); } catch (ignored) { return response.status + ' ' + text; }
 }
 
 function words(key) {
@@ -164,6 +189,7 @@ function renderCounters(client) {
 }
 
 async function switchFeature(feature, enabled, box) {
+  dismiss();
   box.disabled = true;
   try {
     const response = await fetch(ENDPOINT + '/' + encodeURIComponent(clientName), {
@@ -171,10 +197,10 @@ async function switchFeature(feature, enabled, box) {
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ feature, enabled }),
     });
-    if (!response.ok) throw new Error(response.status + ' ' + (await response.text()));
+    if (!response.ok) throw new Error(await reasonOf(response));
     render(await response.json());
   } catch (e) {
-    $('status').textContent = 'switch refused: ' + e.message;
+    refused('switch of ' + feature, e.message);
     box.checked = !enabled;
   } finally {
     box.disabled = false;
@@ -218,29 +244,28 @@ async function experimentRequest(method, body) {
   const options = { method, headers: { 'Content-Type': 'application/json' } };
   if (body) options.body = JSON.stringify(body);
   const response = await fetch(ENDPOINT + '/' + encodeURIComponent(clientName) + '/experiment', options);
-  if (!response.ok) {
-    const text = await response.text();
-    let reason = text;
-    try { reason = JSON.parse(text).message || text; } catch (ignored) { /* not JSON */ }
-    throw new Error(response.status + ' ' + reason);
-  }
+  if (!response.ok) throw new Error(await reasonOf(response));
   await poll();
 }
 
 async function startExperiment(event) {
   event.preventDefault();
+  dismiss();
+  const body = { duration: $('experiment-duration').value, slice: $('experiment-slice').value };
+  if ($('experiment-feature').value) body.feature = $('experiment-feature').value;
   try {
-    await experimentRequest('POST', { duration: $('experiment-duration').value, slice: $('experiment-slice').value });
+    await experimentRequest('POST', body);
   } catch (e) {
-    $('status').textContent = 'experiment refused: ' + e.message;
+    refused('experiment', e.message);
   }
 }
 
 async function stopExperiment() {
+  dismiss();
   try {
     await experimentRequest('DELETE');
   } catch (e) {
-    $('status').textContent = 'stop refused: ' + e.message;
+    refused('stop', e.message);
   }
 }
 
@@ -259,6 +284,7 @@ function addHistory(before, after, body) {
 
 async function burst(event) {
   event.preventDefault();
+  dismiss();
   const button = $('burst');
   const result = $('burst-result');
   button.disabled = true;
@@ -290,6 +316,7 @@ async function burst(event) {
 $('burst-form').addEventListener('submit', burst);
 $('experiment-form').addEventListener('submit', startExperiment);
 $('experiment-stop').addEventListener('click', stopExperiment);
+$('notice-dismiss').addEventListener('click', dismiss);
 $('write-example').textContent = `curl -X POST '${location.origin}/singers/1/albums/1/sales?copies=10'`;
 loadBackend();
 poll();

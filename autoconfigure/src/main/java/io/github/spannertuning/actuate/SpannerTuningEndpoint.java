@@ -11,6 +11,8 @@ import io.github.spannertuning.experiment.ExperimentResult;
 import io.github.spannertuning.experiment.ExperimentResult.KindResult;
 import io.github.spannertuning.experiment.ExperimentResult.PerArm;
 import io.github.spannertuning.experiment.ExperimentResult.Progress;
+import io.github.spannertuning.experiment.ExperimentResult.SliceStart;
+import io.github.spannertuning.experiment.InvalidExperimentPlanException;
 import io.github.spannertuning.jdbc.TunedJdbcClient;
 import io.github.spannertuning.routing.Hedging;
 import java.security.Principal;
@@ -44,6 +46,9 @@ import org.springframework.lang.Nullable;
  * /actuator/spannertuning/{client}/experiment}). Read-only unless {@code
  * management.endpoint.spannertuning.access=unrestricted}. Shows no SQL, parameters or credentials:
  * it knows none.
+ *
+ * <p>A request it refuses throws {@link InvalidEndpointRequestException} with the reason; over HTTP
+ * {@link SpannerTuningEndpointWebExtension} answers it with a 400 whose body carries that reason.
  *
  * <p>A client spanner-tuning could not tune is listed too, with the same fields: every feature
  * {@code unsupported} with the reason, for example a {@code Spanner} bean built from a {@code
@@ -105,8 +110,7 @@ public class SpannerTuningEndpoint {
    * that cannot be switched on this client, is a bad request; its reason is logged at debug level.
    *
    * @param client the Spanner bean name, or the DataSource bean name of a JDBC driver's client
-   * @param feature {@code single-use-distribution}, {@code transaction-routing} or {@code
-   *     stream-end-guard}
+   * @param feature a feature that can be switched at runtime, such as {@code stream-end-guard}
    * @param enabled the new state
    * @param principal the caller, when the request was authenticated
    */
@@ -115,14 +119,19 @@ public class SpannerTuningEndpoint {
       @Selector String client, String feature, boolean enabled, @Nullable Principal principal) {
     SpannerTuningState state = this.clients.get().get(client);
     if (state == null) {
-      throw refused(client, feature, "Unknown Spanner client '" + client + "'");
+      throw refused(client, feature, "Unknown Spanner client '" + client + "'", null);
     }
-    Feature target = switchable(client, feature);
+    Feature target;
+    try {
+      target = switchable(feature);
+    } catch (IllegalArgumentException ex) {
+      throw refused(client, feature, ex.getMessage(), "feature");
+    }
     FeatureState before = state.feature(target);
     try {
       state.setEnabled(target, enabled);
     } catch (IllegalStateException ex) {
-      throw refused(client, feature, ex.getMessage());
+      throw refused(client, feature, ex.getMessage(), "feature");
     }
     logger.info(
         "spanner-tuning: "
@@ -154,13 +163,17 @@ public class SpannerTuningEndpoint {
   }
 
   /**
-   * Starts a switchback experiment on one client, and logs who did. A bad duration or slice, an
-   * experiment already running, or a client with nothing to compare is a bad request.
+   * Starts a switchback experiment on one client, and logs who did. A bad duration, slice, feature
+   * or fleet, an experiment already running, or a client with nothing to compare is a bad request.
    *
    * @param client the Spanner bean name, or the DataSource bean name of a JDBC driver's client
    * @param experiment the word {@code experiment}
    * @param duration how long it runs, in Boot's duration format ({@code 20m}); 20 minutes if absent
    * @param slice how long each slice lasts ({@code 60s}); 60 seconds if absent
+   * @param feature a feature that can be switched at runtime, to compare it on against off with
+   *     every other feature as it is; absent, the whole tuning against stock
+   * @param fleet the id of a fleet whose instances run this experiment together, on slices aligned
+   *     to the wall clock; absent, this client alone
    * @param principal the caller, when the request was authenticated
    */
   @WriteOperation
@@ -169,15 +182,28 @@ public class SpannerTuningEndpoint {
       @Selector String experiment,
       @Nullable String duration,
       @Nullable String slice,
+      @Nullable String feature,
+      @Nullable String fleet,
       @Nullable Principal principal) {
     SpannerTuningState state = experimentClient(client, experiment, true);
     ExperimentPlan plan;
     ExperimentResult started;
     try {
-      plan = state.experimentPlan(duration("duration", duration), duration("slice", slice));
+      if (feature != null) {
+        switchable(feature);
+      }
+      plan =
+          state
+              .experimentPlan(duration("duration", duration), duration("slice", slice))
+              .withFeature(feature)
+              .inFleet(fleet);
       started = state.startExperiment(plan);
-    } catch (IllegalArgumentException | IllegalStateException ex) {
-      throw refusedExperiment(client, ex.getMessage());
+    } catch (InvalidExperimentPlanException ex) {
+      throw refusedExperiment(client, ex.getMessage(), ex.field());
+    } catch (IllegalArgumentException ex) {
+      throw refusedExperiment(client, ex.getMessage(), "feature");
+    } catch (IllegalStateException ex) {
+      throw refusedExperiment(client, ex.getMessage(), null);
     }
     logger.info(
         "spanner-tuning: experiment of "
@@ -188,7 +214,8 @@ public class SpannerTuningEndpoint {
             + client
             + "' by "
             + ((principal != null) ? principal.getName() : "anonymous")
-            + " through the spannertuning endpoint");
+            + " through the spannertuning endpoint"
+            + started.scope());
     return ExperimentDescriptor.of(started);
   }
 
@@ -212,7 +239,7 @@ public class SpannerTuningEndpoint {
     ExperimentResult last = state.experiment();
     if (last == null) {
       throw refusedExperiment(
-          client, "no experiment was started on Spanner client '" + client + "'");
+          client, "no experiment was started on Spanner client '" + client + "'", null);
     }
     return ExperimentDescriptor.of(last);
   }
@@ -221,13 +248,13 @@ public class SpannerTuningEndpoint {
     if (!"experiment".equals(path)) {
       if (write) {
         throw refusedExperiment(
-            client, "Unknown operation '" + path + "'; the only one is 'experiment'");
+            client, "Unknown operation '" + path + "'; the only one is 'experiment'", null);
       }
       return null;
     }
     SpannerTuningState state = this.clients.get().get(client);
     if (state == null && write) {
-      throw refusedExperiment(client, "Unknown Spanner client '" + client + "'");
+      throw refusedExperiment(client, "Unknown Spanner client '" + client + "'", null);
     }
     return state;
   }
@@ -241,7 +268,8 @@ public class SpannerTuningEndpoint {
     try {
       return DurationStyle.detectAndParse(value.trim());
     } catch (IllegalArgumentException ex) {
-      throw new IllegalArgumentException(
+      throw new InvalidExperimentPlanException(
+          field,
           field
               + " must be a duration such as 20m, 60s or 500ms (Boot's duration format), was '"
               + value
@@ -249,26 +277,49 @@ public class SpannerTuningEndpoint {
     }
   }
 
-  private static InvalidEndpointRequestException refusedExperiment(String client, String reason) {
+  /**
+   * The value of a switch's {@code enabled} field, which JSON may give as a boolean or a string.
+   *
+   * @throws InvalidEndpointRequestException naming the field when it is absent or not a boolean
+   */
+  static boolean enabled(String client, @Nullable String feature, @Nullable String value) {
+    if ("true".equalsIgnoreCase(value) || "false".equalsIgnoreCase(value)) {
+      return Boolean.parseBoolean(value);
+    }
+    String reason =
+        (value == null)
+            ? "enabled is required: true or false"
+            : "enabled must be true or false, was '" + value + "'";
+    throw refused(client, feature, reason, "enabled");
+  }
+
+  private static InvalidEndpointRequestException refusedExperiment(
+      String client, String reason, @Nullable String field) {
     logger.debug(
         "spanner-tuning: refused an experiment request on Spanner client '"
             + client
             + "': "
             + reason);
-    return new InvalidEndpointRequestException(reason, reason);
+    return new RefusedRequestException(reason, field);
   }
 
-  private static Feature switchable(String client, String id) {
+  /**
+   * The feature of this id, if it can be switched at runtime.
+   *
+   * @throws IllegalArgumentException saying why not, and which can
+   */
+  private static Feature switchable(@Nullable String id) {
+    if (id == null || id.isBlank()) {
+      throw new IllegalArgumentException("feature is required; " + switchableFeatures());
+    }
     Feature feature;
     try {
       feature = Feature.fromId(id);
     } catch (IllegalArgumentException ex) {
-      throw refused(client, id, "Unknown feature '" + id + "'; " + switchableFeatures());
+      throw new IllegalArgumentException("Unknown feature '" + id + "'; " + switchableFeatures());
     }
     if (!feature.isSwitchableAtRuntime()) {
-      throw refused(
-          client,
-          id,
+      throw new IllegalArgumentException(
           id
               + " is chosen when the channels are built and cannot be switched at runtime; "
               + switchableFeatures());
@@ -285,7 +336,7 @@ public class SpannerTuningEndpoint {
   }
 
   private static InvalidEndpointRequestException refused(
-      String client, String feature, String reason) {
+      String client, @Nullable String feature, String reason, @Nullable String field) {
     logger.debug(
         "spanner-tuning: refused to switch '"
             + feature
@@ -293,7 +344,26 @@ public class SpannerTuningEndpoint {
             + client
             + "': "
             + reason);
-    return new InvalidEndpointRequestException(reason, reason);
+    return new RefusedRequestException(reason, field);
+  }
+
+  /** A refused request, with the request's field it concerns, if one. */
+  static final class RefusedRequestException extends InvalidEndpointRequestException {
+
+    private static final long serialVersionUID = 1L;
+
+    @Nullable private final String field;
+
+    RefusedRequestException(String reason, @Nullable String field) {
+      super(reason, reason);
+      this.field = field;
+    }
+
+    /** The field of the request's body the refusal concerns, or {@code null}. */
+    @Nullable
+    String field() {
+      return this.field;
+    }
   }
 
   /** Every client, tuned or not, by bean name. */
@@ -410,13 +480,17 @@ public class SpannerTuningEndpoint {
   }
 
   /**
-   * A client's experiment, running or the last one: {@link ExperimentResult}, with {@code reason}
-   * always present ({@code null} while running and when done). Figures that need more pairs than
-   * there are are left out.
+   * A client's experiment, running or the last one: {@link ExperimentResult}, with {@code reason},
+   * {@code feature}, {@code fleet}, {@code arm} and {@code sliceIndex} always present ({@code null}
+   * when they do not apply). Figures that need more pairs than there are are left out.
    */
   public record ExperimentDescriptor(
       String state,
       @JsonInclude(JsonInclude.Include.ALWAYS) @Nullable String reason,
+      @JsonInclude(JsonInclude.Include.ALWAYS) @Nullable String feature,
+      @JsonInclude(JsonInclude.Include.ALWAYS) @Nullable String fleet,
+      @JsonInclude(JsonInclude.Include.ALWAYS) @Nullable String arm,
+      @JsonInclude(JsonInclude.Include.ALWAYS) @Nullable Long sliceIndex,
       int pairs,
       String slice,
       String duration,
@@ -425,6 +499,7 @@ public class SpannerTuningEndpoint {
       PerArm<Long> cancelsOfFinishedStreams,
       PerArm<Long> goAways,
       Map<String, KindResult> results,
+      List<SliceStart> sliceStarts,
       List<String> warnings)
       implements OperationResponseBody {
 
@@ -436,6 +511,10 @@ public class SpannerTuningEndpoint {
       return new ExperimentDescriptor(
           result.state(),
           result.reason(),
+          result.feature(),
+          result.fleet(),
+          result.arm(),
+          result.sliceIndex(),
           result.pairs(),
           result.slice(),
           result.duration(),
@@ -444,6 +523,7 @@ public class SpannerTuningEndpoint {
           result.cancelsOfFinishedStreams(),
           result.goAways(),
           result.results(),
+          result.sliceStarts(),
           result.warnings());
     }
   }

@@ -192,7 +192,10 @@ class SpannerTuningBeanPostProcessor implements BeanPostProcessor, BeanFactoryAw
       return;
     }
     try {
-      ExperimentPlan plan = state.experimentPlan(experiment.getDuration(), experiment.getSlice());
+      ExperimentPlan plan =
+          state
+              .experimentPlan(experiment.getDuration(), experiment.getSlice())
+              .inFleet(experiment.getFleet());
       ExperimentResult started = state.startExperiment(plan);
       logger.info(
           "spanner-tuning: experiment of "
@@ -201,7 +204,9 @@ class SpannerTuningBeanPostProcessor implements BeanPostProcessor, BeanFactoryAw
               + started.slice()
               + " slices started on Spanner client '"
               + beanName
-              + "' (spanner.tuning.experiment.*); its result is in the spannertuning endpoint");
+              + "' (spanner.tuning.experiment.*)"
+              + started.scope()
+              + "; its result is in the spannertuning endpoint");
     } catch (IllegalStateException ex) {
       logger.warn(
           "spanner-tuning: no experiment on Spanner client '" + beanName + "': " + ex.getMessage());

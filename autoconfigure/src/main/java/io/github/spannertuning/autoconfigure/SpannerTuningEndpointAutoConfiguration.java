@@ -1,7 +1,9 @@
 package io.github.spannertuning.autoconfigure;
 
 import io.github.spannertuning.actuate.SpannerTuningEndpoint;
+import io.github.spannertuning.actuate.SpannerTuningEndpointWebExtension;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -21,5 +23,16 @@ public class SpannerTuningEndpointAutoConfiguration {
   @ConditionalOnMissingBean
   SpannerTuningEndpoint spannerTuningEndpoint(SpannerTuningRegistry registry) {
     return new SpannerTuningEndpoint(registry::clients, registry::jdbcClient);
+  }
+
+  /** Refusals with their reason in the body, over HTTP. */
+  @Bean
+  @ConditionalOnMissingBean
+  @ConditionalOnAvailableEndpoint(
+      endpoint = SpannerTuningEndpoint.class,
+      exposure = EndpointExposure.WEB)
+  SpannerTuningEndpointWebExtension spannerTuningEndpointWebExtension(
+      SpannerTuningEndpoint endpoint) {
+    return new SpannerTuningEndpointWebExtension(endpoint);
   }
 }

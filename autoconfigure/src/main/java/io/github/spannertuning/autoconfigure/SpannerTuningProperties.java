@@ -4,6 +4,7 @@ import io.github.spannertuning.client.SpannerTuning;
 import io.github.spannertuning.experiment.CarryOver;
 import io.github.spannertuning.experiment.ExperimentPlan;
 import io.github.spannertuning.experiment.GuardRail;
+import io.github.spannertuning.experiment.InvalidExperimentPlanException;
 import java.time.Duration;
 import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -34,11 +35,15 @@ public class SpannerTuningProperties implements Validator {
       "a duration holding 1 to "
           + ExperimentPlan.MAX_PAIRS
           + " pairs of slices (duration / (2 x slice)), such as 20m; unset, no experiment starts"
-          + " at startup unless spanner.tuning.experiment.slice is set (then 20m)";
+          + " at startup unless spanner.tuning.experiment.slice or .fleet is set (then 20m)";
 
   static final String EXPERIMENT_SLICE_ALLOWED =
       "a duration longer than the carry-over discarded after each switch (the larger of the"
-          + " stream-end guard's drain timeout and 2s), such as 60s; unset, 60s";
+          + " stream-end guard's drain timeout and 2s), and in a fleet longer than that and "
+          + ExperimentPlan.FLEET_CLOCK_SKEW.toMillis()
+          + "ms together, such as 60s; unset, 60s";
+
+  static final String EXPERIMENT_FLEET_ALLOWED = ExperimentPlan.FLEET_ID_ALLOWED;
 
   /**
    * What each property that is not a true/false switch accepts, by bean path as {@link #validate}
@@ -59,7 +64,9 @@ public class SpannerTuningProperties implements Validator {
           "experiment.duration",
           EXPERIMENT_DURATION_ALLOWED,
           "experiment.slice",
-          EXPERIMENT_SLICE_ALLOWED);
+          EXPERIMENT_SLICE_ALLOWED,
+          "experiment.fleet",
+          EXPERIMENT_FLEET_ALLOWED);
 
   /** Whether to tune the Spanner clients of this application at all. */
   private boolean enabled = true;
@@ -184,14 +191,9 @@ public class SpannerTuningProperties implements Validator {
     }
     try {
       experiment.plan(drainTimeout);
-    } catch (IllegalArgumentException ex) {
-      boolean ofSlice = ex.getMessage().startsWith("slice");
-      errors.rejectValue(
-          ofSlice ? "experiment.slice" : "experiment.duration",
-          "range",
-          ex.getMessage()
-              + "; must be "
-              + (ofSlice ? EXPERIMENT_SLICE_ALLOWED : EXPERIMENT_DURATION_ALLOWED));
+    } catch (InvalidExperimentPlanException ex) {
+      String path = "experiment." + ex.field();
+      errors.rejectValue(path, "range", ex.getMessage() + "; must be " + ACCEPTS.get(path));
     }
   }
 
@@ -369,15 +371,15 @@ public class SpannerTuningProperties implements Validator {
   }
 
   /**
-   * A switchback experiment started on each Spanner client as it is built, for a canary instance:
-   * the client alternates between tuned and stock in slices and reports which is faster (see
-   * docs/experiment.md). None starts unless one of the two is set.
+   * A switchback experiment started on each Spanner client as it is built, for a canary instance or
+   * a whole fleet: the client alternates between tuned and stock in slices and reports which is
+   * faster (see docs/experiment.md). None starts unless one of these is set.
    */
   public static class Experiment {
 
     /**
      * How long the experiment started at startup runs: whole pairs of slices, 1 to 500 of them.
-     * Unset, no experiment starts at startup, unless the slice is set (then 20m).
+     * Unset, no experiment starts at startup, unless the slice or the fleet is set (then 20m).
      */
     private Duration duration;
 
@@ -386,6 +388,14 @@ public class SpannerTuningProperties implements Validator {
      * (the larger of the stream-end guard's drain timeout and 2s). Unset, 60s.
      */
     private Duration slice;
+
+    /**
+     * The id of a fleet whose instances run the experiment together: every instance started with
+     * the same id switches arms at the same moments, on slices aligned to multiples of the slice
+     * since the epoch, in an order drawn from the id. 1 to 64 letters, digits, '-', '_' or '.'.
+     * Unset, each client runs its experiment alone.
+     */
+    private String fleet;
 
     public Duration getDuration() {
       return this.duration;
@@ -403,18 +413,27 @@ public class SpannerTuningProperties implements Validator {
       this.slice = slice;
     }
 
+    public String getFleet() {
+      return this.fleet;
+    }
+
+    public void setFleet(String fleet) {
+      this.fleet = fleet;
+    }
+
     /** Whether an experiment starts on each client as it is built. */
     public boolean startsAtStartup() {
-      return this.duration != null || this.slice != null;
+      return this.duration != null || this.slice != null || this.fleet != null;
     }
 
     /** The plan these give with this drain timeout, as a client tuned by it would make it. */
     ExperimentPlan plan(Duration drainTimeout) {
       return ExperimentPlan.of(
-          this.duration,
-          this.slice,
-          CarryOver.forDrainTimeout(drainTimeout).length(),
-          GuardRail.DEFAULT);
+              this.duration,
+              this.slice,
+              CarryOver.forDrainTimeout(drainTimeout).length(),
+              GuardRail.DEFAULT)
+          .inFleet(this.fleet);
     }
   }
 

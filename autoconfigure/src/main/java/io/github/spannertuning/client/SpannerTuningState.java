@@ -7,7 +7,9 @@ import io.github.spannertuning.experiment.CarryOver;
 import io.github.spannertuning.experiment.ExperimentPlan;
 import io.github.spannertuning.experiment.ExperimentResult;
 import io.github.spannertuning.experiment.ExperimentSlot;
+import io.github.spannertuning.experiment.ExperimentTimer;
 import io.github.spannertuning.experiment.GuardRail;
+import io.github.spannertuning.experiment.InvalidExperimentPlanException;
 import io.github.spannertuning.experiment.RecordedCallListener;
 import io.github.spannertuning.routing.HedgeDelay;
 import io.github.spannertuning.routing.Hedging;
@@ -21,6 +23,7 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
 
 /**
  * What spanner-tuning does to one Spanner client: the effective state of each feature, the counters
@@ -73,7 +76,7 @@ public final class SpannerTuningState {
 
   /** This client's switchback experiments; read on every call by the counting interceptor. */
   private final ExperimentSlot experiment =
-      new ExperimentSlot(TuningTimer::schedule, System::nanoTime, SplittableRandom::new);
+      new ExperimentSlot(ExperimentTimer.shared(), System::nanoTime, SplittableRandom::new);
 
   private final ChannelLoad channelLoad = new ChannelLoad(this.experiment);
 
@@ -296,14 +299,21 @@ public final class SpannerTuningState {
   }
 
   /**
-   * Starts a switchback experiment on this client: it alternates between the tuned arm (the
-   * switchable features as they are now) and the stock arm (every one of them switched off), in
-   * slices. See {@link ExperimentSlot}.
+   * Starts a switchback experiment on this client. Without {@link ExperimentPlan#feature()}, it
+   * alternates between the tuned arm (the switchable features as they are now) and the stock arm
+   * (every one of them switched off), in slices. With one, between that feature on, even where it
+   * is configured off, and off, every other feature as it is now. However it ends, the client is
+   * put back in the states it had before. See {@link ExperimentSlot}.
    *
    * @throws IllegalStateException when one is running already, or when no feature spanner-tuning
    *     applies itself is on, so the two arms would be the same client
+   * @throws InvalidExperimentPlanException naming {@code feature} when the plan's feature is not
+   *     one that can be switched on this client, saying why
    */
   public ExperimentResult startExperiment(ExperimentPlan plan) {
+    if (plan.feature() != null) {
+      return startFeatureExperiment(plan);
+    }
     Map<Feature, FeatureState> tuned;
     synchronized (this) {
       tuned = switchableOn(this.features);
@@ -322,6 +332,58 @@ public final class SpannerTuningState {
     return startExperiment(plan, (arm) -> switchTo(arm, tuned));
   }
 
+  private ExperimentResult startFeatureExperiment(ExperimentPlan plan) {
+    Feature feature;
+    FeatureState before;
+    synchronized (this) {
+      try {
+        feature = Feature.fromId(plan.feature());
+        if (!this.experiment.isRunning()) {
+          checkSwitch(feature, true);
+          checkSwitch(feature, false);
+        }
+      } catch (IllegalArgumentException | IllegalStateException ex) {
+        throw new InvalidExperimentPlanException("feature", ex.getMessage());
+      }
+      if (!this.open) {
+        throw new IllegalStateException("the client is not open");
+      }
+      before = this.features.get(feature);
+    }
+    FeatureState on =
+        (before.isApplied() || before.status() == FeatureState.Status.NATIVE)
+            ? before
+            : FeatureStates.on(feature);
+    return startExperiment(
+        plan,
+        new ArmSwitch() {
+          @Override
+          public void switchTo(Arm arm) {
+            FeatureState to = (arm == Arm.TUNED) ? on : FeatureStates.STOCK_ARM;
+            replace(feature, to, before, on, FeatureStates.STOCK_ARM);
+          }
+
+          @Override
+          public void restore() {
+            replace(feature, before, on, FeatureStates.STOCK_ARM);
+          }
+        });
+  }
+
+  /**
+   * Puts {@code feature} in state {@code to} if it is in one of the states an experiment gives it,
+   * so that nothing the client resolved meanwhile is overwritten.
+   */
+  private synchronized void replace(Feature feature, FeatureState to, FeatureState... from) {
+    FeatureState current = this.features.get(feature);
+    if (current.equals(to) || !List.of(from).contains(current)) {
+      return;
+    }
+    Map<Feature, FeatureState> next = new EnumMap<>(this.features);
+    next.put(feature, to);
+    publish(next);
+  }
+
   /** Starts an experiment with another arm switch: for a test that makes both arms alike (A/A). */
   ExperimentResult startExperiment(ExperimentPlan plan, ArmSwitch armSwitch) {
     return this.experiment.start(plan, armSwitch);
@@ -335,6 +397,11 @@ public final class SpannerTuningState {
   /** The running experiment, or else the last one; {@code null} when none was started. */
   public ExperimentResult experiment() {
     return this.experiment.result();
+  }
+
+  /** Tells {@code listener} of the end of every experiment on this client from now on. */
+  public void onExperimentEnd(Consumer<ExperimentResult> listener) {
+    this.experiment.onEnd(listener);
   }
 
   /** This client's experiment figures per call kind and arm, for meters tagged {@code arm}. */

@@ -16,6 +16,13 @@ import java.util.Map;
  *
  * @param state {@code running}, {@code done}, {@code stopped} or {@code aborted}
  * @param reason why it was stopped or aborted; {@code null} while running and when done
+ * @param feature the one feature compared (on in the tuned arm, off in the stock arm), by its id;
+ *     {@code null} when the whole tuning is compared with stock
+ * @param fleet the fleet's id when the experiment runs with the instances of a fleet; {@code null}
+ *     for this client alone
+ * @param arm the arm in force now, {@code tuned} or {@code stock}; {@code null} once ended
+ * @param sliceIndex the slice in force now: in a fleet, counted from the epoch in slices (the same
+ *     number on every instance); otherwise from 0 at the start; {@code null} once ended
  * @param pairs the pairs of slices recorded in full, which every figure rests on
  * @param slice the slice length, as {@code 60s}
  * @param duration the planned run time, whole pairs of slices, as {@code 20m}
@@ -26,11 +33,16 @@ import java.util.Map;
  * @param goAways GOAWAYs the client saw, per arm, over the recorded pairs
  * @param results per call kind, by its id ({@code single-use}, {@code transaction-query}, {@code
  *     commit})
+ * @param sliceStarts every slice the client ran so far, in order, with the instant it switched
  * @param warnings what makes the figures less sure than their intervals say, for every kind
  */
 public record ExperimentResult(
     String state,
     String reason,
+    String feature,
+    String fleet,
+    String arm,
+    Long sliceIndex,
     int pairs,
     String slice,
     String duration,
@@ -39,12 +51,47 @@ public record ExperimentResult(
     PerArm<Long> cancelsOfFinishedStreams,
     PerArm<Long> goAways,
     Map<String, KindResult> results,
+    List<SliceStart> sliceStarts,
     List<String> warnings) {
 
   public ExperimentResult {
     results = Collections.unmodifiableMap(new LinkedHashMap<>(results));
+    sliceStarts = List.copyOf(sliceStarts);
     warnings = List.copyOf(warnings);
   }
+
+  /**
+   * What is compared, and with whom, for a log line after the client's name: empty for the whole
+   * tuning on a client alone, else for example {@code "; comparing hedging on and off; in fleet
+   * 'checkout-2026-12', joined in slice 29413570"}.
+   */
+  public String scope() {
+    StringBuilder line = new StringBuilder();
+    if (this.feature != null) {
+      line.append("; comparing ").append(this.feature).append(" on and off");
+    }
+    if (this.fleet != null) {
+      line.append("; in fleet '").append(this.fleet).append('\'');
+      if (!this.sliceStarts.isEmpty()) {
+        line.append(", joined in slice ").append(this.sliceStarts.get(0).sliceIndex());
+      }
+    }
+    return line.toString();
+  }
+
+  /**
+   * One slice the client ran: the arm it switched to, and when. A fleet's instances that agree show
+   * the same arm for the same index, and instants within their clocks' skew and their timers'
+   * delay.
+   *
+   * @param sliceIndex as {@link ExperimentResult#sliceIndex()} counts
+   * @param arm {@code tuned} or {@code stock}
+   * @param switchedAt the instant the client was in that arm, on its wall clock (ISO-8601, UTC)
+   * @param recorded whether the slice's figures count in the result: false for a slice that an
+   *     instance joining a fleet runs before its first pair, for one still running, and for the
+   *     first slice of a pair that did not finish
+   */
+  public record SliceStart(long sliceIndex, String arm, String switchedAt, boolean recorded) {}
 
   /**
    * Where an experiment is.

@@ -1,9 +1,15 @@
 package io.github.spannertuning.experiment;
 
+import java.time.Instant;
 import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import java.util.random.RandomGenerator;
 
 /**
@@ -15,11 +21,13 @@ import java.util.random.RandomGenerator;
  * RecordedCallListener}, no lock and no allocation.
  *
  * <p>A feature switched by hand while an experiment runs makes the experiment meaningless: call
- * {@link #abort} with the reason first, which switches the client back to its configured states,
- * then apply the switch, so that the hand's switch is the one that stays. Call {@link #abort} too
- * when the client closes.
+ * {@link #abort} with the reason first, which puts the client back in its states from before the
+ * experiment, then apply the switch, so that the hand's switch is the one that stays. Call {@link
+ * #abort} too when the client closes.
  */
 public final class ExperimentSlot {
+
+  private static final Logger logger = Logger.getLogger(ExperimentSlot.class.getName());
 
   private static final AtomicReferenceFieldUpdater<ExperimentSlot, Experiment> RUNNING =
       AtomicReferenceFieldUpdater.newUpdater(ExperimentSlot.class, Experiment.class, "running");
@@ -28,7 +36,11 @@ public final class ExperimentSlot {
 
   private final LongSupplier clock;
 
+  private final LongSupplier wallClock;
+
   private final Supplier<? extends RandomGenerator> random;
+
+  private final List<Consumer<ExperimentResult>> endListeners = new CopyOnWriteArrayList<>();
 
   /** The running experiment, read on every call; cleared by the experiment as it ends. */
   private volatile Experiment running;
@@ -49,6 +61,8 @@ public final class ExperimentSlot {
       };
 
   /**
+   * Slots whose fleet experiments follow the system's wall clock.
+   *
    * @param timer where the experiments' steps run
    * @param clock nanoseconds, the clock the calls' start and end times given to {@link #record} are
    *     read from ({@code System::nanoTime})
@@ -56,13 +70,36 @@ public final class ExperimentSlot {
    */
   public ExperimentSlot(
       ExperimentTimer timer, LongSupplier clock, Supplier<? extends RandomGenerator> random) {
-    this.timer = timer;
-    this.clock = clock;
-    this.random = random;
+    this(timer, clock, ExperimentSlot::systemEpochNanos, random);
   }
 
   /**
-   * Starts an experiment: switches the client to the first slice's arm and schedules the rest.
+   * @param timer where the experiments' steps run
+   * @param clock nanoseconds, the clock the calls' start and end times given to {@link #record} are
+   *     read from ({@code System::nanoTime})
+   * @param wallClock nanoseconds since the epoch: what a fleet's slices are aligned to, and what
+   *     each slice's switch instant is read from
+   * @param random a source of each experiment's order of arms, for an experiment alone
+   */
+  public ExperimentSlot(
+      ExperimentTimer timer,
+      LongSupplier clock,
+      LongSupplier wallClock,
+      Supplier<? extends RandomGenerator> random) {
+    this.timer = timer;
+    this.clock = clock;
+    this.wallClock = wallClock;
+    this.random = random;
+  }
+
+  private static long systemEpochNanos() {
+    Instant now = Instant.now();
+    return now.getEpochSecond() * 1_000_000_000L + now.getNano();
+  }
+
+  /**
+   * Starts an experiment: switches the client to the first slice's arm, or in a fleet to the arm in
+   * force, and schedules the rest.
    *
    * @param armSwitch puts the client in an arm; see {@link ArmSwitch} for how it is called
    * @return the experiment as it started; {@code aborted} if the first switch failed
@@ -85,8 +122,9 @@ public final class ExperimentSlot {
             armSwitch,
             this.timer,
             this.clock,
-            this.random.get(),
-            (ended) -> RUNNING.compareAndSet(this, ended, null),
+            this.wallClock,
+            (plan.fleet() == null) ? this.random.get() : null,
+            this::ended,
             this.totals,
             this.fanOut);
     this.latest = experiment;
@@ -95,9 +133,33 @@ public final class ExperimentSlot {
     return experiment.result();
   }
 
+  private void ended(Experiment experiment) {
+    RUNNING.compareAndSet(this, experiment, null);
+    if (this.endListeners.isEmpty()) {
+      return;
+    }
+    ExperimentResult result = experiment.result();
+    for (Consumer<ExperimentResult> listener : this.endListeners) {
+      try {
+        listener.accept(result);
+      } catch (RuntimeException ex) {
+        logger.log(Level.WARNING, "spanner-tuning: a listener of an experiment's end failed", ex);
+      }
+    }
+  }
+
+  /**
+   * Tells {@code listener} of every experiment's end from now on, with its result, however it
+   * ended. It runs on the thread that ended it (the timer's for {@code done}) holding the
+   * experiment's lock: it must be quick and must not start, stop or abort an experiment.
+   */
+  public void onEnd(Consumer<ExperimentResult> listener) {
+    this.endListeners.add(listener);
+  }
+
   /**
    * Stops the running experiment, as a user asked: {@code stopped}, with {@code reason}, and the
-   * client switched back to the tuned arm. Its whole pairs so far keep their figures.
+   * client put back as it was before it. Its whole pairs so far keep their figures.
    *
    * @return whether an experiment was running
    */
@@ -107,8 +169,8 @@ public final class ExperimentSlot {
   }
 
   /**
-   * Ends the running experiment as {@code aborted}, with {@code reason}, and switches the client
-   * back to the tuned arm before it returns. Must not be called holding a lock the {@link
+   * Ends the running experiment as {@code aborted}, with {@code reason}; the client is back as it
+   * was before the experiment when this returns. Must not be called holding a lock the {@link
    * ArmSwitch} takes.
    *
    * @return whether an experiment was running

@@ -10,25 +10,21 @@ import java.io.UncheckedIOException;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
 
 /**
- * A web application using spring-cloud-gcp's Spanner client against the mock server. It has no
- * DataSource: the JDBC driver and JPA on the test classpath are for the JDBC tests.
+ * A web application using spring-cloud-gcp's Spanner client against the mock server: one shared by
+ * every such application in the JVM, or the one on the port {@value #SERVER_PORT} names (several
+ * applications that share a server the test controls). It has no DataSource: the JDBC driver and
+ * JPA on the test classpath are for the JDBC tests.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration(
     excludeName = "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration")
 class EndpointTestApplication {
 
-  static final MockSpannerServer SERVER = start();
-
-  private static MockSpannerServer start() {
-    try {
-      return MockSpannerServer.start();
-    } catch (IOException ex) {
-      throw new UncheckedIOException(ex);
-    }
-  }
+  /** The port of the test server to use instead of the shared one. */
+  static final String SERVER_PORT = "spanner-tuning.test.server-port";
 
   @Bean
   CredentialsProvider credentialsProvider() {
@@ -36,10 +32,24 @@ class EndpointTestApplication {
   }
 
   @Bean
-  SpannerOptionsCustomizer mockServer() {
+  SpannerOptionsCustomizer mockServer(Environment environment) {
+    Integer port = environment.getProperty(SERVER_PORT, Integer.class);
+    String host = "http://127.0.0.1:" + ((port != null) ? port : Shared.SERVER.port());
     return (builder) ->
-        builder
-            .setHost("http://127.0.0.1:" + SERVER.port())
-            .setChannelConfigurator(ManagedChannelBuilder::usePlaintext);
+        builder.setHost(host).setChannelConfigurator(ManagedChannelBuilder::usePlaintext);
+  }
+
+  /** The shared server, started when first asked for. */
+  private static final class Shared {
+
+    static final MockSpannerServer SERVER = start();
+
+    private static MockSpannerServer start() {
+      try {
+        return MockSpannerServer.start();
+      } catch (IOException ex) {
+        throw new UncheckedIOException(ex);
+      }
+    }
   }
 }

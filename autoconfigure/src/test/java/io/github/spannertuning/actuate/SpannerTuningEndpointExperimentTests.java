@@ -13,7 +13,9 @@ import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.actuate.SpannerTuningEndpoint.ClientDescriptor;
 import io.github.spannertuning.actuate.SpannerTuningEndpoint.ExperimentDescriptor;
 import io.github.spannertuning.actuate.SpannerTuningEndpoint.FeatureDescriptor;
+import io.github.spannertuning.actuate.SpannerTuningEndpoint.RefusedRequestException;
 import io.github.spannertuning.client.Feature;
+import io.github.spannertuning.client.FeatureState;
 import io.github.spannertuning.client.FeatureState.Status;
 import io.github.spannertuning.client.SpannerTuning;
 import io.github.spannertuning.client.SpannerTuningState;
@@ -23,14 +25,19 @@ import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServerExtension;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
@@ -72,7 +79,8 @@ class SpannerTuningEndpointExperimentTests {
   void startShowsTheRunningExperimentAndTheArmItPutTheClientIn(CapturedOutput output) {
     tuned("spanner", TUNING);
     ExperimentDescriptor started =
-        this.endpoint.startExperiment("spanner", "experiment", "10s", "2500ms", () -> "alice");
+        this.endpoint.startExperiment(
+            "spanner", "experiment", "10s", "2500ms", null, null, () -> "alice");
     ClientDescriptor client = this.endpoint.client("spanner");
     ExperimentDescriptor shown = client.experiment();
     assertThat(started.state()).isEqualTo("running");
@@ -104,7 +112,7 @@ class SpannerTuningEndpointExperimentTests {
     tuned("spanner", TUNING);
     SpannerTuningState state = this.clients.get("spanner");
     Map<Feature, Status> configured = statuses(state);
-    this.endpoint.startExperiment("spanner", "experiment", "20s", "2500ms", null);
+    this.endpoint.startExperiment("spanner", "experiment", "20s", "2500ms", null, null, null);
     assertThat(state.isExperimentRunning()).isTrue();
     ExperimentDescriptor stopped = this.endpoint.stopExperiment("spanner", "experiment", null);
     assertThat(stopped.state()).isEqualTo("stopped");
@@ -128,10 +136,14 @@ class SpannerTuningEndpointExperimentTests {
     Spanner spanner = tuned("spanner", TUNING);
     SpannerTuningState state = this.clients.get("spanner");
     AtomicBoolean running = new AtomicBoolean(true);
-    Thread traffic = new Thread(() -> pointSelectsWhile(spanner, running));
+    AtomicLong selects = new AtomicLong();
+    Thread traffic = new Thread(() -> pointSelectsWhile(spanner, running, selects));
     traffic.start();
     try {
-      this.endpoint.startExperiment("spanner", "experiment", "5s", "2500ms", null);
+      // A warm client: each slice records half a second, and a fresh client's first calls, on a
+      // busy machine, can take longer than that.
+      await().atMost(Duration.ofSeconds(30)).until(() -> selects.get() >= 50);
+      this.endpoint.startExperiment("spanner", "experiment", "5s", "2500ms", null, null, null);
       await().atMost(Duration.ofSeconds(30)).until(() -> !state.isExperimentRunning());
     } finally {
       running.set(false);
@@ -171,7 +183,7 @@ class SpannerTuningEndpointExperimentTests {
   void aFeatureSwitchedByHandAbortsTheExperimentAndItsSwitchStays() {
     tuned("spanner", TUNING);
     SpannerTuningState state = this.clients.get("spanner");
-    this.endpoint.startExperiment("spanner", "experiment", "20s", "2500ms", null);
+    this.endpoint.startExperiment("spanner", "experiment", "20s", "2500ms", null, null, null);
     ClientDescriptor after =
         this.endpoint.switchFeature("spanner", "stream-end-guard", false, null);
     assertThat(after.experiment().state()).isEqualTo("aborted");
@@ -190,7 +202,7 @@ class SpannerTuningEndpointExperimentTests {
   void closingTheClientAbortsTheExperiment() {
     Spanner spanner = tuned("spanner", TUNING);
     SpannerTuningState state = this.clients.get("spanner");
-    this.endpoint.startExperiment("spanner", "experiment", "20s", "2500ms", null);
+    this.endpoint.startExperiment("spanner", "experiment", "20s", "2500ms", null, null, null);
     spanner.close();
     assertThat(state.isExperimentRunning()).isFalse();
     assertThat(state.experiment().state()).isEqualTo("aborted");
@@ -200,9 +212,12 @@ class SpannerTuningEndpointExperimentTests {
   @Test
   void oneExperimentPerClientAtATime() {
     tuned("spanner", TUNING);
-    this.endpoint.startExperiment("spanner", "experiment", "20s", "2500ms", null);
+    this.endpoint.startExperiment("spanner", "experiment", "20s", "2500ms", null, null, null);
     assertThatExceptionOfType(InvalidEndpointRequestException.class)
-        .isThrownBy(() -> this.endpoint.startExperiment("spanner", "experiment", null, null, null))
+        .isThrownBy(
+            () ->
+                this.endpoint.startExperiment(
+                    "spanner", "experiment", null, null, null, null, null))
         .satisfies(
             (ex) ->
                 assertThat(ex.getReason())
@@ -217,7 +232,10 @@ class SpannerTuningEndpointExperimentTests {
         "2s",
         "slice must be longer than the carry-over discarded after each switch (2s), was 2s");
     // 5s holds exactly one pair of 2.5s slices.
-    assertThat(this.endpoint.startExperiment("spanner", "experiment", "5s", "2500ms", null).state())
+    assertThat(
+            this.endpoint
+                .startExperiment("spanner", "experiment", "5s", "2500ms", null, null, null)
+                .state())
         .isEqualTo("running");
     this.endpoint.stopExperiment("spanner", "experiment", null);
     assertRefused(
@@ -239,11 +257,15 @@ class SpannerTuningEndpointExperimentTests {
   @Test
   void anUnknownClientOrPathIsRefusedAndNothingRunsWhereNothingIsTuned() {
     assertThatExceptionOfType(InvalidEndpointRequestException.class)
-        .isThrownBy(() -> this.endpoint.startExperiment("nope", "experiment", null, null, null))
+        .isThrownBy(
+            () -> this.endpoint.startExperiment("nope", "experiment", null, null, null, null, null))
         .satisfies((ex) -> assertThat(ex.getReason()).isEqualTo("Unknown Spanner client 'nope'"));
     tuned("spanner", TUNING);
     assertThatExceptionOfType(InvalidEndpointRequestException.class)
-        .isThrownBy(() -> this.endpoint.startExperiment("spanner", "experiments", null, null, null))
+        .isThrownBy(
+            () ->
+                this.endpoint.startExperiment(
+                    "spanner", "experiments", null, null, null, null, null))
         .satisfies(
             (ex) ->
                 assertThat(ex.getReason())
@@ -264,7 +286,10 @@ class SpannerTuningEndpointExperimentTests {
             .streamEndGuard(false)
             .build());
     assertThatExceptionOfType(InvalidEndpointRequestException.class)
-        .isThrownBy(() -> this.endpoint.startExperiment("untuned", "experiment", null, null, null))
+        .isThrownBy(
+            () ->
+                this.endpoint.startExperiment(
+                    "untuned", "experiment", null, null, null, null, null))
         .satisfies(
             (ex) ->
                 assertThat(ex.getReason())
@@ -273,10 +298,105 @@ class SpannerTuningEndpointExperimentTests {
                             + " two arms would be the same client: single-use-distribution=off"));
   }
 
+  /**
+   * One feature compared: configured off, it is on in the tuned arm and off in the stock arm, every
+   * other feature stays as configured in both, and once stopped the client has exactly the states
+   * it had before, the configuration's reason included.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"stream-end-guard", "single-use-distribution"})
+  void aFeatureConfiguredOffIsOnInItsTunedArmAndTheClientGoesBackToExactlyItsStates(String id) {
+    Feature feature = Feature.fromId(id);
+    SpannerTuning.Builder configured = SpannerTuning.newBuilder();
+    if (feature == Feature.STREAM_END_GUARD) {
+      configured.streamEndGuard(false);
+    } else {
+      configured.singleUseDistribution(false);
+    }
+    tuned("spanner", configured.streamEndGuardDrainTimeout(Duration.ofMillis(500)).build());
+    SpannerTuningState state = this.clients.get("spanner");
+    Map<Feature, FeatureState> before = Map.copyOf(state.features());
+    assertThat(before.get(feature).byConfiguration()).isTrue();
+
+    ExperimentDescriptor started =
+        this.endpoint.startExperiment("spanner", "experiment", "10s", "2500ms", id, null, null);
+    assertThat(started.feature()).isEqualTo(id);
+    assertThat(started.fleet()).isNull();
+    assertThat(started.sliceIndex()).isZero();
+    Set<String> armsSeen = new HashSet<>();
+    for (long slice = 0; slice < 2; slice++) {
+      long current = slice;
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> current == this.endpoint.client("spanner").experiment().sliceIndex());
+      ClientDescriptor client = this.endpoint.client("spanner");
+      String arm = client.experiment().arm();
+      armsSeen.add(arm);
+      assertThat(client.features().get(id).state())
+          .as("%s in a %s slice", id, arm)
+          .isEqualTo(arm.equals("tuned") ? onState(feature) : "off");
+      for (Feature other : Feature.values()) {
+        if (other != feature) {
+          assertThat(state.feature(other))
+              .as("%s in a %s slice", other, arm)
+              .isEqualTo(before.get(other));
+        }
+      }
+    }
+    assertThat(armsSeen).as("a pair runs both arms").containsExactlyInAnyOrder("tuned", "stock");
+    assertThat(this.endpoint.stopExperiment("spanner", "experiment", null).state())
+        .isEqualTo("stopped");
+    assertThat(state.features()).isEqualTo(before);
+  }
+
+  @Test
+  void aFeatureThatCannotBeSwitchedOnThisClientIsRefusedWithTheReason() {
+    tuned("spanner", TUNING);
+    assertFeatureRefused(
+        "grpc-gcp",
+        "grpc-gcp is chosen when the channels are built and cannot be switched at runtime;"
+            + " features that can be switched: ");
+    assertFeatureRefused("turbo", "Unknown feature 'turbo'; features that can be switched: ");
+    SpannerOptions.Builder withoutGrpcGcp = server.get().clientOptions(2).disableGrpcGcpExtension();
+    SpannerTuningState gax =
+        SpannerTuning.newBuilder()
+            .grpcGcpExtension(false)
+            .streamEndGuardDrainTimeout(Duration.ofMillis(500))
+            .build()
+            .applyTo(withoutGrpcGcp);
+    this.spanners.add(withoutGrpcGcp.build().getService());
+    this.clients.put("spanner", gax);
+    assertFeatureRefused(
+        "single-use-distribution",
+        "single-use-distribution cannot be switched on this client: it is unsupported (the"
+            + " grpc-gcp extension is off");
+    assertThat(gax.experiment()).as("nothing started").isNull();
+  }
+
+  private void assertFeatureRefused(String feature, String reason) {
+    assertThatExceptionOfType(RefusedRequestException.class)
+        .isThrownBy(
+            () ->
+                this.endpoint.startExperiment(
+                    "spanner", "experiment", "10s", "2500ms", feature, null, null))
+        .satisfies(
+            (ex) -> {
+              assertThat(ex.getReason()).startsWith(reason);
+              assertThat(ex.field()).isEqualTo("feature");
+            });
+  }
+
+  /** What the endpoint shows for a feature spanner-tuning applies on this client line. */
+  private static String onState(Feature feature) {
+    return (feature == Feature.STREAM_END_GUARD) ? GuardLine.expectedName() : ON;
+  }
+
   private void assertRefused(String duration, String slice, String reason) {
     assertThatExceptionOfType(InvalidEndpointRequestException.class)
         .isThrownBy(
-            () -> this.endpoint.startExperiment("spanner", "experiment", duration, slice, null))
+            () ->
+                this.endpoint.startExperiment(
+                    "spanner", "experiment", duration, slice, null, null, null))
         .satisfies((ex) -> assertThat(ex.getReason()).isEqualTo(reason));
   }
 
@@ -295,7 +415,8 @@ class SpannerTuningEndpointExperimentTests {
     return spanner;
   }
 
-  private static void pointSelectsWhile(Spanner spanner, AtomicBoolean running) {
+  private static void pointSelectsWhile(
+      Spanner spanner, AtomicBoolean running, AtomicLong selects) {
     DatabaseClient client =
         spanner.getDatabaseClient(DatabaseId.of("test-project", "test-instance", "test-db"));
     while (running.get()) {
@@ -303,6 +424,7 @@ class SpannerTuningEndpointExperimentTests {
           client.singleUse().executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
         resultSet.next();
       }
+      selects.incrementAndGet();
     }
   }
 }

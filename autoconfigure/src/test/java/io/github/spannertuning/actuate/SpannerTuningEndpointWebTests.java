@@ -11,6 +11,7 @@ import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.testing.GuardLine;
 import io.github.spannertuning.testing.MockSpannerServer;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Map;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
@@ -184,6 +185,10 @@ class SpannerTuningEndpointWebTests {
     assertThat(experiment.get("slice").asText()).isEqualTo("60s");
     assertThat(experiment.get("duration").asText()).isEqualTo("20m");
     assertThat(experiment.get("carryOver").asText()).isEqualTo("5s");
+    assertThat(experiment.get("feature").isNull()).as("feature in %s", experiment).isTrue();
+    assertThat(experiment.get("fleet").isNull()).as("fleet in %s", experiment).isTrue();
+    assertThat(experiment.get("sliceIndex").asLong()).isZero();
+    assertThat(experiment.get("arm").asText()).isIn("tuned", "stock");
     JsonNode listed =
         this.json
             .readTree(this.http.getForObject("/actuator/spannertuning", String.class))
@@ -232,6 +237,133 @@ class SpannerTuningEndpointWebTests {
         .contains(
             "spanner-tuning: refused an experiment request on Spanner client 'spanner': duration"
                 + " must be a duration such as 20m, 60s or 500ms");
+  }
+
+  @Test
+  void aFeatureComparedByAFleetShowsItsFleetArmAndSliceFromTheEpoch() throws Exception {
+    String path = "/actuator/spannertuning/spanner/experiment";
+    long before = System.currentTimeMillis() / 60_000;
+    ResponseEntity<String> started =
+        this.http.postForEntity(
+            path,
+            Map.of(
+                "feature", "stream-end-guard",
+                "fleet", "checkout-2026-12",
+                "duration", "20m",
+                "slice", "60s"),
+            String.class);
+    long after = System.currentTimeMillis() / 60_000;
+    assertThat(started.getStatusCode()).as(started.getBody()).isEqualTo(HttpStatus.OK);
+    JsonNode experiment = this.json.readTree(started.getBody());
+    assertThat(experiment.get("feature").asText()).isEqualTo("stream-end-guard");
+    assertThat(experiment.get("fleet").asText()).isEqualTo("checkout-2026-12");
+    assertThat(experiment.get("sliceIndex").asLong()).isBetween(before, after);
+    assertThat(experiment.get("arm").asText()).isIn("tuned", "stock");
+    JsonNode joined = experiment.at("/sliceStarts/0");
+    assertThat(joined.get("sliceIndex").asLong()).isEqualTo(experiment.get("sliceIndex").asLong());
+    assertThat(joined.get("arm").asText()).isEqualTo(experiment.get("arm").asText());
+    assertThat(joined.get("recorded").asBoolean()).isFalse();
+    assertThat(Instant.parse(joined.get("switchedAt").asText()).toEpochMilli() / 60_000)
+        .isBetween(before, after);
+    assertThat(this.http.exchange(path, HttpMethod.DELETE, null, String.class).getStatusCode())
+        .isEqualTo(HttpStatus.OK);
+  }
+
+  /**
+   * Every refusal of a write answers 400 with its reason, and the field it concerns, in the body,
+   * under Boot's default error settings (the message is hidden from its own error bodies).
+   */
+  @Test
+  void everyRefusedWriteSaysWhyInItsBody() throws Exception {
+    String experiment = "/actuator/spannertuning/spanner/experiment";
+    assertRefused(
+        this.http.postForEntity(experiment, Map.of("duration", "10m", "slice", "2s"), String.class),
+        "slice must be longer than the carry-over discarded after each switch (5s), was 2s",
+        "slice");
+    assertRefused(
+        this.http.postForEntity(experiment, Map.of("duration", "soon"), String.class),
+        "duration must be a duration such as 20m, 60s or 500ms (Boot's duration format), was"
+            + " 'soon'",
+        "duration");
+    assertRefused(
+        this.http.postForEntity(experiment, Map.of("fleet", "checkout 2026"), String.class),
+        "fleet must be 1 to 64 letters, digits, '-', '_' or '.', the same on every instance, such"
+            + " as checkout-2026-12, was 'checkout 2026'",
+        "fleet");
+    assertRefused(
+        this.http.postForEntity(
+            experiment, Map.of("fleet", "checkout-2026-12", "slice", "5200ms"), String.class),
+        "slice must be longer than the carry-over discarded after each switch (5s) and the clock"
+            + " skew a fleet run tolerates between instances (250ms) together, was 5200ms",
+        "slice");
+    assertRefused(
+        this.http.postForEntity(experiment, Map.of("feature", "grpc-gcp"), String.class),
+        "grpc-gcp is chosen when the channels are built and cannot be switched at runtime;"
+            + " features that can be switched: ",
+        "feature");
+    HttpHeaders headers = new HttpHeaders();
+    headers.setContentType(MediaType.APPLICATION_JSON);
+    assertThat(
+            this.http
+                .postForEntity(experiment, new HttpEntity<>(headers), String.class)
+                .getStatusCode())
+        .isEqualTo(HttpStatus.OK);
+    assertRefused(
+        this.http.postForEntity(experiment, Map.of("duration", "10m"), String.class),
+        "an experiment is already running on this client (slice 1 of 20); stop it before"
+            + " starting another",
+        null);
+    assertThat(
+            this.http.exchange(experiment, HttpMethod.DELETE, null, String.class).getStatusCode())
+        .isEqualTo(HttpStatus.OK);
+    assertRefused(
+        this.http.exchange(
+            "/actuator/spannertuning/nope/experiment", HttpMethod.DELETE, null, String.class),
+        "Unknown Spanner client 'nope'",
+        null);
+    assertRefused(
+        this.http.postForEntity(
+            "/actuator/spannertuning/spanner/experiments", Map.of("duration", "10m"), String.class),
+        "Unknown operation 'experiments'; the only one is 'experiment'",
+        null);
+
+    String client = "/actuator/spannertuning/spanner";
+    assertRefused(
+        this.http.postForEntity(client, Map.of("feature", "turbo", "enabled", true), String.class),
+        "Unknown feature 'turbo'; features that can be switched: ",
+        "feature");
+    assertRefused(
+        this.http.postForEntity(client, Map.of("feature", "stream-end-guard"), String.class),
+        "enabled is required: true or false",
+        "enabled");
+    assertRefused(
+        this.http.postForEntity(
+            client, Map.of("feature", "stream-end-guard", "enabled", "maybe"), String.class),
+        "enabled must be true or false, was 'maybe'",
+        "enabled");
+    assertRefused(
+        this.http.postForEntity(
+            "/actuator/spannertuning/nope",
+            Map.of("feature", "stream-end-guard", "enabled", true),
+            String.class),
+        "Unknown Spanner client 'nope'",
+        null);
+  }
+
+  private void assertRefused(ResponseEntity<String> response, String message, String field)
+      throws Exception {
+    assertThat(response.getStatusCode()).as(response.getBody()).isEqualTo(HttpStatus.BAD_REQUEST);
+    JsonNode body = this.json.readTree(response.getBody());
+    assertThat(body.get("status").asInt()).isEqualTo(400);
+    assertThat(body.get("error").asText()).isEqualTo("Bad Request");
+    assertThat(body.get("message").asText()).startsWith(message);
+    if (field != null) {
+      assertThat(body.get("field").asText()).isEqualTo(field);
+      assertThat(body.size()).as("fields of %s", body).isEqualTo(4);
+    } else {
+      assertThat(body.has("field")).as("field in %s", body).isFalse();
+      assertThat(body.size()).as("fields of %s", body).isEqualTo(3);
+    }
   }
 
   private long skipped() throws Exception {

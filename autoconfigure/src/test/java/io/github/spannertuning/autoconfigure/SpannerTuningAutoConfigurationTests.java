@@ -136,6 +136,35 @@ class SpannerTuningAutoConfigurationTests {
   }
 
   @Test
+  void aFleetExperimentStartsAtStartupInTheSliceInForceOnTheWallClock(CapturedOutput output) {
+    long sliceMillis = 20_000;
+    long before = System.currentTimeMillis() / sliceMillis;
+    this.contextRunner
+        .withPropertyValues(
+            "spanner.tuning.experiment.fleet=checkout-2026-12",
+            "spanner.tuning.experiment.duration=4m",
+            "spanner.tuning.experiment.slice=20s")
+        .run(
+            (context) -> {
+              long after = System.currentTimeMillis() / sliceMillis;
+              ExperimentResult experiment = tuningOf(context).experiment();
+              assertThat(experiment.state()).isEqualTo("running");
+              assertThat(experiment.fleet()).isEqualTo("checkout-2026-12");
+              assertThat(experiment.sliceIndex()).isBetween(before, after);
+              assertThat(experiment.arm()).isIn("tuned", "stock");
+              assertThat(experiment.progress().recording()).isFalse();
+              assertThat(experiment.sliceStarts()).hasSize(1);
+              assertThat(output)
+                  .contains(
+                      "spanner-tuning: experiment of 6 pairs of 20s slices started on Spanner"
+                          + " client 'spanner' (spanner.tuning.experiment.*); in fleet"
+                          + " 'checkout-2026-12', joined in slice "
+                          + experiment.sliceIndex()
+                          + "; its result is in the spannertuning endpoint");
+            });
+  }
+
+  @Test
   void noExperimentStartsWithoutItsProperties() {
     this.contextRunner.run(
         (context) -> {

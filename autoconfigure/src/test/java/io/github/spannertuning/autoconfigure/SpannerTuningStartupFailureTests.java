@@ -97,7 +97,8 @@ class SpannerTuningStartupFailureTests {
             + " longer than the carry-over",
         "Set 'spanner.tuning.experiment.slice' to a duration longer than the carry-over"
             + " discarded after each switch (the larger of the stream-end guard's drain timeout"
-            + " and 2s), such as 60s; unset, 60s.");
+            + " and 2s), and in a fleet longer than that and 250ms together, such as 60s; unset,"
+            + " 60s.");
   }
 
   @Test
@@ -110,6 +111,19 @@ class SpannerTuningStartupFailureTests {
             + " at least one pair of slices (2 x slice = 2m), was 60s",
         "Set 'spanner.tuning.experiment.duration' to a duration holding 1 to 500 pairs of"
             + " slices");
+  }
+
+  @Test
+  void experimentFleetIdWithASpaceFromAnEnvironmentVariable(CapturedOutput output) {
+    run(Map.of("SPANNER_TUNING_EXPERIMENT_FLEET", "checkout 2026"));
+    assertFailedOnce(
+        output,
+        "Invalid value 'checkout 2026' for property 'spanner.tuning.experiment.fleet' (from System"
+            + " Environment Property \"SPANNER_TUNING_EXPERIMENT_FLEET\"): fleet must be 1 to 64"
+            + " letters, digits, '-', '_' or '.', the same on every instance, such as"
+            + " checkout-2026-12, was 'checkout 2026'",
+        "Set 'spanner.tuning.experiment.fleet' to 1 to 64 letters, digits, '-', '_' or '.', the"
+            + " same on every instance, such as checkout-2026-12.");
   }
 
   private static void run(Map<String, Object> environmentVariables, String... args) {

@@ -140,7 +140,9 @@ class SpannerTuningUntunedClientTests {
                   .satisfies((ex) -> assertThat(ex.getReason()).contains(REASON));
               assertThatExceptionOfType(InvalidEndpointRequestException.class)
                   .isThrownBy(
-                      () -> endpoint.startExperiment("ownSpanner", "experiment", null, null, null))
+                      () ->
+                          endpoint.startExperiment(
+                              "ownSpanner", "experiment", null, null, null, null, null))
                   .satisfies((ex) -> assertThat(ex.getReason()).contains(REASON));
             });
   }

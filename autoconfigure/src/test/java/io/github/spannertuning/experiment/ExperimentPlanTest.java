@@ -1,12 +1,14 @@
 package io.github.spannertuning.experiment;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Plans, their defaults and the messages that refuse a bad one. */
 class ExperimentPlanTest {
@@ -58,6 +60,68 @@ class ExperimentPlanTest {
         .withMessage(
             "duration must hold at most 500 pairs of slices (duration / (2 x slice)), was 720 pairs"
                 + " (24h of 60s slices)");
+  }
+
+  @Test
+  void eachRefusalNamesThePartOfThePlanItConcerns() {
+    assertThatExceptionOfType(InvalidExperimentPlanException.class)
+        .isThrownBy(
+            () -> ExperimentPlan.of(null, Duration.ofSeconds(5), CARRY_OVER, GuardRail.DEFAULT))
+        .extracting(InvalidExperimentPlanException::field)
+        .isEqualTo("slice");
+    assertThatExceptionOfType(InvalidExperimentPlanException.class)
+        .isThrownBy(
+            () -> ExperimentPlan.of(Duration.ofSeconds(90), null, CARRY_OVER, GuardRail.DEFAULT))
+        .extracting(InvalidExperimentPlanException::field)
+        .isEqualTo("duration");
+  }
+
+  @Test
+  void aFleetsSliceMustHoldTheCarryOverAndTheToleratedSkewTogether() {
+    ExperimentPlan alone =
+        ExperimentPlan.of(null, Duration.ofMillis(5250), CARRY_OVER, GuardRail.DEFAULT);
+    assertThatExceptionOfType(InvalidExperimentPlanException.class)
+        .isThrownBy(() -> alone.inFleet("checkout-2026-12"))
+        .satisfies((ex) -> assertThat(ex.field()).isEqualTo("slice"))
+        .withMessage(
+            "slice must be longer than the carry-over discarded after each switch (5s) and the"
+                + " clock skew a fleet run tolerates between instances (250ms) together, was"
+                + " 5250ms");
+    ExperimentPlan fleet =
+        ExperimentPlan.of(null, Duration.ofMillis(5260), CARRY_OVER, GuardRail.DEFAULT)
+            .inFleet("checkout-2026-12");
+    assertThat(fleet.fleet()).isEqualTo("checkout-2026-12");
+    assertThat(fleet.slice()).isEqualTo(Duration.ofMillis(5260));
+  }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "",
+        "checkout 2026",
+        "checkout/2026",
+        "é",
+        "0123456789012345678901234567890123456789012345678901234567890123x"
+      })
+  void aFleetIdOutsideItsLettersOrLengthIsRefused(String id) {
+    ExperimentPlan plan = ExperimentPlan.of(null, null, CARRY_OVER, GuardRail.DEFAULT);
+    assertThatExceptionOfType(InvalidExperimentPlanException.class)
+        .isThrownBy(() -> plan.inFleet(id))
+        .satisfies((ex) -> assertThat(ex.field()).isEqualTo("fleet"))
+        .withMessage(
+            "fleet must be 1 to 64 letters, digits, '-', '_' or '.', the same on every instance,"
+                + " such as checkout-2026-12, was '"
+                + id
+                + "'");
+  }
+
+  @Test
+  void aFleetIdOfItsLettersIsTaken() {
+    ExperimentPlan plan = ExperimentPlan.of(null, null, CARRY_OVER, GuardRail.DEFAULT);
+    String longest = "a".repeat(64);
+    assertThat(plan.inFleet("Checkout_2026-12.eu").fleet()).isEqualTo("Checkout_2026-12.eu");
+    assertThat(plan.inFleet(longest).fleet()).isEqualTo(longest);
+    assertThat(plan.inFleet("checkout").inFleet(null).fleet()).isNull();
   }
 
   @Test

@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.assertj.core.api.Assertions.within;
 
 import io.github.spannertuning.experiment.ExperimentResult.KindResult;
+import io.github.spannertuning.experiment.ExperimentResult.SliceStart;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.PrimitiveIterator;
@@ -246,6 +248,58 @@ class ExperimentSlotTest {
     assertThat(slot.totals().goAways(firstArm)).isEqualTo(2);
     assertThat(slot.totals().goAways(firstArm.other())).isEqualTo(1);
     assertThat(done.goAways().tuned() + done.goAways().stock()).isEqualTo(3);
+  }
+
+  @Test
+  void theResultNamesTheArmAndSliceInForceAndWhenEachSliceSwitchedAndTheEndRestores() {
+    Instant wallStart = Instant.parse("2026-12-03T12:00:00.123Z");
+    ExperimentSlot slot =
+        new ExperimentSlot(
+            this.timer,
+            this.timer,
+            this.timer.wallClock(wallStart),
+            () -> new SplittableRandom(23));
+    List<ExperimentResult> ended = new ArrayList<>();
+    slot.onEnd(ended::add);
+    List<Long> restored = new ArrayList<>();
+    ArmSwitch restoring =
+        new ArmSwitch() {
+          @Override
+          public void switchTo(Arm arm) {
+            ExperimentSlotTest.this.switches.switchTo(arm);
+          }
+
+          @Override
+          public void restore() {
+            restored.add(ExperimentSlotTest.this.timer.getAsLong());
+          }
+        };
+    ExperimentResult started = slot.start(plan(3).withFeature("stream-end-guard"), restoring);
+    assertThat(started.feature()).isEqualTo("stream-end-guard");
+    assertThat(started.fleet()).isNull();
+    assertThat(started.sliceIndex()).isZero();
+    assertThat(started.arm()).isEqualTo(this.switches.current.id());
+    this.timer.advance(SLICE.plusSeconds(1));
+    assertThat(slot.result().sliceIndex()).isEqualTo(1);
+    assertThat(slot.result().arm()).isEqualTo(this.switches.current.id());
+    this.timer.advance(SLICE.multipliedBy(5));
+    ExperimentResult done = slot.result();
+    assertThat(done.state()).isEqualTo("done");
+    assertThat(done.arm()).isNull();
+    assertThat(done.sliceIndex()).isNull();
+    List<SliceStart> expected = new ArrayList<>();
+    for (int slice = 0; slice < 6; slice++) {
+      expected.add(
+          new SliceStart(
+              slice,
+              this.switches.arms.get(slice).id(),
+              wallStart.plus(SLICE.multipliedBy(slice)).toString(),
+              true));
+    }
+    assertThat(done.sliceStarts()).containsExactlyElementsOf(expected);
+    assertThat(this.switches.arms).as("no switch to tuned at the end").hasSize(6);
+    assertThat(restored).containsExactly(this.switches.atNanos.get(0) + SLICE.toNanos() * 6);
+    assertThat(ended).extracting(ExperimentResult::state).containsExactly("done");
   }
 
   @Test

@@ -1,6 +1,7 @@
 package io.github.spannertuning.experiment;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Comparator;
 import java.util.PriorityQueue;
 import java.util.concurrent.CompletableFuture;
@@ -9,7 +10,8 @@ import java.util.function.LongSupplier;
 
 /**
  * A clock and a timer that move only when a test advances them: tasks run on the test's thread, in
- * order of their time, with the clock set to it.
+ * order of their time, with the clock set to it. Wall clocks that move with it stand for the clocks
+ * of instances, each set apart from the others by its own offset.
  */
 final class ManualTimer implements ExperimentTimer, LongSupplier {
 
@@ -35,6 +37,15 @@ final class ManualTimer implements ExperimentTimer, LongSupplier {
     CompletableFuture<Void> run = new CompletableFuture<>();
     this.queue.add(new Scheduled(this.nowNanos + delayNanos, this.sequence++, task, run));
     return run;
+  }
+
+  /**
+   * A wall clock, in nanoseconds since the epoch, that reads {@code at} now and moves with this
+   * clock.
+   */
+  LongSupplier wallClock(Instant at) {
+    long offset = at.getEpochSecond() * 1_000_000_000L + at.getNano() - this.nowNanos;
+    return () -> this.nowNanos + offset;
   }
 
   /** Moves the clock on by {@code duration}, running every task due on the way. */

@@ -99,7 +99,8 @@ final class FrameCountingProxy implements AutoCloseable {
   void resetCounts() {
     this.rstStreams.set(0);
     this.serverRstStreams.set(0);
-    this.rstStreamsByConnection.clear();
+    // Zeroed, not removed: each connection's reader keeps counting into its own.
+    this.rstStreamsByConnection.values().forEach((count) -> count.set(0));
     this.goAwaysByReason.clear();
   }
 

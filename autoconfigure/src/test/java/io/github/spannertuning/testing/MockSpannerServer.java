@@ -222,6 +222,8 @@ public final class MockSpannerServer implements AutoCloseable {
 
   private final AtomicInteger cancels = new AtomicInteger();
 
+  private final Map<SocketAddress, AtomicInteger> cancelsByConnection = new ConcurrentHashMap<>();
+
   private final ScheduledExecutorService scheduler =
       Executors.newScheduledThreadPool(
           2,
@@ -239,7 +241,7 @@ public final class MockSpannerServer implements AutoCloseable {
 
   private volatile Faults faults = (method, attempt) -> Fault.NONE;
 
-  private volatile SocketAddress slowConnection;
+  private volatile Set<SocketAddress> slowConnections = Set.of();
 
   private volatile long slowMillis;
 
@@ -450,12 +452,37 @@ public final class MockSpannerServer implements AutoCloseable {
   }
 
   /**
+   * Calls the server saw cancelled by the client on one connection: the resets of streams still
+   * open, which are what a server's reset limit counts (a reset of a stream the server has ended is
+   * not counted, by grpc-java nor here).
+   */
+  public int cancels(SocketAddress connection) {
+    AtomicInteger count = this.cancelsByConnection.get(connection);
+    return (count != null) ? count.get() : 0;
+  }
+
+  private void cancelled(SocketAddress connection) {
+    this.cancels.incrementAndGet();
+    this.cancelsByConnection
+        .computeIfAbsent(connection, (key) -> new AtomicInteger())
+        .incrementAndGet();
+  }
+
+  /**
    * Delays every call that arrives on this connection by the given time, without holding a server
    * thread: the call's events are queued and released by a scheduler.
    */
   public void slowDown(SocketAddress connection, long millis) {
+    slowDown((connection != null) ? Set.of(connection) : Set.of(), millis);
+  }
+
+  /**
+   * Delays every call that arrives on any of these connections by the given time: one connection of
+   * each of several clients that share this server.
+   */
+  public void slowDown(Collection<SocketAddress> connections, long millis) {
     this.slowMillis = millis;
-    this.slowConnection = connection;
+    this.slowConnections = Set.copyOf(connections);
   }
 
   /**
@@ -476,6 +503,7 @@ public final class MockSpannerServer implements AutoCloseable {
     this.arrivals.clear();
     this.calls.clear();
     this.cancels.set(0);
+    this.cancelsByConnection.clear();
     this.endings.reset();
     this.mock.clearRequests();
     if (this.proxy != null) {
@@ -526,7 +554,7 @@ public final class MockSpannerServer implements AutoCloseable {
 
             @Override
             public void onCancel() {
-              cancels.incrementAndGet();
+              cancelled(connection);
               if (ending != null) {
                 ending.trailersDone();
               }
@@ -543,7 +571,7 @@ public final class MockSpannerServer implements AutoCloseable {
           SESSION_METHODS.contains(method)
               ? 0
               : serviceTime.sampleNanos() + TimeUnit.MILLISECONDS.toNanos(fault.delayMillis());
-      if (connection.equals(slowConnection)) {
+      if (slowConnections.contains(connection)) {
         delayNanos += TimeUnit.MILLISECONDS.toNanos(slowMillis);
       }
       return (delayNanos > 0) ? new DelayedListener<>(listener, delayNanos, scheduler) : listener;
@@ -569,7 +597,7 @@ public final class MockSpannerServer implements AutoCloseable {
 
       @Override
       public void onCancel() {
-        cancels.incrementAndGet();
+        cancelled(connection);
       }
     };
   }

@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -91,7 +92,6 @@ class SamplePageBrowserTests {
     assertThat(historyCell(1, 7)).isEqualTo("0");
     assertThat(historyCell(2, 2)).isEqualTo("on");
     assertThat(Long.parseLong(historyCell(2, 7))).isPositive();
-    screenshot("sample-page.png");
   }
 
   @Test
@@ -117,6 +117,68 @@ class SamplePageBrowserTests {
     assertThat(script("return document.getElementById('experiment-head').textContent"))
         .asString()
         .startsWith("stopped (stopped by anonymous through the spannertuning endpoint)");
+  }
+
+  /**
+   * A refusal of the endpoint, with its reason, stays in view while the page polls every second,
+   * until the user dismisses it or does something else.
+   */
+  @Test
+  void aRefusalStaysInViewUntilTheUserActs(@TempDir Path profile) throws InterruptedException {
+    this.driver = Chromium.start(profile);
+    WebDriverWait wait = new WebDriverWait(this.driver, Duration.ofSeconds(30));
+    wait.ignoring(StaleElementReferenceException.class);
+    this.driver.get("http://localhost:" + this.port + "/");
+    wait.until((d) -> "none".equals(experimentState()));
+    script("document.getElementById('experiment-slice').value = '1s'");
+    click(wait, "experiment-start");
+    wait.until((d) -> this.driver.findElement(By.id("notice")).isDisplayed());
+    // Three polls later, the reason is still there.
+    Thread.sleep(3000);
+    assertThat(this.driver.findElement(By.id("notice")).isDisplayed()).isTrue();
+    assertThat(this.driver.findElement(By.id("notice-text")).getText())
+        .startsWith("experiment refused: 400")
+        .contains("slice");
+    assertThat(this.driver.findElement(By.id("status")).getText()).startsWith("updated ");
+    click(wait, "notice-dismiss");
+    wait.until((d) -> !this.driver.findElement(By.id("notice")).isDisplayed());
+  }
+
+  /**
+   * The picture of the page in the docs: after two bursts, hedging switched on, with an experiment
+   * running. Written to target/sample-page.png; scripts/sample-page-picture.sh copies it to docs/.
+   */
+  @Test
+  void thePictureOfThePageShowsEveryFeatureAndCard(@TempDir Path profile) throws IOException {
+    this.driver = Chromium.start(profile);
+    this.driver.manage().window().setSize(new org.openqa.selenium.Dimension(1400, 1900));
+    WebDriverWait wait = new WebDriverWait(this.driver, Duration.ofSeconds(60));
+    wait.ignoring(StaleElementReferenceException.class);
+    this.driver.get("http://localhost:" + this.port + "/");
+    wait.until((d) -> "on".equals(guardState()));
+    click(wait, "burst");
+    wait.until((d) -> burstDone());
+    click(wait, "switch-hedging");
+    wait.until((d) -> "on".equals(featureState("hedging")));
+    click(wait, "burst");
+    wait.until((d) -> burstDone());
+    click(wait, "experiment-start");
+    wait.until((d) -> "running".equals(experimentState()));
+    for (String feature :
+        List.of(
+            "single-use-distribution",
+            "transaction-routing",
+            "stream-end-guard",
+            "hedging",
+            "grpc-gcp")) {
+      assertThat(this.driver.findElement(By.id("feature-" + feature)).isDisplayed())
+          .as("the %s row", feature)
+          .isTrue();
+    }
+    assertThat(counter("hedgingSent")).as("the hedging counters are shown").isNotNegative();
+    screenshot("sample-page.png");
+    assertThat(Path.of("target", "sample-page.png")).isNotEmptyFile();
+    click(wait, "experiment-stop");
   }
 
   @Test
@@ -173,9 +235,15 @@ class SamplePageBrowserTests {
   }
 
   private String guardState() {
+    return featureState("stream-end-guard");
+  }
+
+  private String featureState(String feature) {
     return (String)
         script(
-            "const f = document.getElementById('feature-stream-end-guard'); return f && f.dataset.state;");
+            "const f = document.getElementById('feature-"
+                + feature
+                + "'); return f && f.dataset.state;");
   }
 
   private boolean burstDone() {
