@@ -34,6 +34,8 @@ public final class ChannelLoad {
 
   private final List<Consumer<ChannelStats>> listeners = new CopyOnWriteArrayList<>();
 
+  private final ExperimentSlot experiment;
+
   private final ClientInterceptor interceptor;
 
   /** A load whose calls no experiment records. */
@@ -46,7 +48,8 @@ public final class ChannelLoad {
    *     {@code null}
    */
   ChannelLoad(ExperimentSlot experiment) {
-    this.interceptor = new CountingInterceptor(this, experiment);
+    this.experiment = experiment;
+    this.interceptor = new CountingInterceptor(this, experiment, false);
   }
 
   /** Calls per channel, by index, where the imbalance's window starts. */
@@ -59,9 +62,6 @@ public final class ChannelLoad {
   private ScheduledFuture<?> roller;
 
   private volatile int poolSize;
-
-  /** Whether the client traces its calls: read by the interceptor on every call. */
-  private volatile boolean traced;
 
   /** The sub-channels that have carried a call, in the order they were first used. */
   public List<ChannelStats> channels() {
@@ -141,19 +141,17 @@ public final class ChannelLoad {
     this.channels.forEach(listener);
   }
 
-  /**
-   * The client traces its calls with OpenTelemetry ({@link Traces#on}); set as its rpc is built.
-   */
-  void traced(boolean traced) {
-    this.traced = traced;
-  }
-
-  boolean traced() {
-    return this.traced;
-  }
-
   ClientInterceptor interceptor() {
     return this.interceptor;
+  }
+
+  /**
+   * The interceptor of a client whose rpc is being built, which traces its calls or not ({@link
+   * SpannerTuningState#traced}): decided once, so that a client that does not trace pays nothing
+   * for it per call.
+   */
+  ClientInterceptor interceptor(boolean traced) {
+    return traced ? new CountingInterceptor(this, this.experiment, true) : this.interceptor;
   }
 
   /** The sub-channel's stats, registered on its first call. */

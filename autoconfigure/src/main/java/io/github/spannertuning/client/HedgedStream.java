@@ -12,6 +12,7 @@ import io.github.spannertuning.experiment.CallKind;
 import io.github.spannertuning.routing.HedgeDelay;
 import io.github.spannertuning.routing.HedgeRace;
 import io.github.spannertuning.routing.HedgeTimer;
+import io.github.spannertuning.trace.Traces;
 import io.grpc.Context;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.Tracer;
@@ -85,16 +86,8 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
   /** The first attempt's failure, for the client should the hedge fail too. */
   private volatile SpannerException firstError;
 
-  private static final AtomicReferenceFieldUpdater<HedgedStream, Span[]> ATTEMPT_SPANS =
-      AtomicReferenceFieldUpdater.newUpdater(HedgedStream.class, Span[].class, "attemptSpans");
-
-  /** The client's span of this read where the client traces; else {@code null}. */
-  private volatile Span span;
-
-  private volatile Tracer tracer;
-
-  /** The two attempts' spans, once the hedge was sent on a traced read, until the race ends. */
-  private volatile Span[] attemptSpans;
+  /** This read's spans where the client traces; else {@code null}. */
+  private final ReadTrace trace;
 
   /**
    * @param options the read's options without the client's channel choice: the hedge's channel is
@@ -108,7 +101,8 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
       GuardedStream.Starter starter,
       Map<Option, ?> options,
       CallKind kind,
-      long startNanos) {
+      long startNanos,
+      Span span) {
     this.consumer = consumer;
     this.kind = kind;
     this.state = state;
@@ -119,6 +113,10 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
     this.context = Context.current();
     this.startNanos = startNanos;
     this.first = new GuardedStream(this, state, true);
+    this.trace = (span != null) ? new ReadTrace(span) : null;
+    if (span != null) {
+      this.first.awaitSpan();
+    }
   }
 
   /**
@@ -128,6 +126,7 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
    * @param options the read's options without the client's channel choice: the hedge's channel is
    *     the picker's
    * @param kind what an experiment records the read as
+   * @param span the client's span of the read where the client traces; else {@code null}
    */
   static HedgedStream create(
       ResultStreamConsumer consumer,
@@ -137,17 +136,12 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
       GuardedStream.Starter starter,
       Map<Option, ?> options,
       CallKind kind,
-      long nowNanos) {
+      long nowNanos,
+      Span span) {
     HedgedStream stream =
-        new HedgedStream(consumer, state, routing, shape, starter, options, kind, nowNanos);
+        new HedgedStream(consumer, state, routing, shape, starter, options, kind, nowNanos, span);
     state.hedging().onRead();
     return stream;
-  }
-
-  /** Traces this read on the client's span of it, before its first attempt is made. */
-  void trace(Span span, Tracer tracer) {
-    this.span = span;
-    this.tracer = tracer;
   }
 
   /** The first attempt's stream, to make its call with. */
@@ -177,8 +171,12 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
       return;
     }
     GuardedStream hedge = new GuardedStream(new Second(), this.state, true);
-    long sentAtEpochNanos = (this.span != null) ? Traces.epochNanos() : 0;
-    long sentAtNanos = (this.span != null) ? System.nanoTime() : 0;
+    ReadTrace trace = this.trace;
+    if (trace != null) {
+      hedge.awaitSpan();
+    }
+    long sentAtEpochNanos = (trace != null) ? Traces.epochNanos() : 0;
+    long sentAtNanos = (trace != null) ? System.nanoTime() : 0;
     Context previous = this.context.attach();
     try {
       ChannelReservation reservation = this.routing.enterExcept(this.first.channel(), hedge);
@@ -195,8 +193,8 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
       this.context.detach(previous);
     }
     this.second = hedge;
-    if (this.span != null) {
-      traceAttempts(hedge, sentAtEpochNanos, sentAtNanos);
+    if (trace != null) {
+      traceAttempts(trace, hedge, sentAtEpochNanos, sentAtNanos);
     }
     catchUpSecond();
     int winner = winner();
@@ -211,16 +209,18 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
    * Starts a span per attempt, the first one's at the read's start. Should the race have ended
    * while they were being made, they end at once.
    */
-  private void traceAttempts(GuardedStream hedge, long sentAtEpochNanos, long sentAtNanos) {
+  private void traceAttempts(
+      ReadTrace trace, GuardedStream hedge, long sentAtEpochNanos, long sentAtNanos) {
+    Tracer tracer = this.state.tracer();
     Span first =
         Traces.attempt(
-            this.tracer,
-            this.span,
+            tracer,
+            trace.read,
             1,
             sentAtEpochNanos - (sentAtNanos - this.startNanos),
-            this.first.channel());
-    Span second = Traces.attempt(this.tracer, this.span, 2, sentAtEpochNanos, hedge.channel());
-    this.attemptSpans = new Span[] {first, second};
+            this.first.channelIndex());
+    Span second = Traces.attempt(tracer, trace.read, 2, sentAtEpochNanos, hedge.channelIndex());
+    trace.attempts = new Span[] {first, second};
     int winner = winner();
     if (winner >= 0) {
       endAttempts(winner);
@@ -232,20 +232,18 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
    * end, once; the read's span tells whether the hedge won, and then carries its channel.
    */
   private void endAttempts(int winner) {
-    if (this.attemptSpans == null) {
-      return;
-    }
-    Span[] attempts = ATTEMPT_SPANS.getAndSet(this, null);
+    ReadTrace trace = this.trace;
+    Span[] attempts = (trace != null) ? trace.takeAttempts() : null;
     if (attempts == null) {
       return;
     }
     GuardedStream hedge = this.second;
     if (winner >= 0) {
-      this.span.setAttribute(Traces.HEDGE_WON, winner == SECOND);
+      trace.read.setAttribute(Traces.HEDGE_WON, winner == SECOND);
       if (winner == SECOND && hedge != null) {
-        Traces.route(this.span, Traces.LATENCY);
-        Traces.channel(this.span, hedge.channel());
-        hedge.trace(this.span);
+        Traces.route(trace.read, Traces.LATENCY);
+        Traces.channel(trace.read, hedge.channelIndex());
+        hedge.trace(trace.read);
       }
     }
     attempts[FIRST].end();
@@ -344,7 +342,9 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
   }
 
   private void failed(SpannerException e) {
-    endAttempts(-1);
+    if (this.trace != null) {
+      endAttempts(-1);
+    }
     recorded(e.getErrorCode().getGrpcStatusCode().value());
     this.consumer.onError(e);
   }
@@ -369,13 +369,13 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
         hedge.abandon();
       }
     }
-    Span span = this.span;
-    if (span != null) {
-      // Before the winner's last message is handed on: its end may be decided right after. A
+    ReadTrace trace = this.trace;
+    if (trace != null) {
+      // Before the winner's last message is handed on: the application may close at once. A
       // hedge that answers before its call was recorded as made is traced when it is.
       GuardedStream winner = (attempt == SECOND) ? this.second : this.first;
       if (winner != null) {
-        winner.trace(span);
+        winner.trace(trace.read);
       }
       endAttempts(attempt);
     }
@@ -431,8 +431,11 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
     switch (close()) {
       case CLOSE_WINNER -> attempt(winner()).cancel(message);
       case CANCEL_ALL -> {
-        Traces.streamEnd(this.span, Traces.CANCELLED);
-        endAttempts(-1);
+        ReadTrace trace = this.trace;
+        if (trace != null) {
+          Traces.streamEnd(trace.read, Traces.CANCELLED);
+          endAttempts(-1);
+        }
         this.first.cancel(message);
         attempt(SECOND).cancel(message);
       }
@@ -461,6 +464,28 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
     @Override
     public boolean cancelQueryWhenClientIsClosed() {
       return HedgedStream.this.consumer.cancelQueryWhenClientIsClosed();
+    }
+  }
+
+  /** A traced read's spans. */
+  private static final class ReadTrace {
+
+    private static final AtomicReferenceFieldUpdater<ReadTrace, Span[]> ATTEMPTS =
+        AtomicReferenceFieldUpdater.newUpdater(ReadTrace.class, Span[].class, "attempts");
+
+    /** The client's span of the read. */
+    final Span read;
+
+    /** The two attempts' spans, once the hedge was sent, until the race ends. */
+    volatile Span[] attempts;
+
+    ReadTrace(Span read) {
+      this.read = read;
+    }
+
+    /** The attempts' spans, to end: once. */
+    Span[] takeAttempts() {
+      return (this.attempts != null) ? ATTEMPTS.getAndSet(this, null) : null;
     }
   }
 

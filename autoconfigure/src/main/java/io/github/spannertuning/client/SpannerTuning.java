@@ -5,6 +5,7 @@ import com.google.cloud.spanner.SpannerOptions;
 import io.github.spannertuning.routing.ChannelPicker;
 import io.github.spannertuning.routing.HedgeBudget;
 import io.github.spannertuning.routing.HedgeDelay;
+import io.github.spannertuning.trace.Traces;
 import io.opentelemetry.api.GlobalOpenTelemetry;
 import io.opentelemetry.api.OpenTelemetry;
 import java.time.Duration;

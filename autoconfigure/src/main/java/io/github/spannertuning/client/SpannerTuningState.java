@@ -13,6 +13,7 @@ import io.github.spannertuning.experiment.InvalidExperimentPlanException;
 import io.github.spannertuning.experiment.RecordedCallListener;
 import io.github.spannertuning.routing.HedgeDelay;
 import io.github.spannertuning.routing.Hedging;
+import io.github.spannertuning.trace.Traces;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.trace.Tracer;
 import java.time.Duration;
@@ -557,7 +558,6 @@ public final class SpannerTuningState {
     this.openTelemetry = openTelemetry;
     this.traced = Traces.on(openTelemetry);
     this.tracer = this.traced ? Traces.tracer(openTelemetry) : null;
-    this.channelLoad.traced(this.traced);
     this.grpcGcpEnabled = grpcGcpEnabled;
     this.numChannels = numChannels;
     this.channelLoad.poolSize(numChannels);

@@ -24,6 +24,7 @@ import io.github.spannertuning.experiment.CallKind;
 import io.github.spannertuning.routing.Connection;
 import io.github.spannertuning.routing.HedgeDelay;
 import io.github.spannertuning.routing.TransactionTable;
+import io.github.spannertuning.trace.Traces;
 import io.grpc.Context;
 import io.opentelemetry.api.trace.Span;
 import java.util.Map;
@@ -361,10 +362,8 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
               starter,
               PoolRouting.withoutChannelHint(options),
               (route == Route.SINGLE_USE) ? CallKind.SINGLE_USE : CallKind.TRANSACTION_QUERY,
-              System.nanoTime());
-      if (span != null) {
-        hedged.trace(span, this.state.tracer());
-      }
+              System.nanoTime(),
+              span);
       start(route, hedged.first(), options, starter, span);
       return hedged.started();
     }

@@ -27,6 +27,7 @@ import io.github.spannertuning.testing.MockSpannerServerExtension;
 import io.github.spannertuning.testing.ResultSets;
 import io.github.spannertuning.testing.StatementResult;
 import io.github.spannertuning.testing.TracedClients;
+import io.github.spannertuning.trace.Traces;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import java.time.Duration;
@@ -263,7 +264,6 @@ class TraceAttributesTest {
     }
     SpannerTuningState state = tuned(SpannerTuning.newBuilder(), OpenTelemetry.noop());
     assertThat(state.traced()).isFalse();
-    assertThat(state.channelLoad().traced()).isFalse();
   }
 
   private DatabaseClient open(SpannerTuning.Builder tuning) {

@@ -1,4 +1,4 @@
-package io.github.spannertuning.client;
+package io.github.spannertuning.trace;
 
 import com.google.cloud.spanner.SpannerOptions;
 import io.grpc.Context;
@@ -16,52 +16,56 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * The attributes spanner-tuning puts on the client's OpenTelemetry span of a call it routes or
  * guards, and the spans of a hedged read's attempts. Only where the client traces with
  * OpenTelemetry ({@link #on}), decided once when its rpc is built; elsewhere none of this runs.
+ * Channels are named by their index in the client's pool, as the meters and the endpoint name them.
  *
  * <p>The span is the one the client has current when it makes the call: its {@code
  * CloudSpannerOperation.ExecuteStreamingQuery} or {@code ExecuteStreamingRead} span of a stream,
  * its {@code ExecuteUpdate}, {@code BatchUpdate}, {@code Commit} or {@code BeginTransaction} span
  * of a unary call. A span that records nothing (not sampled) is left alone.
  */
-final class Traces {
+public final class Traces {
 
   /** Picked by expected latency: a single-use read, a transaction's first call, a hedge. */
-  static final String LATENCY = "latency";
+  public static final String LATENCY = "latency";
 
   /** A later call of a transaction whose first call was routed: it went to that call's channel. */
-  static final String TRANSACTION = "transaction";
+  public static final String TRANSACTION = "transaction";
 
   /** A call routing picks for when its feature is on, left to the client: off, native or not. */
-  static final String CLIENT = "client";
+  public static final String CLIENT = "client";
 
   /** A call routing never picks for: it follows where the client sent its transaction. */
-  static final String NOT_ROUTED = "not-routed";
+  public static final String NOT_ROUTED = "not-routed";
 
   /** Closed without a cancel: the stream had finished, and completes with its trailers. */
-  static final String DRAINED = "drained";
+  public static final String DRAINED = "drained";
 
   /** A drained stream whose trailers did not come within the drain timeout: cancelled then. */
-  static final String DRAIN_TIMEOUT = "drain-timeout";
+  public static final String DRAIN_TIMEOUT = "drain-timeout";
 
   /** Cancelled: closed before it finished, as the client does. */
-  static final String CANCELLED = "cancelled";
+  public static final String CANCELLED = "cancelled";
 
   /** Finished, but cancelled at once: its connection had no stream slot to spare. */
-  static final String RELEASED_AT_SLOT_LIMIT = "released-at-slot-limit";
+  public static final String RELEASED_AT_SLOT_LIMIT = "released-at-slot-limit";
 
-  static final AttributeKey<Long> CHANNEL = AttributeKey.longKey("spanner_tuning.channel");
+  public static final AttributeKey<Long> CHANNEL = AttributeKey.longKey("spanner_tuning.channel");
 
-  static final AttributeKey<String> ROUTE = AttributeKey.stringKey("spanner_tuning.route");
+  public static final AttributeKey<String> ROUTE = AttributeKey.stringKey("spanner_tuning.route");
 
-  static final AttributeKey<String> STREAM_END =
+  public static final AttributeKey<String> STREAM_END =
       AttributeKey.stringKey("spanner_tuning.stream_end");
 
-  static final AttributeKey<Long> ATTEMPT = AttributeKey.longKey("spanner_tuning.attempt");
+  public static final AttributeKey<Long> ATTEMPT = AttributeKey.longKey("spanner_tuning.attempt");
 
-  static final AttributeKey<Boolean> HEDGE_WON =
+  public static final AttributeKey<Boolean> HEDGE_WON =
       AttributeKey.booleanKey("spanner_tuning.hedge.won");
 
+  /** A channel not known: nothing is written. */
+  public static final int NO_CHANNEL = -1;
+
   /** The name of a hedged read's attempt span, a child of the client's span of the read. */
-  static final String ATTEMPT_SPAN = "spanner_tuning.attempt";
+  public static final String ATTEMPT_SPAN = "spanner_tuning.attempt";
 
   private static final String INSTRUMENTATION_SCOPE = "io.github.spannertuning";
 
@@ -76,14 +80,14 @@ final class Traces {
    * SpannerOptions.enableOpenTelemetryTraces()}, fixed when the first options are built), and their
    * tracer is the options' OpenTelemetry, {@code GlobalOpenTelemetry} when none was set.
    */
-  static boolean on(OpenTelemetry openTelemetry) {
+  public static boolean on(OpenTelemetry openTelemetry) {
     return openTelemetry != null
         && openTelemetryChosen()
         && openTelemetry.getTracerProvider() != TracerProvider.noop();
   }
 
   /** Whether the Spanner client makes OpenTelemetry spans in this JVM, not OpenCensus ones. */
-  static boolean openTelemetryChosen() {
+  public static boolean openTelemetryChosen() {
     try {
       // The framework's type is package-private: compared by its name.
       return "OPEN_TELEMETRY".equals(Objects.toString(SpannerOptions.getActiveTracingFramework()));
@@ -93,27 +97,29 @@ final class Traces {
   }
 
   /** The tracer of a hedged read's attempt spans. */
-  static Tracer tracer(OpenTelemetry openTelemetry) {
+  public static Tracer tracer(OpenTelemetry openTelemetry) {
     return openTelemetry.getTracer(INSTRUMENTATION_SCOPE);
   }
 
   /** The client's span of the call being made on this thread, or {@code null} if none records. */
-  static Span current() {
+  public static Span current() {
     Span span = Span.current();
     return span.isRecording() ? span : null;
   }
 
   /**
-   * Marks the call about to be made on this thread as traced on {@code span}, for the {@link
-   * CountingInterceptor} to tell it the channel; returns the context to restore once it is made.
+   * Marks the call about to be made on this thread as traced on {@code span}, for the client's
+   * channel interceptor to tell it the channel ({@link #madeOn}); returns the context to restore
+   * once it is made.
    */
-  static Context open(Span span) {
+  public static Context open(Span span) {
     Context previous = Context.current();
     previous.withValue(CALL, new Call(span)).attach();
     return previous;
   }
 
-  static void close(Context previous) {
+  /** Restores the context {@link #open} returned, once the call is made. */
+  public static void close(Context previous) {
     Context.current().detach(previous);
   }
 
@@ -121,43 +127,41 @@ final class Traces {
    * A data-plane call is being made on {@code channel}: the first one made under a traced call's
    * context is that call. Calls made later in the same context (from its callbacks) are not.
    */
-  static void madeOn(ChannelLoad.ChannelStats channel) {
+  public static void madeOn(int channel) {
     Call call = CALL.get();
     if (call != null && call.claim()) {
-      call.span.setAttribute(CHANNEL, (long) channel.index());
+      call.span.setAttribute(CHANNEL, (long) channel);
     }
   }
 
-  static void route(Span span, String route) {
+  /** What chose the call's channel: {@link #LATENCY}, {@link #TRANSACTION} and so on. */
+  public static void route(Span span, String route) {
     span.setAttribute(ROUTE, route);
   }
 
-  static void channel(Span span, ChannelLoad.ChannelStats channel) {
-    if (channel != null) {
-      span.setAttribute(CHANNEL, (long) channel.index());
+  /** The channel a call went on, unless it is {@link #NO_CHANNEL}. */
+  public static void channel(Span span, int channel) {
+    if (channel != NO_CHANNEL) {
+      span.setAttribute(CHANNEL, (long) channel);
     }
   }
 
   /** The stream's end, on its span if that is still open. */
-  static void streamEnd(Span span, String end) {
+  public static void streamEnd(Span span, String end) {
     if (span != null && span.isRecording()) {
       span.setAttribute(STREAM_END, end);
     }
   }
 
   /** Now, as the epoch time a span starts at. */
-  static long epochNanos() {
+  public static long epochNanos() {
     Instant now = Instant.now();
     return TimeUnit.SECONDS.toNanos(now.getEpochSecond()) + now.getNano();
   }
 
   /** The span of a hedged read's attempt, a child of the read's span, started at the time given. */
-  static Span attempt(
-      Tracer tracer,
-      Span read,
-      int attempt,
-      long startEpochNanos,
-      ChannelLoad.ChannelStats channel) {
+  public static Span attempt(
+      Tracer tracer, Span read, int attempt, long startEpochNanos, int channel) {
     Span span =
         tracer
             .spanBuilder(ATTEMPT_SPAN)
