@@ -101,7 +101,7 @@ public final class FrontendMain {
       case "mark" -> {
         this.earlier = new HashSet<>(this.server.connections());
         this.degraded = null;
-        this.server.slowDown(null, 0);
+        this.server.slowDown((SocketAddress) null, 0);
         this.server.stall(null);
         this.faultNanos = 0;
         this.restoredNanos = 0;
@@ -136,7 +136,7 @@ public final class FrontendMain {
         return "OK " + this.degraded;
       }
       case "restore" -> {
-        this.server.slowDown(null, 0);
+        this.server.slowDown((SocketAddress) null, 0);
         this.server.stall(null);
         this.restoredNanos = System.nanoTime();
         return "OK";
