@@ -140,7 +140,9 @@ class MissingHookTest {
   private record Outcome(Map<String, String> features, List<String> warnings) {
 
     void assertTrafficWorks() {
-      assertThat(this.features.get("rows")).as("rows of 20 point selects").isEqualTo("20");
+      assertThat(this.features.get("rows"))
+          .as("rows of 20 point selects (features %s)", this.features)
+          .isEqualTo("20");
     }
 
     void assertOneWarning(String reason) {
@@ -187,6 +189,12 @@ class MissingHookTest {
     logger.addHandler(handler);
     // Not closed: the client's Netty threads outlive the test and still load classes from it.
     IsolatingClassLoader loader = new IsolatingClassLoader(classpathEntries, remapper);
+    Thread thread = Thread.currentThread();
+    ClassLoader contextLoader = thread.getContextClassLoader();
+    // The isolated application's own, as a separate application's would be: OpenTelemetry finds
+    // its context storage through it (opentelemetry-sdk-testing's, on the test classpath), and one
+    // from the test's loader is not a subtype of the isolated client's interface.
+    thread.setContextClassLoader(loader);
     try {
       Class<?> probe = loader.loadClass(HookProbe.class.getName());
       assertThat(probe.getClassLoader()).isSameAs(loader);
@@ -199,6 +207,7 @@ class MissingHookTest {
         return new Outcome(features, List.copyOf(warnings));
       }
     } finally {
+      thread.setContextClassLoader(contextLoader);
       logger.removeHandler(handler);
     }
   }
