@@ -147,8 +147,8 @@ public final class ChannelLoad {
 
   /**
    * The interceptor of a client whose rpc is being built, which traces its calls or not ({@link
-   * SpannerTuningState#traced}): decided once, so that a client that does not trace pays nothing
-   * for it per call.
+   * SpannerTuningState#traced}): decided once, so that a client that does not trace pays a final
+   * field's check for it per call.
    */
   ClientInterceptor interceptor(boolean traced) {
     return traced ? new CountingInterceptor(this, this.experiment, true) : this.interceptor;

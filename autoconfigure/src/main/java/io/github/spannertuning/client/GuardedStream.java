@@ -135,7 +135,7 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
    * on a hedged read's attempt that lost. A traced hedged read's attempt holds {@link
    * #AWAITING_SPAN} until it wins, or, if it decided at {@code last} meanwhile, that decision, a
    * {@link String}. One field, so that a client that does not trace has streams no larger than
-   * before, and pays nothing per call for it.
+   * before, and reads only this field, {@code null}, where it would tell a span.
    */
   private volatile Object trace;
 

@@ -75,7 +75,8 @@ import java.util.function.Supplier;
  * <p>Where the client traces its calls with OpenTelemetry, the client's span of each stream, DML,
  * batch DML, commit and read/write BeginTransaction gets the route and channel of the call ({@link
  * Traces}), and a stream's span how it ended. Whether the client traces is decided once, here: on a
- * client that does not, each call pays a final field's check and nothing more.
+ * client that does not, each call pays a final field's check here and in the channel interceptor,
+ * and a guarded stream the read of its span field, {@code null}, at its end.
  */
 final class TunedSpannerRpc extends ObservedSpannerRpc {
 
