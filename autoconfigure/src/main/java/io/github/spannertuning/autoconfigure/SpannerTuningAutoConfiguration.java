@@ -1,6 +1,7 @@
 package io.github.spannertuning.autoconfigure;
 
 import com.google.cloud.spanner.SpannerOptions;
+import io.opentelemetry.api.OpenTelemetry;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -36,8 +37,9 @@ public class SpannerTuningAutoConfiguration {
   @Bean
   static SpannerTuningBeanPostProcessor spannerTuningBeanPostProcessor(
       ObjectProvider<SpannerTuningProperties> properties,
-      ObjectProvider<SpannerTuningRegistry> registry) {
-    return new SpannerTuningBeanPostProcessor(properties, registry);
+      ObjectProvider<SpannerTuningRegistry> registry,
+      ObjectProvider<OpenTelemetry> openTelemetry) {
+    return new SpannerTuningBeanPostProcessor(properties, registry, openTelemetry);
   }
 
   /** The JDBC driver's clients, where the driver and a DataSource are on the classpath. */

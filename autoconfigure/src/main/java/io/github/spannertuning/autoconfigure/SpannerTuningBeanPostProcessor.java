@@ -6,14 +6,19 @@ import io.github.spannertuning.client.SpannerTuning;
 import io.github.spannertuning.client.SpannerTuningState;
 import io.github.spannertuning.experiment.ExperimentPlan;
 import io.github.spannertuning.experiment.ExperimentResult;
+import io.opentelemetry.api.OpenTelemetry;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.BeanFactoryAware;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.core.Ordered;
+import org.springframework.util.ClassUtils;
 
 /**
  * Tunes Spanner clients as their configuration beans are created: {@link SpannerOptions.Builder}
@@ -28,10 +33,20 @@ import org.springframework.core.Ordered;
  * Fails open: if tuning a bean throws, the bean is kept as it was and a warning is logged. A bad
  * {@code spanner.tuning.*} value is not failed open: it stops startup before the first Spanner bean
  * is tuned.
+ *
+ * <p>Where Spring Boot traces with OpenTelemetry (an {@code SdkTracerProvider} bean, which Boot
+ * makes for Micrometer Tracing's OpenTelemetry bridge) and the application chose OpenTelemetry
+ * traces for the Spanner client, a builder given no OpenTelemetry is given the application's {@link
+ * OpenTelemetry} bean, so that the client's spans join Boot's traces. spring-cloud-gcp does not
+ * pass it, and without it the client traces with {@code GlobalOpenTelemetry}, which Boot does not
+ * set.
  */
-class SpannerTuningBeanPostProcessor implements BeanPostProcessor, Ordered {
+class SpannerTuningBeanPostProcessor implements BeanPostProcessor, BeanFactoryAware, Ordered {
 
   private static final Log logger = LogFactory.getLog(SpannerTuningBeanPostProcessor.class);
+
+  /** The tracer provider of Boot's OpenTelemetry when Boot traces with it. */
+  static final String SDK_TRACER_PROVIDER = "io.opentelemetry.sdk.trace.SdkTracerProvider";
 
   /** Why a Spanner bean built from a builder or options that are not beans is not tuned. */
   static final String UNTUNED =
@@ -48,6 +63,10 @@ class SpannerTuningBeanPostProcessor implements BeanPostProcessor, Ordered {
 
   private final ObjectProvider<SpannerTuningRegistry> registry;
 
+  private final ObjectProvider<OpenTelemetry> openTelemetry;
+
+  private ListableBeanFactory beanFactory;
+
   private volatile SpannerTuning tuning;
 
   /**
@@ -60,9 +79,18 @@ class SpannerTuningBeanPostProcessor implements BeanPostProcessor, Ordered {
 
   SpannerTuningBeanPostProcessor(
       ObjectProvider<SpannerTuningProperties> properties,
-      ObjectProvider<SpannerTuningRegistry> registry) {
+      ObjectProvider<SpannerTuningRegistry> registry,
+      ObjectProvider<OpenTelemetry> openTelemetry) {
     this.properties = properties;
     this.registry = registry;
+    this.openTelemetry = openTelemetry;
+  }
+
+  @Override
+  public void setBeanFactory(BeanFactory beanFactory) {
+    if (beanFactory instanceof ListableBeanFactory listable) {
+      this.beanFactory = listable;
+    }
   }
 
   @Override
@@ -80,6 +108,7 @@ class SpannerTuningBeanPostProcessor implements BeanPostProcessor, Ordered {
     SpannerTuning tuning = tuning();
     try {
       if (bean instanceof SpannerOptions.Builder builder) {
+        traceWithBootsOpenTelemetry(builder, beanName);
         tuning.applyTo(builder);
       } else {
         return tuning.tune((SpannerOptions) bean);
@@ -90,6 +119,29 @@ class SpannerTuningBeanPostProcessor implements BeanPostProcessor, Ordered {
           "spanner-tuning could not tune bean '" + beanName + "'; it is left as it was", ex);
     }
     return bean;
+  }
+
+  private void traceWithBootsOpenTelemetry(SpannerOptions.Builder builder, String beanName) {
+    if (!bootTracesWithOpenTelemetry()) {
+      return;
+    }
+    OpenTelemetry openTelemetry = this.openTelemetry.getIfUnique();
+    if (openTelemetry != null && SpannerTuning.traceWithIfUnset(builder, openTelemetry)) {
+      logger.info(
+          "spanner-tuning: the Spanner client of bean '"
+              + beanName
+              + "' traces with the application's OpenTelemetry bean");
+    }
+  }
+
+  private boolean bootTracesWithOpenTelemetry() {
+    ClassLoader loader = getClass().getClassLoader();
+    return this.beanFactory != null
+        && ClassUtils.isPresent(SDK_TRACER_PROVIDER, loader)
+        && this.beanFactory.getBeanNamesForType(
+                    ClassUtils.resolveClassName(SDK_TRACER_PROVIDER, loader), false, false)
+                .length
+            > 0;
   }
 
   private void register(Spanner spanner, String beanName) {

@@ -34,6 +34,8 @@ public final class ChannelLoad {
 
   private final List<Consumer<ChannelStats>> listeners = new CopyOnWriteArrayList<>();
 
+  private final ExperimentSlot experiment;
+
   private final ClientInterceptor interceptor;
 
   /** A load whose calls no experiment records. */
@@ -46,7 +48,8 @@ public final class ChannelLoad {
    *     {@code null}
    */
   ChannelLoad(ExperimentSlot experiment) {
-    this.interceptor = new CountingInterceptor(this, experiment);
+    this.experiment = experiment;
+    this.interceptor = new CountingInterceptor(this, experiment, false);
   }
 
   /** Calls per channel, by index, where the imbalance's window starts. */
@@ -140,6 +143,15 @@ public final class ChannelLoad {
 
   ClientInterceptor interceptor() {
     return this.interceptor;
+  }
+
+  /**
+   * The interceptor of a client whose rpc is being built, which traces its calls or not ({@link
+   * SpannerTuningState#traced}): decided once, so that a client that does not trace pays a final
+   * field's check for it per call.
+   */
+  ClientInterceptor interceptor(boolean traced) {
+    return traced ? new CountingInterceptor(this, this.experiment, true) : this.interceptor;
   }
 
   /** The sub-channel's stats, registered on its first call. */

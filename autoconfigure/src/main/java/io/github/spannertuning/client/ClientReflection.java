@@ -60,6 +60,8 @@ public final class ClientReflection {
       field("com.google.cloud.spanner.SpannerOptions$Builder", "grpcGcpExtensionEnabled");
   static final Member BUILDER_INTERCEPTOR_PROVIDER =
       field("com.google.cloud.spanner.SpannerOptions$Builder", "interceptorProvider");
+  static final Member BUILDER_OPEN_TELEMETRY =
+      field("com.google.cloud.spanner.SpannerOptions$Builder", "openTelemetry");
 
   // The way from a GapicSpannerRpc to its grpc-gcp pool.
   static final Member RPC_SPANNER_STUB = field(GAPIC_SPANNER_RPC, "spannerStub");
@@ -209,6 +211,7 @@ public final class ClientReflection {
           OPTIONS_RPC_FACTORY,
           BUILDER_GRPC_GCP_ENABLED,
           BUILDER_INTERCEPTOR_PROVIDER,
+          BUILDER_OPEN_TELEMETRY,
           RPC_SPANNER_STUB,
           STUB_BACKGROUND_RESOURCES,
           AGGREGATION_RESOURCES,

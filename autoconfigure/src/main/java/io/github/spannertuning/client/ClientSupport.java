@@ -79,6 +79,9 @@ final class ClientSupport {
   private static final Field BUILDER_INTERCEPTOR_PROVIDER =
       field(ClientReflection.BUILDER_INTERCEPTOR_PROVIDER);
 
+  private static final Field BUILDER_OPEN_TELEMETRY =
+      field(ClientReflection.BUILDER_OPEN_TELEMETRY);
+
   private ClientSupport() {}
 
   static boolean canReadInterceptorProvider() {
@@ -87,6 +90,14 @@ final class ClientSupport {
 
   static GrpcInterceptorProvider interceptorProvider(SpannerOptions.Builder builder) {
     return (GrpcInterceptorProvider) read(BUILDER_INTERCEPTOR_PROVIDER, builder);
+  }
+
+  /**
+   * Whether the builder was given no OpenTelemetry instance, so that its client would use {@code
+   * GlobalOpenTelemetry}; false where that cannot be read.
+   */
+  static boolean hasNoOpenTelemetry(SpannerOptions.Builder builder) {
+    return BUILDER_OPEN_TELEMETRY != null && read(BUILDER_OPEN_TELEMETRY, builder) == null;
   }
 
   static boolean canReadRpcFactory() {

@@ -7,6 +7,7 @@ import io.github.spannertuning.client.ChannelLoad.ChannelStats;
 import io.github.spannertuning.experiment.CallKind;
 import io.github.spannertuning.experiment.ExperimentSlot;
 import io.github.spannertuning.routing.ChannelLatency;
+import io.github.spannertuning.trace.Traces;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -31,6 +32,8 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  *
  * <p>The cost per call is a map lookup, two context lookups, two atomic increments, one decrement,
  * two clock reads (one for a call routing picked, which is timed from its pick) and the wrappers.
+ * Where the client traces its calls, a third context lookup tells the call's span its channel
+ * ({@link Traces#madeOn}); elsewhere that is a final field's check.
  *
  * <p>It also tells the client's {@link ExperimentSlot} of the calls an experiment compares. With no
  * experiment running that is one volatile read per call. While one runs, a call of a kind it
@@ -55,9 +58,13 @@ final class CountingInterceptor implements ClientInterceptor {
 
   private final ExperimentSlot experiment;
 
-  CountingInterceptor(ChannelLoad load, ExperimentSlot experiment) {
+  /** Whether the client traces its calls, as it was when its rpc was built. */
+  private final boolean traced;
+
+  CountingInterceptor(ChannelLoad load, ExperimentSlot experiment, boolean traced) {
     this.load = load;
     this.experiment = experiment;
+    this.traced = traced;
   }
 
   @Override
@@ -67,6 +74,9 @@ final class CountingInterceptor implements ClientInterceptor {
       return next.newCall(method, callOptions);
     }
     ChannelStats stats = this.load.stats(next);
+    if (this.traced) {
+      Traces.madeOn(stats.index());
+    }
     ExperimentSlot experiment = this.experiment;
     if (experiment != null && !experiment.isRunning()) {
       experiment = null;

@@ -6,10 +6,13 @@ import com.google.cloud.spanner.spi.v1.SpannerRpc.Option;
 import com.google.cloud.spanner.spi.v1.SpannerRpc.ResultStreamConsumer;
 import com.google.cloud.spanner.spi.v1.SpannerRpc.StreamingCall;
 import com.google.spanner.v1.PartialResultSet;
+import io.github.spannertuning.trace.Traces;
 import io.grpc.Context;
+import io.opentelemetry.api.trace.Span;
 import java.util.Map;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
 
 /**
  * Sits between a streaming call and the client's consumer of it, and drops the cancel of a stream
@@ -117,6 +120,25 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
   /** Whether this is an attempt of a hedged read, which records itself in an experiment. */
   private final boolean hedgeAttempt;
 
+  private static final AtomicReferenceFieldUpdater<GuardedStream, Object> TRACE =
+      AtomicReferenceFieldUpdater.newUpdater(GuardedStream.class, Object.class, "trace");
+
+  /**
+   * A traced hedged read's attempt, until it wins or loses: a decision at {@code last} is kept for
+   * the span it is given if it wins.
+   */
+  private static final Object AWAITING_SPAN = new Object();
+
+  /**
+   * The client's {@link Span} of this stream, which its end is recorded on ({@link
+   * Traces#STREAM_END}); {@code null} where the client does not trace, once the stream failed, and
+   * on a hedged read's attempt that lost. A traced hedged read's attempt holds {@link
+   * #AWAITING_SPAN} until it wins, or, if it decided at {@code last} meanwhile, that decision, a
+   * {@link String}. One field, so that a client that does not trace has streams no larger than
+   * before, and reads only this field, {@code null}, where it would tell a span.
+   */
+  private volatile Object trace;
+
   GuardedStream(ResultStreamConsumer consumer, SpannerTuningState tuning) {
     this(consumer, tuning, false);
   }
@@ -197,9 +219,44 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
     return TRANSPORT_LINKED.compareAndSet(this, 0, 1);
   }
 
+  /** This stream is a traced hedged read's attempt, before its call is made: see {@link #trace}. */
+  void awaitSpan() {
+    this.trace = AWAITING_SPAN;
+  }
+
+  /** Records how this stream ends on the client's span of it. */
+  void trace(Span span) {
+    if (TRACE.getAndSet(this, span) instanceof String decided) {
+      Traces.streamEnd(span, decided);
+    }
+  }
+
+  /** The client's span of this stream, or {@code null}. */
+  private Span span() {
+    return (this.trace instanceof Span span) ? span : null;
+  }
+
+  /**
+   * Records how this stream ends, decided at {@code last}; a hedged read's attempt that has not won
+   * yet keeps it for the span it is given when it does.
+   */
+  private void endedAtLast(String end) {
+    Object trace = this.trace;
+    if (trace == AWAITING_SPAN && TRACE.compareAndSet(this, AWAITING_SPAN, end)) {
+      return;
+    }
+    Traces.streamEnd(span(), end);
+  }
+
   /** The sub-channel the linked call was made on, or {@code null} before that or if unknown. */
   ChannelLoad.ChannelStats channel() {
     return this.channel;
+  }
+
+  /** The index of {@link #channel()}, as a span names it; {@link Traces#NO_CHANNEL} if none. */
+  int channelIndex() {
+    ChannelLoad.ChannelStats stats = this.channel;
+    return (stats != null) ? stats.index() : Traces.NO_CHANNEL;
   }
 
   /** The linked call was made on this sub-channel. */
@@ -224,32 +281,55 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
     }
     // Before the consumer sees it: once it has, the application may close at once.
     if (results.getLast() && current == OPEN && PHASE.compareAndSet(this, OPEN, LAST)) {
-      this.consumer.onPartialResultSet(results);
-      if (this.tuning.guardFinishesAtLast()) {
-        finishedAtLast();
+      if (!this.tuning.guardFinishesAtLast()) {
+        this.consumer.onPartialResultSet(results);
+        return;
       }
+      boolean release = releasesAtLast();
+      // On the span before the consumer has the message too: the application may then close the
+      // result set, and the client end its span, before this thread goes on. A hedged read's
+      // attempt learns its span as it wins, while the consumer is handed the message.
+      if (this.phase == LAST) {
+        endedAtLast(release ? Traces.RELEASED_AT_SLOT_LIMIT : Traces.DRAINED);
+      }
+      this.consumer.onPartialResultSet(results);
+      finishedAtLast(release);
       return;
+    }
+    if (current == ENDED && results.getLast() && this.tuning.guardFinishesAtLast()) {
+      // gax hands on the last message after the trailers: nothing was left to drain.
+      endedAtLast(Traces.DRAINED);
     }
     this.consumer.onPartialResultSet(results);
   }
 
   /**
-   * The consumer holds the message marked {@code last}, on a client that will not cancel this call
-   * once its iterator takes it: release the stream's slot at once if its connection has none to
-   * spare, or else drain it with the timeout.
+   * Whether a stream that finished at {@code last} is released at once rather than drained: its
+   * connection has no stream slot to spare, and its budget of resets allows one.
    */
-  private void finishedAtLast() {
+  private boolean releasesAtLast() {
     ChannelLoad.ChannelStats stats = this.channel;
-    StreamingCall started = this.call;
-    if (started != null
+    return this.call != null
         && stats != null
         && stats.activeStreams() > this.tuning.drainWhileInFlightAtMost()
-        && this.tuning.mayRelease(stats)) {
+        && this.tuning.mayRelease(stats);
+  }
+
+  /**
+   * The consumer holds the message marked {@code last}, on a client that will not cancel this call
+   * once its iterator takes it: release the stream's slot at once if it was decided to ({@link
+   * #releasesAtLast()}), or else drain it with the timeout.
+   */
+  private void finishedAtLast(boolean release) {
+    ChannelLoad.ChannelStats stats = this.channel;
+    if (release) {
       if (PHASE.compareAndSet(this, LAST, CLOSED)) {
         this.tuning.streamEndGuardCancelledAtLimit();
-        started.cancel(
+        this.call.cancel(
             "spanner-tuning: the stream finished at its last message and its connection has no"
                 + " stream slot to spare");
+      } else {
+        endedMeanwhile();
       }
       return;
     }
@@ -266,6 +346,17 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
       if (stats != null) {
         stats.decrementDraining();
       }
+      endedMeanwhile();
+    }
+  }
+
+  /**
+   * The stream left {@code LAST} while it was being decided at {@code last}: a close by the client
+   * recorded its own decision; trailers that came meant nothing was left to drain.
+   */
+  private void endedMeanwhile() {
+    if (this.phase == ENDED) {
+      Traces.streamEnd(span(), Traces.DRAINED);
     }
   }
 
@@ -278,6 +369,10 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
 
   @Override
   public void onError(SpannerException e) {
+    if (this.trace != null) {
+      // A failed stream's close ends nothing.
+      this.trace = null;
+    }
     if (ended()) {
       this.consumer.onError(e);
     }
@@ -323,6 +418,10 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
    * hedging brings no server's reset limit closer than the guard does.
    */
   void abandon() {
+    if (this.trace != null) {
+      // The application reads the other attempt: this one's end is not the read's.
+      this.trace = null;
+    }
     while (true) {
       int current = this.phase;
       if (current == LAST) {
@@ -375,6 +474,7 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
         if (stats != null && stats.activeStreams() > this.tuning.drainWhileInFlightAtMost()) {
           if (PHASE.compareAndSet(this, LAST, CLOSED)) {
             this.tuning.streamEndGuardCancelledAtLimit();
+            Traces.streamEnd(span(), Traces.RELEASED_AT_SLOT_LIMIT);
             this.call.cancel(message);
             return;
           }
@@ -385,6 +485,7 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
           stats.incrementDraining();
         }
         if (PHASE.compareAndSet(this, LAST, DRAINING)) {
+          Traces.streamEnd(span(), Traces.DRAINED);
           startDraining();
           return;
         }
@@ -395,7 +496,10 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
       } else if (PHASE.compareAndSet(this, current, CLOSED)) {
         if (current == ENDED && guard) {
           this.tuning.streamEndGuardSkipped();
+          // Its trailers came before the close: a drain that was over at once.
+          Traces.streamEnd(span(), Traces.DRAINED);
         } else {
+          Traces.streamEnd(span(), Traces.CANCELLED);
           this.call.cancel(message);
         }
         return;
@@ -453,6 +557,8 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
       drainingEnded();
       if (!this.abandoned) {
         this.tuning.streamEndGuardDrainTimedOut();
+        // Where the client ended its span at the close, only the meter counts this.
+        Traces.streamEnd(span(), Traces.DRAIN_TIMEOUT);
       }
       StreamingCall started = this.call;
       if (started != null) {

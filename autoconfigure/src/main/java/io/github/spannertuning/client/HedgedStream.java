@@ -12,8 +12,12 @@ import io.github.spannertuning.experiment.CallKind;
 import io.github.spannertuning.routing.HedgeDelay;
 import io.github.spannertuning.routing.HedgeRace;
 import io.github.spannertuning.routing.HedgeTimer;
+import io.github.spannertuning.trace.Traces;
 import io.grpc.Context;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.Tracer;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -38,6 +42,10 @@ import java.util.logging.Logger;
  * <p>A read costs this object, one timer entry in it and no lock; a read that answers within its
  * delay sends nothing more. The hedge is due on the {@link HedgeTimer}'s one thread, which sends
  * it.
+ *
+ * <p>Where the client traces, a read that sends a hedge gets a child span per attempt ({@link
+ * Traces#attempt}), from the attempt's start to the race's end, and its own span tells whether the
+ * hedge won; the winner's channel and its end are the read's.
  */
 final class HedgedStream extends HedgeRace implements StreamingCall, ResultStreamConsumer {
 
@@ -78,6 +86,9 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
   /** The first attempt's failure, for the client should the hedge fail too. */
   private volatile SpannerException firstError;
 
+  /** This read's spans where the client traces; else {@code null}. */
+  private final ReadTrace trace;
+
   /**
    * @param options the read's options without the client's channel choice: the hedge's channel is
    *     the picker's
@@ -90,7 +101,8 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
       GuardedStream.Starter starter,
       Map<Option, ?> options,
       CallKind kind,
-      long startNanos) {
+      long startNanos,
+      Span span) {
     this.consumer = consumer;
     this.kind = kind;
     this.state = state;
@@ -101,6 +113,10 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
     this.context = Context.current();
     this.startNanos = startNanos;
     this.first = new GuardedStream(this, state, true);
+    this.trace = (span != null) ? new ReadTrace(span) : null;
+    if (span != null) {
+      this.first.awaitSpan();
+    }
   }
 
   /**
@@ -110,6 +126,7 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
    * @param options the read's options without the client's channel choice: the hedge's channel is
    *     the picker's
    * @param kind what an experiment records the read as
+   * @param span the client's span of the read where the client traces; else {@code null}
    */
   static HedgedStream create(
       ResultStreamConsumer consumer,
@@ -119,9 +136,10 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
       GuardedStream.Starter starter,
       Map<Option, ?> options,
       CallKind kind,
-      long nowNanos) {
+      long nowNanos,
+      Span span) {
     HedgedStream stream =
-        new HedgedStream(consumer, state, routing, shape, starter, options, kind, nowNanos);
+        new HedgedStream(consumer, state, routing, shape, starter, options, kind, nowNanos, span);
     state.hedging().onRead();
     return stream;
   }
@@ -153,6 +171,12 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
       return;
     }
     GuardedStream hedge = new GuardedStream(new Second(), this.state, true);
+    ReadTrace trace = this.trace;
+    if (trace != null) {
+      hedge.awaitSpan();
+    }
+    long sentAtEpochNanos = (trace != null) ? Traces.epochNanos() : 0;
+    long sentAtNanos = (trace != null) ? System.nanoTime() : 0;
     Context previous = this.context.attach();
     try {
       ChannelReservation reservation = this.routing.enterExcept(this.first.channel(), hedge);
@@ -169,6 +193,9 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
       this.context.detach(previous);
     }
     this.second = hedge;
+    if (trace != null) {
+      traceAttempts(trace, hedge, sentAtEpochNanos, sentAtNanos);
+    }
     catchUpSecond();
     int winner = winner();
     if (winner == FIRST) {
@@ -176,6 +203,51 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
     } else if (winner < 0 && over()) {
       hedge.cancel("spanner-tuning: the hedged read was closed");
     }
+  }
+
+  /**
+   * Starts a span per attempt, the first one's at the read's start. Should the race have ended
+   * while they were being made, they end at once.
+   */
+  private void traceAttempts(
+      ReadTrace trace, GuardedStream hedge, long sentAtEpochNanos, long sentAtNanos) {
+    Tracer tracer = this.state.tracer();
+    Span first =
+        Traces.attempt(
+            tracer,
+            trace.read,
+            1,
+            sentAtEpochNanos - (sentAtNanos - this.startNanos),
+            this.first.channelIndex());
+    Span second = Traces.attempt(tracer, trace.read, 2, sentAtEpochNanos, hedge.channelIndex());
+    trace.attempts = new Span[] {first, second};
+    int winner = winner();
+    if (winner >= 0) {
+      endAttempts(winner);
+    }
+  }
+
+  /**
+   * The race ended: {@code winner} answered first, or neither did ({@code -1}). The attempts' spans
+   * end, once; the read's span tells whether the hedge won, and then carries its channel.
+   */
+  private void endAttempts(int winner) {
+    ReadTrace trace = this.trace;
+    Span[] attempts = (trace != null) ? trace.takeAttempts() : null;
+    if (attempts == null) {
+      return;
+    }
+    GuardedStream hedge = this.second;
+    if (winner >= 0) {
+      trace.read.setAttribute(Traces.HEDGE_WON, winner == SECOND);
+      if (winner == SECOND && hedge != null) {
+        Traces.route(trace.read, Traces.LATENCY);
+        Traces.channel(trace.read, hedge.channelIndex());
+        hedge.trace(trace.read);
+      }
+    }
+    attempts[FIRST].end();
+    attempts[SECOND].end();
   }
 
   private void onError(int attempt, RuntimeException ex) {
@@ -270,6 +342,9 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
   }
 
   private void failed(SpannerException e) {
+    if (this.trace != null) {
+      endAttempts(-1);
+    }
     recorded(e.getErrorCode().getGrpcStatusCode().value());
     this.consumer.onError(e);
   }
@@ -293,6 +368,16 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
       if (hedge != null) {
         hedge.abandon();
       }
+    }
+    ReadTrace trace = this.trace;
+    if (trace != null) {
+      // Before the winner's last message is handed on: the application may close at once. A
+      // hedge that answers before its call was recorded as made is traced when it is.
+      GuardedStream winner = (attempt == SECOND) ? this.second : this.first;
+      if (winner != null) {
+        winner.trace(trace.read);
+      }
+      endAttempts(attempt);
     }
   }
 
@@ -346,6 +431,11 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
     switch (close()) {
       case CLOSE_WINNER -> attempt(winner()).cancel(message);
       case CANCEL_ALL -> {
+        ReadTrace trace = this.trace;
+        if (trace != null) {
+          Traces.streamEnd(trace.read, Traces.CANCELLED);
+          endAttempts(-1);
+        }
         this.first.cancel(message);
         attempt(SECOND).cancel(message);
       }
@@ -374,6 +464,28 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
     @Override
     public boolean cancelQueryWhenClientIsClosed() {
       return HedgedStream.this.consumer.cancelQueryWhenClientIsClosed();
+    }
+  }
+
+  /** A traced read's spans. */
+  private static final class ReadTrace {
+
+    private static final AtomicReferenceFieldUpdater<ReadTrace, Span[]> ATTEMPTS =
+        AtomicReferenceFieldUpdater.newUpdater(ReadTrace.class, Span[].class, "attempts");
+
+    /** The client's span of the read. */
+    final Span read;
+
+    /** The two attempts' spans, once the hedge was sent, until the race ends. */
+    volatile Span[] attempts;
+
+    ReadTrace(Span read) {
+      this.read = read;
+    }
+
+    /** The attempts' spans, to end: once. */
+    Span[] takeAttempts() {
+      return (this.attempts != null) ? ATTEMPTS.getAndSet(this, null) : null;
     }
   }
 

@@ -40,7 +40,7 @@ final class LoadCountingInterceptorProvider implements GrpcInterceptorProvider {
               : SpannerInterceptorProvider.createDefault();
     }
     List<ClientInterceptor> interceptors = new ArrayList<>(base.getInterceptors());
-    interceptors.add(this.state.channelLoad().interceptor());
+    interceptors.add(this.state.channelLoad().interceptor(this.state.traced()));
     return interceptors;
   }
 }

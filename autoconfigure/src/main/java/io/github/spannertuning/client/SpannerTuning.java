@@ -5,6 +5,7 @@ import com.google.cloud.spanner.SpannerOptions;
 import io.github.spannertuning.routing.ChannelPicker;
 import io.github.spannertuning.routing.HedgeBudget;
 import io.github.spannertuning.routing.HedgeDelay;
+import io.github.spannertuning.trace.Traces;
 import io.opentelemetry.api.GlobalOpenTelemetry;
 import io.opentelemetry.api.OpenTelemetry;
 import java.time.Duration;
@@ -388,6 +389,24 @@ public final class SpannerTuning {
     return options != null
         && ClientSupport.canReadRpcFactory()
         && attaches(ClientSupport.rpcFactory(options));
+  }
+
+  /**
+   * Gives the client built from this builder {@code openTelemetry} to trace with, where the
+   * application chose OpenTelemetry traces for the Spanner client ({@code
+   * SpannerOptions.enableOpenTelemetryTraces()}) and gave this builder no OpenTelemetry, so that
+   * its client would trace with {@code GlobalOpenTelemetry}. Returns whether it did. An
+   * OpenTelemetry the application set is kept, and so is the builder of a client version that
+   * cannot be read.
+   */
+  public static boolean traceWithIfUnset(
+      SpannerOptions.Builder builder, OpenTelemetry openTelemetry) {
+    Objects.requireNonNull(openTelemetry, "openTelemetry");
+    if (!Traces.openTelemetryChosen() || !ClientSupport.hasNoOpenTelemetry(builder)) {
+      return false;
+    }
+    builder.setOpenTelemetry(openTelemetry);
+    return true;
   }
 
   private static Optional<SpannerTuningState> stateOfFactory(Object factory) {

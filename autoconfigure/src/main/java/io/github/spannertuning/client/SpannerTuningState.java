@@ -13,7 +13,9 @@ import io.github.spannertuning.experiment.InvalidExperimentPlanException;
 import io.github.spannertuning.experiment.RecordedCallListener;
 import io.github.spannertuning.routing.HedgeDelay;
 import io.github.spannertuning.routing.Hedging;
+import io.github.spannertuning.trace.Traces;
 import io.opentelemetry.api.OpenTelemetry;
+import io.opentelemetry.api.trace.Tracer;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.EnumMap;
@@ -80,6 +82,12 @@ public final class SpannerTuningState {
   private final ChannelLoad channelLoad = new ChannelLoad(this.experiment);
 
   private volatile OpenTelemetry openTelemetry;
+
+  /** Whether the client traces its calls with OpenTelemetry, decided when its rpc is built. */
+  private volatile boolean traced;
+
+  /** The tracer of hedged reads' attempt spans while the client traces; else {@code null}. */
+  private volatile Tracer tracer;
 
   private volatile boolean grpcGcpEnabled;
 
@@ -527,6 +535,18 @@ public final class SpannerTuningState {
     return this.openTelemetry;
   }
 
+  /**
+   * Whether the client traces its calls with OpenTelemetry ({@link Traces#on}): then spanner-tuning
+   * puts its attributes on the client's spans. Known once the client's rpc is created.
+   */
+  boolean traced() {
+    return this.traced;
+  }
+
+  Tracer tracer() {
+    return this.tracer;
+  }
+
   /** Records the pool of a client tuning did not reach: it is never resolved, nor opened. */
   synchronized void pool(boolean grpcGcpEnabled, int numChannels) {
     this.grpcGcpEnabled = grpcGcpEnabled;
@@ -536,6 +556,8 @@ public final class SpannerTuningState {
   /** Records what the built options show, once the client's rpc is created. */
   synchronized void resolve(boolean grpcGcpEnabled, int numChannels, OpenTelemetry openTelemetry) {
     this.openTelemetry = openTelemetry;
+    this.traced = Traces.on(openTelemetry);
+    this.tracer = this.traced ? Traces.tracer(openTelemetry) : null;
     this.grpcGcpEnabled = grpcGcpEnabled;
     this.numChannels = numChannels;
     this.channelLoad.poolSize(numChannels);

@@ -24,7 +24,11 @@ import io.github.spannertuning.experiment.CallKind;
 import io.github.spannertuning.routing.Connection;
 import io.github.spannertuning.routing.HedgeDelay;
 import io.github.spannertuning.routing.TransactionTable;
+import io.github.spannertuning.trace.Traces;
+import io.grpc.Context;
+import io.opentelemetry.api.trace.Span;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * The client's own {@link GapicSpannerRpc}, with the stream-end guard and routing added where the
@@ -67,6 +71,12 @@ import java.util.Map;
  *
  * <p>A call that is not routed (partitioned DML, a transaction whose first call was not routed)
  * meets only step 5: counted on its sub-channel from its start to its close.
+ *
+ * <p>Where the client traces its calls with OpenTelemetry, the client's span of each stream, DML,
+ * batch DML, commit and read/write BeginTransaction gets the route and channel of the call ({@link
+ * Traces}), and a stream's span how it ended. Whether the client traces is decided once, here: on a
+ * client that does not, each call pays a final field's check here and in the channel interceptor,
+ * and a guarded stream the read of its span field, {@code null}, at its end.
  */
 final class TunedSpannerRpc extends ObservedSpannerRpc {
 
@@ -75,9 +85,13 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
 
   private final TransactionTable transactions = new TransactionTable();
 
+  /** Whether the client traces its calls ({@link Traces#on}), as it was when this rpc was built. */
+  private final boolean traced;
+
   TunedSpannerRpc(SpannerOptions options, SpannerTuningState state) {
     super(options, state);
     this.picker = picker(options, state);
+    this.traced = state.traced();
   }
 
   /**
@@ -172,8 +186,17 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
   @Override
   public ApiFuture<ResultSet> executeQueryAsync(
       ExecuteSqlRequest request, Map<Option, ?> options, boolean routeToLeader) {
+    Span span = this.traced ? Traces.current() : null;
+    if (span != null) {
+      return traced(span, () -> executeQueryAsync(request, options, routeToLeader, span));
+    }
+    return executeQueryAsync(request, options, routeToLeader, null);
+  }
+
+  private ApiFuture<ResultSet> executeQueryAsync(
+      ExecuteSqlRequest request, Map<Option, ?> options, boolean routeToLeader, Span span) {
     ChannelReservation reservation =
-        enter(Route.of(request.hasTransaction(), request.getTransaction()), options, null);
+        enter(Route.of(request.hasTransaction(), request.getTransaction()), options, null, span);
     if (reservation == null) {
       return super.executeQueryAsync(request, options, routeToLeader);
     }
@@ -188,8 +211,17 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
   @Override
   public ApiFuture<ExecuteBatchDmlResponse> executeBatchDmlAsync(
       ExecuteBatchDmlRequest request, Map<Option, ?> options) {
+    Span span = this.traced ? Traces.current() : null;
+    if (span != null) {
+      return traced(span, () -> executeBatchDmlAsync(request, options, span));
+    }
+    return executeBatchDmlAsync(request, options, null);
+  }
+
+  private ApiFuture<ExecuteBatchDmlResponse> executeBatchDmlAsync(
+      ExecuteBatchDmlRequest request, Map<Option, ?> options, Span span) {
     ChannelReservation reservation =
-        enter(Route.of(request.hasTransaction(), request.getTransaction()), options, null);
+        enter(Route.of(request.hasTransaction(), request.getTransaction()), options, null, span);
     if (reservation == null) {
       return super.executeBatchDmlAsync(request, options);
     }
@@ -210,7 +242,22 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
             : request.getOptions().hasReadOnly()
                 ? Route.BEGINS_READ_ONLY
                 : Route.BEGINS_TRANSACTION;
-    ChannelReservation reservation = enter(route, options, null);
+    // The client makes a span of its own for a read/write transaction's BeginTransaction only.
+    Span span = (this.traced && route == Route.BEGINS_TRANSACTION) ? Traces.current() : null;
+    if (span != null) {
+      return traced(
+          span, () -> beginTransactionAsync(request, options, routeToLeader, route, span));
+    }
+    return beginTransactionAsync(request, options, routeToLeader, route, null);
+  }
+
+  private ApiFuture<Transaction> beginTransactionAsync(
+      BeginTransactionRequest request,
+      Map<Option, ?> options,
+      boolean routeToLeader,
+      Route route,
+      Span span) {
+    ChannelReservation reservation = enter(route, options, null, span);
     if (reservation == null) {
       return super.beginTransactionAsync(request, options, routeToLeader);
     }
@@ -225,7 +272,16 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
   @Override
   public ApiFuture<CommitResponse> commitAsync(CommitRequest request, Map<Option, ?> options) {
     Route route = request.hasSingleUseTransaction() ? Route.SINGLE_CALL_TRANSACTION : Route.FOLLOWS;
-    ChannelReservation reservation = enter(route, options, null);
+    Span span = this.traced ? Traces.current() : null;
+    if (span != null) {
+      return traced(span, () -> commitAsync(request, options, route, span));
+    }
+    return commitAsync(request, options, route, null);
+  }
+
+  private ApiFuture<CommitResponse> commitAsync(
+      CommitRequest request, Map<Option, ?> options, Route route, Span span) {
+    ChannelReservation reservation = enter(route, options, null, span);
     if (reservation == null) {
       return super.commitAsync(request, options);
     }
@@ -238,7 +294,8 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
 
   @Override
   public ApiFuture<Empty> rollbackAsync(RollbackRequest request, Map<Option, ?> options) {
-    ChannelReservation reservation = enter(Route.FOLLOWS, options, null);
+    // The client has no span of a rollback's own: its current span is the transaction's.
+    ChannelReservation reservation = enter(Route.FOLLOWS, options, null, null);
     if (reservation == null) {
       return super.rollbackAsync(request, options);
     }
@@ -251,7 +308,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
 
   @Override
   public PartitionResponse partitionQuery(PartitionQueryRequest request, Map<Option, ?> options) {
-    ChannelReservation reservation = enter(Route.FOLLOWS, options, null);
+    ChannelReservation reservation = enter(Route.FOLLOWS, options, null, null);
     if (reservation == null) {
       return super.partitionQuery(request, options);
     }
@@ -264,7 +321,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
 
   @Override
   public PartitionResponse partitionRead(PartitionReadRequest request, Map<Option, ?> options) {
-    ChannelReservation reservation = enter(Route.FOLLOWS, options, null);
+    ChannelReservation reservation = enter(Route.FOLLOWS, options, null, null);
     if (reservation == null) {
       return super.partitionRead(request, options);
     }
@@ -281,6 +338,21 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
       ResultStreamConsumer consumer,
       Map<Option, ?> options,
       GuardedStream.Starter starter) {
+    Span span = this.traced ? Traces.current() : null;
+    if (span != null) {
+      return traced(span, () -> stream(route, hedgeShape, consumer, options, starter, span));
+    }
+    return stream(route, hedgeShape, consumer, options, starter, null);
+  }
+
+  /** As {@link #stream(Route, HedgeDelay.Shape, ...)}, traced on {@code span} unless null. */
+  private StreamingCall stream(
+      Route route,
+      HedgeDelay.Shape hedgeShape,
+      ResultStreamConsumer consumer,
+      Map<Option, ?> options,
+      GuardedStream.Starter starter,
+      Span span) {
     if (hedgeShape != null) {
       HedgedStream hedged =
           HedgedStream.create(
@@ -291,14 +363,19 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
               starter,
               PoolRouting.withoutChannelHint(options),
               (route == Route.SINGLE_USE) ? CallKind.SINGLE_USE : CallKind.TRANSACTION_QUERY,
-              System.nanoTime());
-      start(route, hedged.first(), options, starter);
+              System.nanoTime(),
+              span);
+      start(route, hedged.first(), options, starter, span);
       return hedged.started();
     }
     if (this.state.isActive(Feature.STREAM_END_GUARD)) {
-      return start(route, new GuardedStream(consumer, this.state), options, starter);
+      GuardedStream guarded = new GuardedStream(consumer, this.state);
+      if (span != null) {
+        guarded.trace(span);
+      }
+      return start(route, guarded, options, starter, span);
     }
-    ChannelReservation reservation = enter(route, options, null);
+    ChannelReservation reservation = enter(route, options, null, span);
     if (reservation == null) {
       return starter.start(consumer, options);
     }
@@ -311,8 +388,12 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
 
   /** Makes a guarded stream's call where routing sends it; returns the stream, attached to it. */
   private StreamingCall start(
-      Route route, GuardedStream guarded, Map<Option, ?> options, GuardedStream.Starter starter) {
-    ChannelReservation reservation = enter(route, options, guarded);
+      Route route,
+      GuardedStream guarded,
+      Map<Option, ?> options,
+      GuardedStream.Starter starter,
+      Span span) {
+    ChannelReservation reservation = enter(route, options, guarded, span);
     if (reservation == null) {
       return guarded.start(options, starter);
     }
@@ -330,45 +411,84 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
    * returns {@code null} to leave it where the client sends it. A single-use read, and the first
    * call of a transaction, go where the picker says; a later call of a transaction whose first call
    * was routed follows it, whatever the switches say now, so that no transaction is split.
+   *
+   * @param span the client's span of the call, which is told its route; {@code null} if untraced
    */
-  private ChannelReservation enter(Route route, Map<Option, ?> options, GuardedStream stream) {
+  private ChannelReservation enter(
+      Route route, Map<Option, ?> options, GuardedStream stream, Span span) {
     PoolRouting picker = this.picker;
     if (picker == null || route == Route.NONE) {
-      return null;
+      return leftToClient(route, options, span);
     }
     if (route == Route.SINGLE_USE) {
       if (!this.state.isActive(Feature.SINGLE_USE_DISTRIBUTION)) {
-        return null;
+        return leftToClient(route, options, span);
       }
       this.state.singleUseRouted();
-      return picker.enter(stream);
+      return routed(picker.enter(stream), Traces.LATENCY, span);
     }
     if (route == Route.SINGLE_CALL_TRANSACTION) {
       if (!this.state.isActive(Feature.TRANSACTION_ROUTING)) {
-        return null;
+        return leftToClient(route, options, span);
       }
       this.state.transactionRouted();
-      return picker.enter(stream);
+      return routed(picker.enter(stream), Traces.LATENCY, span);
     }
     Object transaction = PoolRouting.transactionOf(options);
     if (transaction == null) {
-      return null;
+      return leftToClient(route, options, span);
     }
     if (route == Route.BEGINS_READ_ONLY && this.state.isActive(Feature.HEDGING)) {
       this.transactions.markReadOnly(transaction);
     }
     Connection channel = this.transactions.connectionOf(transaction);
     if (channel != null) {
-      return picker.enterOn(channel, stream);
+      return routed(picker.enterOn(channel, stream), Traces.TRANSACTION, span);
     }
     if ((route != Route.BEGINS_TRANSACTION && route != Route.BEGINS_READ_ONLY)
         || !this.state.isActive(Feature.TRANSACTION_ROUTING)) {
-      return null;
+      return leftToClient(route, options, span);
     }
     this.state.transactionRouted();
     ChannelReservation reservation = picker.enter(stream);
     this.transactions.bind(transaction, reservation.reserved().connection());
+    return routed(reservation, Traces.LATENCY, span);
+  }
+
+  private static ChannelReservation routed(ChannelReservation reservation, String how, Span span) {
+    if (span != null) {
+      Traces.route(span, how);
+    }
     return reservation;
+  }
+
+  /**
+   * No channel is picked for the call: {@code null}, and on its span whether routing would have
+   * picked one with its feature on ({@link Traces#CLIENT}) or never does ({@link
+   * Traces#NOT_ROUTED}): a later call of a transaction whose first call was not routed, partitioned
+   * DML, a call that names no transaction routing can follow.
+   */
+  private static ChannelReservation leftToClient(Route route, Map<Option, ?> options, Span span) {
+    if (span != null) {
+      boolean routable =
+          switch (route) {
+            case SINGLE_USE, SINGLE_CALL_TRANSACTION -> true;
+            case BEGINS_TRANSACTION, BEGINS_READ_ONLY -> PoolRouting.transactionOf(options) != null;
+            default -> false;
+          };
+      Traces.route(span, routable ? Traces.CLIENT : Traces.NOT_ROUTED);
+    }
+    return null;
+  }
+
+  /** Makes a call traced on {@code span}: the interceptor tells the span the call's channel. */
+  private static <T> T traced(Span span, Supplier<T> call) {
+    Context previous = Traces.open(span);
+    try {
+      return call.get();
+    } finally {
+      Traces.close(previous);
+    }
   }
 
   /** The transactions this client routes now, for the state's soak checks. */

@@ -173,14 +173,24 @@ class MissingHookTest {
             "io.github.spannertuning", (level) -> level.intValue() >= Level.WARNING.intValue())) {
       // Not closed: the client's Netty threads outlive the test and still load classes from it.
       IsolatingClassLoader loader = new IsolatingClassLoader(classpathEntries, remapper);
-      Class<?> probe = loader.loadClass(HookProbe.class.getName());
-      assertThat(probe.getClassLoader()).isSameAs(loader);
-      Map<String, String> features =
-          (Map<String, String>)
-              probe
-                  .getMethod("run", int.class, boolean.class, boolean.class, boolean.class)
-                  .invoke(null, server.get().port(), ownRpcFactory, grpcGcp, tuned);
-      return new Outcome(features, List.copyOf(warnings.messages()));
+      Thread thread = Thread.currentThread();
+      ClassLoader contextLoader = thread.getContextClassLoader();
+      // The isolated application's own, as a separate application's would be: OpenTelemetry finds
+      // its context storage through it (opentelemetry-sdk-testing's, on the test classpath), and
+      // one from the test's loader is not a subtype of the isolated client's interface.
+      thread.setContextClassLoader(loader);
+      try {
+        Class<?> probe = loader.loadClass(HookProbe.class.getName());
+        assertThat(probe.getClassLoader()).isSameAs(loader);
+        Map<String, String> features =
+            (Map<String, String>)
+                probe
+                    .getMethod("run", int.class, boolean.class, boolean.class, boolean.class)
+                    .invoke(null, server.get().port(), ownRpcFactory, grpcGcp, tuned);
+        return new Outcome(features, List.copyOf(warnings.messages()));
+      } finally {
+        thread.setContextClassLoader(contextLoader);
+      }
     }
   }
 
