@@ -12,6 +12,7 @@ import com.google.protobuf.ByteString;
 import com.google.spanner.v1.ExecuteSqlRequest;
 import io.github.spannertuning.experiment.CallKind;
 import io.github.spannertuning.routing.HedgeDelay;
+import io.opentelemetry.api.trace.Span;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.reflect.Field;
@@ -102,7 +103,8 @@ public class HedgingBenchmark {
           TunedSpannerRpc.Route.class,
           GuardedStream.class,
           Map.class,
-          GuardedStream.Starter.class);
+          GuardedStream.Starter.class,
+          Span.class);
 
   /** {@code HedgedStream.hedgeDue()}: what the timer runs once a read's delay has passed. */
   private static final MethodHandle DUE = method(HedgedStream.class, "hedgeDue");
@@ -237,7 +239,8 @@ public class HedgingBenchmark {
             STARTER,
             this.hedgeOptions,
             CallKind.SINGLE_USE,
-            System.nanoTime());
+            System.nanoTime(),
+            (Span) null);
     GuardedStream first = hedged.first();
     StreamingCall started =
         (StreamingCall)
@@ -246,7 +249,8 @@ public class HedgingBenchmark {
                 TunedSpannerRpc.Route.SINGLE_USE,
                 first,
                 (Map<?, ?>) this.options,
-                STARTER);
+                STARTER,
+                (Span) null);
     hedged.request(1);
     if (sendHedge) {
       DUE.invokeExact(hedged);
