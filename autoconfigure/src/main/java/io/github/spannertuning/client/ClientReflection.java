@@ -312,6 +312,8 @@ public final class ClientReflection {
   static final String GRPC_GCP_POM_PROPERTIES =
       "META-INF/maven/com.google.cloud/grpc-gcp/pom.properties";
 
+  private static final ClassLoader OWN_LOADER = ClientReflection.class.getClassLoader();
+
   private ClientReflection() {}
 
   /**
@@ -373,11 +375,8 @@ public final class ClientReflection {
     if (member.access() != Access.INVOKE && member.access() != Access.INTROSPECT) {
       throw new IllegalArgumentException(member + " is not a method");
     }
-    Class<?>[] types = new Class<?>[member.parameterTypes().size()];
-    for (int i = 0; i < types.length; i++) {
-      types[i] = load(member.parameterTypes().get(i), loader);
-    }
-    Method method = load(member, loader).getDeclaredMethod(member.name(), types);
+    Method method =
+        load(member, loader).getDeclaredMethod(member.name(), parameterTypes(member, loader));
     if (member.access() == Access.INVOKE) {
       method.setAccessible(true);
     }
@@ -404,27 +403,15 @@ public final class ClientReflection {
   }
 
   static Class<?> load(Member member) throws ClassNotFoundException {
-    return load(member.type());
+    return load(member, OWN_LOADER);
   }
 
-  /** A declared field, made accessible. */
   static Field field(Member member) throws ReflectiveOperationException {
-    requireAccess(member, Access.FIELD);
-    Field field = load(member).getDeclaredField(member.name());
-    field.setAccessible(true);
-    return field;
+    return field(member, OWN_LOADER);
   }
 
-  /** A declared method, made accessible when it is one the starter calls. */
   static Method method(Member member) throws ReflectiveOperationException {
-    if (member.access() != Access.INVOKE && member.access() != Access.INTROSPECT) {
-      throw new IllegalArgumentException(member + " is not a method");
-    }
-    Method method = load(member).getDeclaredMethod(member.name(), parameterTypes(member));
-    if (member.access() == Access.INVOKE) {
-      method.setAccessible(true);
-    }
-    return method;
+    return method(member, OWN_LOADER);
   }
 
   /**
@@ -444,22 +431,23 @@ public final class ClientReflection {
   static boolean hasConstructor(Member member) {
     try {
       requireAccess(member, Access.INTROSPECT);
-      return load(member).getDeclaredConstructor(parameterTypes(member)) != null;
+      return load(member).getDeclaredConstructor(parameterTypes(member, OWN_LOADER)) != null;
     } catch (ReflectiveOperationException | LinkageError ex) {
       return false;
     }
   }
 
-  static Class<?>[] parameterTypes(Member member) throws ClassNotFoundException {
+  private static Class<?>[] parameterTypes(Member member, ClassLoader loader)
+      throws ClassNotFoundException {
     Class<?>[] types = new Class<?>[member.parameterTypes().size()];
     for (int i = 0; i < types.length; i++) {
-      types[i] = load(member.parameterTypes().get(i));
+      types[i] = load(member.parameterTypes().get(i), loader);
     }
     return types;
   }
 
   static Class<?> load(String name) throws ClassNotFoundException {
-    return load(name, ClientReflection.class.getClassLoader());
+    return load(name, OWN_LOADER);
   }
 
   private static Class<?> load(String name, ClassLoader loader) throws ClassNotFoundException {
