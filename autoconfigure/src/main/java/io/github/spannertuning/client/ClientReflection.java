@@ -5,6 +5,7 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -38,6 +39,12 @@ public final class ClientReflection {
    * @param parameterTypes the binary names of a method's parameter types
    */
   public record Member(String type, Access access, String name, List<String> parameterTypes) {}
+
+  /**
+   * Every member declared below, in order: each is listed as it is made, so that no lookup can miss
+   * its hint.
+   */
+  private static final List<Member> MEMBERS = new ArrayList<>();
 
   private static final String SPANNER_RPC = "com.google.cloud.spanner.spi.v1.SpannerRpc";
   private static final String GAPIC_SPANNER_RPC = "com.google.cloud.spanner.spi.v1.GapicSpannerRpc";
@@ -198,41 +205,6 @@ public final class ClientReflection {
           "<init>",
           "com.google.cloud.spanner.SpannerOptions");
 
-  private static final List<Member> MEMBERS =
-      List.of(
-          GCP_MANAGED_CHANNEL,
-          CHANNEL_REF,
-          XGOOG_SPANNER_REQUEST_ID,
-          AFFINITY_CTX_KEY,
-          CHANNEL_AFFINITY_REF_KEY,
-          BUILDER_RPC_FACTORY,
-          OPTIONS_RPC_FACTORY,
-          BUILDER_GRPC_GCP_ENABLED,
-          BUILDER_INTERCEPTOR_PROVIDER,
-          RPC_SPANNER_STUB,
-          STUB_BACKGROUND_RESOURCES,
-          AGGREGATION_RESOURCES,
-          CHANNEL_POOL_ENTRIES,
-          CHANNEL_POOL_ENTRY_CHANNEL,
-          CHANNEL_REFS,
-          GET_CHANNEL_REF,
-          BIND,
-          CHANNEL_REF_GET_CHANNEL,
-          EXECUTE_QUERY,
-          READ,
-          EXECUTE_QUERY_ASYNC,
-          EXECUTE_QUERY_WITHOUT_REQUEST_ID,
-          READ_WITHOUT_REQUEST_ID,
-          PARTIAL_RESULT_SET_LAST,
-          STREAM_ITERATOR_CLEAR_CALL,
-          BEGIN_TRANSACTION_ASYNC,
-          COMMIT_ASYNC,
-          ROLLBACK_ASYNC,
-          EXECUTE_BATCH_DML_ASYNC,
-          PARTITION_QUERY,
-          PARTITION_READ,
-          RPC_CONSTRUCTOR);
-
   // Google's JDBC driver (io.github.spannertuning.jdbc): how its connect() builds the Connection
   // API's options, and the Connection API's configurator and pool key.
   private static final String JDBC_DRIVER_NAME = "com.google.cloud.spanner.jdbc.JdbcDriver";
@@ -294,20 +266,6 @@ public final class ClientReflection {
           "java.lang.String",
           CONNECTION_OPTIONS + "$Builder");
 
-  private static final List<Member> JDBC_MEMBERS =
-      List.of(
-          JDBC_DRIVER,
-          JDBC_CONFIGURATOR,
-          JDBC_MAYBE_ADD_USER_AGENT,
-          JDBC_APPEND_PROPERTIES_TO_URL,
-          JDBC_BUILD_CONNECTION_OPTIONS,
-          JDBC_OPEN_TELEMETRY_PROPERTY_KEY,
-          JDBC_SET_CONFIGURATOR,
-          JDBC_CONFIGURE,
-          JDBC_POOL_KEY_OF,
-          JDBC_USE_MULTIPLEXED_SESSIONS,
-          JDBC_USE_DIRECT_EXECUTOR);
-
   /** grpc-gcp 1.9.0 carries its version only here (its manifest has none). */
   static final String GRPC_GCP_POM_PROPERTIES =
       "META-INF/maven/com.google.cloud/grpc-gcp/pom.properties";
@@ -322,7 +280,7 @@ public final class ClientReflection {
    * @return the targets
    */
   public static List<Member> members() {
-    return java.util.stream.Stream.concat(MEMBERS.stream(), JDBC_MEMBERS.stream()).toList();
+    return List.copyOf(MEMBERS);
   }
 
   /**
@@ -466,14 +424,19 @@ public final class ClientReflection {
   }
 
   private static Member type(String type) {
-    return new Member(type, Access.TYPE, null, List.of());
+    return listed(new Member(type, Access.TYPE, null, List.of()));
   }
 
   private static Member field(String type, String name) {
-    return new Member(type, Access.FIELD, name, List.of());
+    return listed(new Member(type, Access.FIELD, name, List.of()));
   }
 
   private static Member method(Access access, String type, String name, String... parameterTypes) {
-    return new Member(type, access, name, List.of(parameterTypes));
+    return listed(new Member(type, access, name, List.of(parameterTypes)));
+  }
+
+  private static Member listed(Member member) {
+    MEMBERS.add(member);
+    return member;
   }
 }
