@@ -684,10 +684,7 @@ public final class SpannerTuning {
      * shift of the mean (1 is half again); for the benchmark that chooses the default.
      */
     Builder routingHotShift(int shift) {
-      if (shift < 0 || shift > 16) {
-        throw new IllegalArgumentException("the hot shift must be 0 to 16, was " + shift);
-      }
-      this.routingHotShift = shift;
+      this.routingHotShift = checkShift("hot", shift);
       return this;
     }
 
@@ -696,11 +693,15 @@ public final class SpannerTuning {
      * benchmark that chooses the default.
      */
     Builder routingBandShift(int shift) {
-      if (shift < 0 || shift > 16) {
-        throw new IllegalArgumentException("the band shift must be 0 to 16, was " + shift);
-      }
-      this.routingBandShift = shift;
+      this.routingBandShift = checkShift("band", shift);
       return this;
+    }
+
+    private static int checkShift(String name, int shift) {
+      if (shift < 0 || shift > 16) {
+        throw new IllegalArgumentException("the " + name + " shift must be 0 to 16, was " + shift);
+      }
+      return shift;
     }
 
     public SpannerTuning build() {

@@ -319,9 +319,7 @@ public final class SpannerTuningState {
                 + " would be the same client: "
                 + summaryOfFeatures());
       }
-      if (!this.open) {
-        throw new IllegalStateException("the client is not open");
-      }
+      requireOpen();
     }
     return startExperiment(plan, (arm) -> switchTo(arm, tuned));
   }
@@ -339,9 +337,7 @@ public final class SpannerTuningState {
       } catch (IllegalArgumentException | IllegalStateException ex) {
         throw new InvalidExperimentPlanException("feature", ex.getMessage());
       }
-      if (!this.open) {
-        throw new IllegalStateException("the client is not open");
-      }
+      requireOpen();
       before = this.features.get(feature);
     }
     FeatureState on =
@@ -362,6 +358,12 @@ public final class SpannerTuningState {
             replace(feature, before, on, FeatureStates.STOCK_ARM);
           }
         });
+  }
+
+  private void requireOpen() {
+    if (!this.open) {
+      throw new IllegalStateException("the client is not open");
+    }
   }
 
   /**
@@ -528,8 +530,7 @@ public final class SpannerTuningState {
   /** Records what the built options show, once the client's rpc is created. */
   synchronized void resolve(boolean grpcGcpEnabled, int numChannels, OpenTelemetry openTelemetry) {
     this.openTelemetry = openTelemetry;
-    this.grpcGcpEnabled = grpcGcpEnabled;
-    this.numChannels = numChannels;
+    pool(grpcGcpEnabled, numChannels);
     this.channelLoad.poolSize(numChannels);
     this.channelLoad.open();
     this.open = true;
