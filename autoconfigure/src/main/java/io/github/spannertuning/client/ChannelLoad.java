@@ -34,11 +34,6 @@ public final class ChannelLoad {
 
   private final ClientInterceptor interceptor;
 
-  /** A load whose calls no experiment records. */
-  ChannelLoad() {
-    this(null);
-  }
-
   /**
    * @param experiment the client's experiments, told of every data-plane call while one runs; or
    *     {@code null}

@@ -227,21 +227,21 @@ public final class SpannerTuning {
       builder.setNumChannels(this.settings.channels);
     }
     String rpcHookMissing = rpcHookMissing(builder);
+    String routingHookMissing = routingHookMissing(rpcHookMissing);
     features.put(
         Feature.STREAM_END_GUARD,
         FeatureStates.streamEndGuard(this.settings.streamEndGuard, rpcHookMissing));
     features.put(
         Feature.SINGLE_USE_DISTRIBUTION,
         FeatureStates.singleUse(
-            this.settings.singleUseDistribution, routingHookMissing(rpcHookMissing), grpcGcpOn));
+            this.settings.singleUseDistribution, routingHookMissing, grpcGcpOn));
     features.put(
         Feature.TRANSACTION_ROUTING,
         FeatureStates.transactionRouting(
-            this.settings.transactionRouting, routingHookMissing(rpcHookMissing), grpcGcpOn));
+            this.settings.transactionRouting, routingHookMissing, grpcGcpOn));
     features.put(
         Feature.HEDGING,
-        FeatureStates.hedging(
-            this.settings.hedging, routingHookMissing(rpcHookMissing), grpcGcpOn));
+        FeatureStates.hedging(this.settings.hedging, routingHookMissing, grpcGcpOn));
     SpannerTuningState state = new SpannerTuningState(this, features, rpcHookMissing == null);
     List<String> missing = new ArrayList<>();
     features.forEach(
