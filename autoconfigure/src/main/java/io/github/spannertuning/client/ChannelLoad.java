@@ -2,10 +2,10 @@ package io.github.spannertuning.client;
 
 import io.github.spannertuning.experiment.ExperimentSlot;
 import io.github.spannertuning.routing.Connection;
+import io.github.spannertuning.routing.Imbalance;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptor;
 import java.lang.ref.WeakReference;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -26,8 +26,6 @@ public final class ChannelLoad {
   /** How long a window of the imbalance figure lasts, at least. */
   static final long WINDOW_NANOS = 30_000_000_000L;
 
-  private static final long[] NONE = new long[0];
-
   private final Map<Channel, ChannelStats> byChannel = new ConcurrentHashMap<>();
 
   private final List<ChannelStats> channels = new CopyOnWriteArrayList<>();
@@ -38,11 +36,6 @@ public final class ChannelLoad {
 
   private final ClientInterceptor interceptor;
 
-  /** A load whose calls no experiment records. */
-  ChannelLoad() {
-    this(null);
-  }
-
   /**
    * @param experiment the client's experiments, told of every data-plane call while one runs; or
    *     {@code null}
@@ -52,11 +45,7 @@ public final class ChannelLoad {
     this.interceptor = new CountingInterceptor(this, experiment, false);
   }
 
-  /** Calls per channel, by index, where the imbalance's window starts. */
-  private volatile long[] windowStart = NONE;
-
-  /** Calls per channel at the last roll, where the next window will start; guarded by this. */
-  private long[] windowNext = NONE;
+  private final Imbalance imbalance = new Imbalance();
 
   /** The timer task that rolls the window while the client is open; guarded by this. */
   private ScheduledFuture<?> roller;
@@ -78,34 +67,16 @@ public final class ChannelLoad {
    * client is open, so a meter scrape and an endpoint call see the same window. No lock is taken.
    */
   public double imbalance() {
-    // The channels before the window start: reset() clears the start before the channels, so a
-    // list already cleared is never read against the start of the channels it had.
-    Iterator<ChannelStats> channels = this.channels.iterator();
-    long[] start = this.windowStart;
-    long max = 0;
-    long sum = 0;
-    int seen = 0;
-    while (channels.hasNext()) {
-      long delta = channels.next().calls() - ((seen < start.length) ? start[seen] : 0);
-      max = Math.max(max, delta);
-      sum += delta;
-      seen++;
-    }
-    int pool = Math.max(this.poolSize, seen);
-    return (sum == 0) ? Double.NaN : max / ((double) sum / pool);
+    return this.imbalance.of(this.channels.iterator(), ChannelStats::calls, this.poolSize);
   }
 
-  /**
-   * The window moves on: the figure now counts from the previous roll, so it covers the last one to
-   * two periods. Run by the timer every {@link #WINDOW_NANOS} while the client is open.
-   */
+  /** The imbalance's window moves on; run by the timer every {@link #WINDOW_NANOS} while open. */
   synchronized void roll() {
     long[] counts = new long[this.channels.size()];
     for (int i = 0; i < counts.length; i++) {
       counts[i] = this.channels.get(i).calls();
     }
-    this.windowStart = this.windowNext;
-    this.windowNext = counts;
+    this.imbalance.roll(counts);
   }
 
   /** The client was built: its window starts moving on by time. */
@@ -121,8 +92,7 @@ public final class ChannelLoad {
       this.roller.cancel(false);
       this.roller = null;
     }
-    this.windowStart = NONE;
-    this.windowNext = NONE;
+    this.imbalance.reset();
     this.byChannel.clear();
     this.channels.clear();
   }

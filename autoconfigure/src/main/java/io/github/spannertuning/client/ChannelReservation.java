@@ -39,12 +39,6 @@ final class ChannelReservation {
 
   private volatile ChannelStats landed;
 
-  /**
-   * @param reserved the channel the call is counted on from its pick, or {@code null} for a probe
-   * @param stream the guarded stream the call is the first attempt of, or {@code null}
-   * @param previous the context to restore once the call is made
-   * @param pickedAtNanos when the pick was made, from which the call is timed
-   */
   ChannelReservation(
       ChannelStats reserved, GuardedStream stream, Context previous, long pickedAtNanos) {
     this.reserved = reserved;
@@ -63,6 +57,7 @@ final class ChannelReservation {
     return this.stream;
   }
 
+  /** When the pick was made, from which the call is timed. */
   long pickedAtNanos() {
     return this.pickedAtNanos;
   }

@@ -5,6 +5,7 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -38,6 +39,12 @@ public final class ClientReflection {
    * @param parameterTypes the binary names of a method's parameter types
    */
   public record Member(String type, Access access, String name, List<String> parameterTypes) {}
+
+  /**
+   * Every member declared below, in order: each is listed as it is made, so that no lookup can miss
+   * its hint.
+   */
+  private static final List<Member> MEMBERS = new ArrayList<>();
 
   private static final String SPANNER_RPC = "com.google.cloud.spanner.spi.v1.SpannerRpc";
   private static final String GAPIC_SPANNER_RPC = "com.google.cloud.spanner.spi.v1.GapicSpannerRpc";
@@ -200,42 +207,6 @@ public final class ClientReflection {
           "<init>",
           "com.google.cloud.spanner.SpannerOptions");
 
-  private static final List<Member> MEMBERS =
-      List.of(
-          GCP_MANAGED_CHANNEL,
-          CHANNEL_REF,
-          XGOOG_SPANNER_REQUEST_ID,
-          AFFINITY_CTX_KEY,
-          CHANNEL_AFFINITY_REF_KEY,
-          BUILDER_RPC_FACTORY,
-          OPTIONS_RPC_FACTORY,
-          BUILDER_GRPC_GCP_ENABLED,
-          BUILDER_INTERCEPTOR_PROVIDER,
-          BUILDER_OPEN_TELEMETRY,
-          RPC_SPANNER_STUB,
-          STUB_BACKGROUND_RESOURCES,
-          AGGREGATION_RESOURCES,
-          CHANNEL_POOL_ENTRIES,
-          CHANNEL_POOL_ENTRY_CHANNEL,
-          CHANNEL_REFS,
-          GET_CHANNEL_REF,
-          BIND,
-          CHANNEL_REF_GET_CHANNEL,
-          EXECUTE_QUERY,
-          READ,
-          EXECUTE_QUERY_ASYNC,
-          EXECUTE_QUERY_WITHOUT_REQUEST_ID,
-          READ_WITHOUT_REQUEST_ID,
-          PARTIAL_RESULT_SET_LAST,
-          STREAM_ITERATOR_CLEAR_CALL,
-          BEGIN_TRANSACTION_ASYNC,
-          COMMIT_ASYNC,
-          ROLLBACK_ASYNC,
-          EXECUTE_BATCH_DML_ASYNC,
-          PARTITION_QUERY,
-          PARTITION_READ,
-          RPC_CONSTRUCTOR);
-
   // Google's JDBC driver (io.github.spannertuning.jdbc): how its connect() builds the Connection
   // API's options, and the Connection API's configurator and pool key.
   private static final String JDBC_DRIVER_NAME = "com.google.cloud.spanner.jdbc.JdbcDriver";
@@ -297,23 +268,11 @@ public final class ClientReflection {
           "java.lang.String",
           CONNECTION_OPTIONS + "$Builder");
 
-  private static final List<Member> JDBC_MEMBERS =
-      List.of(
-          JDBC_DRIVER,
-          JDBC_CONFIGURATOR,
-          JDBC_MAYBE_ADD_USER_AGENT,
-          JDBC_APPEND_PROPERTIES_TO_URL,
-          JDBC_BUILD_CONNECTION_OPTIONS,
-          JDBC_OPEN_TELEMETRY_PROPERTY_KEY,
-          JDBC_SET_CONFIGURATOR,
-          JDBC_CONFIGURE,
-          JDBC_POOL_KEY_OF,
-          JDBC_USE_MULTIPLEXED_SESSIONS,
-          JDBC_USE_DIRECT_EXECUTOR);
-
   /** grpc-gcp 1.9.0 carries its version only here (its manifest has none). */
   static final String GRPC_GCP_POM_PROPERTIES =
       "META-INF/maven/com.google.cloud/grpc-gcp/pom.properties";
+
+  private static final ClassLoader OWN_LOADER = ClientReflection.class.getClassLoader();
 
   private ClientReflection() {}
 
@@ -323,7 +282,7 @@ public final class ClientReflection {
    * @return the targets
    */
   public static List<Member> members() {
-    return java.util.stream.Stream.concat(MEMBERS.stream(), JDBC_MEMBERS.stream()).toList();
+    return List.copyOf(MEMBERS);
   }
 
   /**
@@ -376,11 +335,8 @@ public final class ClientReflection {
     if (member.access() != Access.INVOKE && member.access() != Access.INTROSPECT) {
       throw new IllegalArgumentException(member + " is not a method");
     }
-    Class<?>[] types = new Class<?>[member.parameterTypes().size()];
-    for (int i = 0; i < types.length; i++) {
-      types[i] = load(member.parameterTypes().get(i), loader);
-    }
-    Method method = load(member, loader).getDeclaredMethod(member.name(), types);
+    Method method =
+        load(member, loader).getDeclaredMethod(member.name(), parameterTypes(member, loader));
     if (member.access() == Access.INVOKE) {
       method.setAccessible(true);
     }
@@ -407,27 +363,15 @@ public final class ClientReflection {
   }
 
   static Class<?> load(Member member) throws ClassNotFoundException {
-    return load(member.type());
+    return load(member, OWN_LOADER);
   }
 
-  /** A declared field, made accessible. */
   static Field field(Member member) throws ReflectiveOperationException {
-    requireAccess(member, Access.FIELD);
-    Field field = load(member).getDeclaredField(member.name());
-    field.setAccessible(true);
-    return field;
+    return field(member, OWN_LOADER);
   }
 
-  /** A declared method, made accessible when it is one the starter calls. */
   static Method method(Member member) throws ReflectiveOperationException {
-    if (member.access() != Access.INVOKE && member.access() != Access.INTROSPECT) {
-      throw new IllegalArgumentException(member + " is not a method");
-    }
-    Method method = load(member).getDeclaredMethod(member.name(), parameterTypes(member));
-    if (member.access() == Access.INVOKE) {
-      method.setAccessible(true);
-    }
-    return method;
+    return method(member, OWN_LOADER);
   }
 
   /**
@@ -447,22 +391,23 @@ public final class ClientReflection {
   static boolean hasConstructor(Member member) {
     try {
       requireAccess(member, Access.INTROSPECT);
-      return load(member).getDeclaredConstructor(parameterTypes(member)) != null;
+      return load(member).getDeclaredConstructor(parameterTypes(member, OWN_LOADER)) != null;
     } catch (ReflectiveOperationException | LinkageError ex) {
       return false;
     }
   }
 
-  static Class<?>[] parameterTypes(Member member) throws ClassNotFoundException {
+  private static Class<?>[] parameterTypes(Member member, ClassLoader loader)
+      throws ClassNotFoundException {
     Class<?>[] types = new Class<?>[member.parameterTypes().size()];
     for (int i = 0; i < types.length; i++) {
-      types[i] = load(member.parameterTypes().get(i));
+      types[i] = load(member.parameterTypes().get(i), loader);
     }
     return types;
   }
 
   static Class<?> load(String name) throws ClassNotFoundException {
-    return load(name, ClientReflection.class.getClassLoader());
+    return load(name, OWN_LOADER);
   }
 
   private static Class<?> load(String name, ClassLoader loader) throws ClassNotFoundException {
@@ -481,14 +426,19 @@ public final class ClientReflection {
   }
 
   private static Member type(String type) {
-    return new Member(type, Access.TYPE, null, List.of());
+    return listed(new Member(type, Access.TYPE, null, List.of()));
   }
 
   private static Member field(String type, String name) {
-    return new Member(type, Access.FIELD, name, List.of());
+    return listed(new Member(type, Access.FIELD, name, List.of()));
   }
 
   private static Member method(Access access, String type, String name, String... parameterTypes) {
-    return new Member(type, access, name, List.of(parameterTypes));
+    return listed(new Member(type, access, name, List.of(parameterTypes)));
+  }
+
+  private static Member listed(Member member) {
+    MEMBERS.add(member);
+    return member;
   }
 }

@@ -183,15 +183,9 @@ final class ClientSupport {
   }
 
   private static boolean nativeSingleUseRouting() {
-    if (!GRPC_GCP_PRESENT || !hasField(ClientReflection.CHANNEL_AFFINITY_REF_KEY)) {
-      return false;
-    }
-    for (SpannerRpc.Option option : SpannerRpc.Option.values()) {
-      if (option.name().equals("CHANNEL_ID_AFFINITY")) {
-        return true;
-      }
-    }
-    return false;
+    return GRPC_GCP_PRESENT
+        && hasField(ClientReflection.CHANNEL_AFFINITY_REF_KEY)
+        && PoolRouting.hasChannelReferences();
   }
 
   private static boolean isPresent(ClientReflection.Member type) {
@@ -212,11 +206,7 @@ final class ClientSupport {
   }
 
   private static boolean hasField(ClientReflection.Member field) {
-    try {
-      return ClientReflection.field(field) != null;
-    } catch (ReflectiveOperationException | RuntimeException | LinkageError ex) {
-      return false;
-    }
+    return field(field) != null;
   }
 
   private static Field field(ClientReflection.Member member) {

@@ -146,7 +146,8 @@ final class FeatureStates {
           feature,
           "grpc-gcp "
               + ClientVersions.detected().grpcGcp()
-              + " cannot take an affinity key per call",
+              + " cannot take an affinity key per call"
+              + ((feature == Feature.HEDGING) ? ", which sends a hedge to another channel" : ""),
           ClientSupport.NATIVE_SINGLE_USE_ROUTING);
     }
     return on(feature);
@@ -162,22 +163,8 @@ final class FeatureStates {
    * @param grpcGcpOn whether the client will use grpc-gcp, as far as the builder tells
    */
   static FeatureState hedging(boolean configured, String hookMissing, boolean grpcGcpOn) {
-    if (!ClientSupport.GRPC_GCP_PRESENT) {
-      return FeatureState.unsupported(GRPC_GCP_ABSENT);
-    }
-    if (!grpcGcpOn) {
-      return FeatureState.unsupported(GRPC_GCP_OFF);
-    }
-    if (hookMissing != null) {
-      return FeatureState.unsupported(hookMissing);
-    }
-    if (!ClientSupport.AFFINITY_CONTEXT_PRESENT) {
-      return FeatureState.unsupported(
-          "grpc-gcp "
-              + ClientVersions.detected().grpcGcp()
-              + " cannot take an affinity key per call, which sends a hedge to another channel");
-    }
-    return configured ? FeatureState.on() : FeatureState.offByConfiguration();
+    FeatureState supported = routing(Feature.HEDGING, true, hookMissing, grpcGcpOn);
+    return (configured || !supported.isApplied()) ? supported : FeatureState.offByConfiguration();
   }
 
   /**

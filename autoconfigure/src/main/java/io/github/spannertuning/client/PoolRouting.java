@@ -15,7 +15,6 @@ import io.grpc.Channel;
 import io.grpc.Context;
 import java.lang.reflect.Method;
 import java.util.EnumMap;
-import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -41,8 +40,14 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 final class PoolRouting {
 
+  /** {@code CHANNEL_ID_AFFINITY}, or {@code null} in clients before 6.119, which lack it. */
+  private static final Option CHANNEL_REFERENCE = channelReferenceOption();
+
   /** The options by which the client chooses a call's channel, those of this client version. */
-  private static final Option[] CHANNEL_OPTIONS = channelOptions();
+  private static final Option[] CHANNEL_OPTIONS =
+      (CHANNEL_REFERENCE != null)
+          ? new Option[] {Option.CHANNEL_HINT, CHANNEL_REFERENCE}
+          : new Option[] {Option.CHANNEL_HINT};
 
   private static final Map<Option, ?> NO_OPTIONS = Map.of();
 
@@ -330,25 +335,11 @@ final class PoolRouting {
 
   /** Whether this client version chooses channels by a reference per call (6.119 and later). */
   static boolean hasChannelReferences() {
-    return CHANNEL_OPTIONS.length > 1;
-  }
-
-  private static Option[] channelOptions() {
-    Set<Option> options = EnumSet.of(Option.CHANNEL_HINT);
-    for (Option option : Option.values()) {
-      // Not referenced by name: the constant is missing in clients before 6.119.
-      if (option.name().equals("CHANNEL_ID_AFFINITY")) {
-        options.add(option);
-      }
-    }
-    return options.toArray(new Option[0]);
+    return CHANNEL_REFERENCE != null;
   }
 
   /** The session hints of clients up to 6.113 run from 0 to this, exclusive. */
   static final long SESSION_HINTS = 256;
-
-  /** {@code CHANNEL_ID_AFFINITY}, or {@code null} in clients before 6.119, which lack it. */
-  private static final Option CHANNEL_REFERENCE = channelReferenceOption();
 
   /**
    * The object that names the transaction a call belongs to, or {@code null} if none does:

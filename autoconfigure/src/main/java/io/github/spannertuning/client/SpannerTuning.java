@@ -66,70 +66,17 @@ public final class SpannerTuning {
 
   private static final SpannerTuning DEFAULTS = newBuilder().build();
 
-  private final boolean singleUseDistribution;
-
-  private final boolean transactionRouting;
-
-  private final boolean streamEndGuard;
-
-  private final boolean hedging;
-
-  private final double hedgingMaxExtra;
-
-  private final Duration hedgingMinDelay;
-
-  private final Duration hedgingFixedDelay;
-
-  private final Double hedgingQuantile;
-
-  private final int hedgingBurst;
-
-  private final boolean grpcGcpExtension;
-
-  private final boolean logWhenBuilt;
-
-  private final Integer channels;
-
-  private final Duration streamEndGuardDrainTimeout;
-
-  private final int streamEndGuardMaxConcurrentStreams;
+  /** A copy of the builder: its fields are the settings, immutable once copied. */
+  private final Builder settings;
 
   private final int streamEndGuardDrainMargin;
 
-  private final int routingHotShift;
-
-  private final int routingBandShift;
-
-  private final UnaryOperator<String> environment;
-
-  private final int releaseResets;
-
-  private final Duration releaseWindow;
-
   private SpannerTuning(Builder builder) {
-    this.singleUseDistribution = builder.singleUseDistribution;
-    this.transactionRouting = builder.transactionRouting;
-    this.streamEndGuard = builder.streamEndGuard;
-    this.hedging = builder.hedging;
-    this.hedgingMaxExtra = builder.hedgingMaxExtra;
-    this.hedgingMinDelay = builder.hedgingMinDelay;
-    this.hedgingFixedDelay = builder.hedgingFixedDelay;
-    this.hedgingQuantile = builder.hedgingQuantile;
-    this.hedgingBurst = builder.hedgingBurst;
-    this.grpcGcpExtension = builder.grpcGcpExtension;
-    this.logWhenBuilt = builder.logWhenBuilt;
-    this.channels = builder.channels;
-    this.streamEndGuardDrainTimeout = builder.streamEndGuardDrainTimeout;
-    this.streamEndGuardMaxConcurrentStreams = builder.streamEndGuardMaxConcurrentStreams;
+    this.settings = builder.copy();
     this.streamEndGuardDrainMargin =
         (builder.streamEndGuardDrainMargin != null)
             ? builder.streamEndGuardDrainMargin
             : defaultDrainMargin(builder.streamEndGuardMaxConcurrentStreams);
-    this.routingHotShift = builder.routingHotShift;
-    this.routingBandShift = builder.routingBandShift;
-    this.environment = builder.environment;
-    this.releaseResets = builder.releaseResets;
-    this.releaseWindow = builder.releaseWindow;
   }
 
   /**
@@ -139,16 +86,16 @@ public final class SpannerTuning {
    * 30 s). Past it, finished streams drain as they do stock.
    */
   int releaseResets() {
-    return this.releaseResets;
+    return this.settings.releaseResets;
   }
 
   Duration releaseWindow() {
-    return this.releaseWindow;
+    return this.settings.releaseWindow;
   }
 
   /** Reads an environment variable: {@code System::getenv}, or a test's own. */
   UnaryOperator<String> environment() {
-    return this.environment;
+    return this.settings.environment;
   }
 
   /**
@@ -169,39 +116,39 @@ public final class SpannerTuning {
   }
 
   public boolean isSingleUseDistribution() {
-    return this.singleUseDistribution;
+    return this.settings.singleUseDistribution;
   }
 
   public boolean isTransactionRouting() {
-    return this.transactionRouting;
+    return this.settings.transactionRouting;
   }
 
   public boolean isStreamEndGuard() {
-    return this.streamEndGuard;
+    return this.settings.streamEndGuard;
   }
 
   public boolean isHedging() {
-    return this.hedging;
+    return this.settings.hedging;
   }
 
   /** The extra calls hedging may add, as a share of hedgeable reads. */
   public double getHedgingMaxExtra() {
-    return this.hedgingMaxExtra;
+    return this.settings.hedgingMaxExtra;
   }
 
   /** The least time a read waits for its first response before it is hedged. */
   public Duration getHedgingMinDelay() {
-    return this.hedgingMinDelay;
+    return this.settings.hedgingMinDelay;
   }
 
   /** The hedges the budget holds at most, which a spell of slow reads may spend at once. */
   int hedgingBurst() {
-    return this.hedgingBurst;
+    return this.settings.hedgingBurst;
   }
 
   /** A delay every hedgeable read is hedged after, learned delays aside; {@code null} to learn. */
   Duration hedgingFixedDelay() {
-    return this.hedgingFixedDelay;
+    return this.settings.hedgingFixedDelay;
   }
 
   /**
@@ -209,23 +156,23 @@ public final class SpannerTuning {
    * ({@link HedgeDelay#quantileFor}), unless a benchmark variant sets another.
    */
   double hedgingQuantile() {
-    return (this.hedgingQuantile != null)
-        ? this.hedgingQuantile
-        : HedgeDelay.quantileFor(this.hedgingMaxExtra);
+    return (this.settings.hedgingQuantile != null)
+        ? this.settings.hedgingQuantile
+        : HedgeDelay.quantileFor(this.settings.hedgingMaxExtra);
   }
 
   public boolean isGrpcGcpExtension() {
-    return this.grpcGcpExtension;
+    return this.settings.grpcGcpExtension;
   }
 
   /** Whether one INFO line describes each tuned client when it is built. */
   public boolean isLogWhenBuilt() {
-    return this.logWhenBuilt;
+    return this.settings.logWhenBuilt;
   }
 
   /** The pool size to set, or {@code null} to keep the client's. */
   public Integer getChannels() {
-    return this.channels;
+    return this.settings.channels;
   }
 
   /**
@@ -233,7 +180,7 @@ public final class SpannerTuning {
    * stream-end guard cancels it.
    */
   public Duration getStreamEndGuardDrainTimeout() {
-    return this.streamEndGuardDrainTimeout;
+    return this.settings.streamEndGuardDrainTimeout;
   }
 
   /**
@@ -241,7 +188,7 @@ public final class SpannerTuning {
    * draining streams within.
    */
   public int getStreamEndGuardMaxConcurrentStreams() {
-    return this.streamEndGuardMaxConcurrentStreams;
+    return this.settings.streamEndGuardMaxConcurrentStreams;
   }
 
   /**
@@ -257,7 +204,8 @@ public final class SpannerTuning {
    * constants a benchmark variant sets to compare them.
    */
   ChannelPicker.Rule routingRule(int room) {
-    return new ChannelPicker.Rule(room, this.routingHotShift, this.routingBandShift);
+    return new ChannelPicker.Rule(
+        room, this.settings.routingHotShift, this.settings.routingBandShift);
   }
 
   /**
@@ -276,24 +224,25 @@ public final class SpannerTuning {
     }
     Map<Feature, FeatureState> features = new EnumMap<>(Feature.class);
     boolean grpcGcpOn = applyGrpcGcp(builder, features);
-    if (this.channels != null) {
-      builder.setNumChannels(this.channels);
+    if (this.settings.channels != null) {
+      builder.setNumChannels(this.settings.channels);
     }
     String rpcHookMissing = rpcHookMissing(builder);
+    String routingHookMissing = routingHookMissing(rpcHookMissing);
     features.put(
         Feature.STREAM_END_GUARD,
-        FeatureStates.streamEndGuard(this.streamEndGuard, rpcHookMissing));
+        FeatureStates.streamEndGuard(this.settings.streamEndGuard, rpcHookMissing));
     features.put(
         Feature.SINGLE_USE_DISTRIBUTION,
         FeatureStates.singleUse(
-            this.singleUseDistribution, routingHookMissing(rpcHookMissing), grpcGcpOn));
+            this.settings.singleUseDistribution, routingHookMissing, grpcGcpOn));
     features.put(
         Feature.TRANSACTION_ROUTING,
         FeatureStates.transactionRouting(
-            this.transactionRouting, routingHookMissing(rpcHookMissing), grpcGcpOn));
+            this.settings.transactionRouting, routingHookMissing, grpcGcpOn));
     features.put(
         Feature.HEDGING,
-        FeatureStates.hedging(this.hedging, routingHookMissing(rpcHookMissing), grpcGcpOn));
+        FeatureStates.hedging(this.settings.hedging, routingHookMissing, grpcGcpOn));
     SpannerTuningState state = new SpannerTuningState(this, features, rpcHookMissing == null);
     List<String> missing = new ArrayList<>();
     features.forEach(
@@ -419,7 +368,7 @@ public final class SpannerTuning {
       SpannerOptions.Builder builder, Map<Feature, FeatureState> features) {
     boolean readable = ClientSupport.canReadGrpcGcpSwitch();
     boolean enabled = readable && ClientSupport.isGrpcGcpEnabled(builder);
-    FeatureState state = FeatureStates.grpcGcp(this.grpcGcpExtension, readable, enabled);
+    FeatureState state = FeatureStates.grpcGcp(this.settings.grpcGcpExtension, readable, enabled);
     if (state.isApplied()) {
       builder.enableGrpcGcpExtension();
       enabled = true;
@@ -526,28 +475,28 @@ public final class SpannerTuning {
   @Override
   public String toString() {
     return "SpannerTuning{singleUseDistribution="
-        + this.singleUseDistribution
+        + this.settings.singleUseDistribution
         + ", transactionRouting="
-        + this.transactionRouting
+        + this.settings.transactionRouting
         + ", streamEndGuard="
-        + this.streamEndGuard
+        + this.settings.streamEndGuard
         + ", hedging="
-        + this.hedging
+        + this.settings.hedging
         + ", hedgingMaxExtra="
-        + this.hedgingMaxExtra
+        + this.settings.hedgingMaxExtra
         + ", grpcGcpExtension="
-        + this.grpcGcpExtension
+        + this.settings.grpcGcpExtension
         + ", channels="
-        + this.channels
+        + this.settings.channels
         + ", streamEndGuardDrainTimeout="
-        + this.streamEndGuardDrainTimeout
+        + this.settings.streamEndGuardDrainTimeout
         + ", streamEndGuardMaxConcurrentStreams="
-        + this.streamEndGuardMaxConcurrentStreams
+        + this.settings.streamEndGuardMaxConcurrentStreams
         + "}";
   }
 
   /** Builds a {@link SpannerTuning}; every feature is on by default. */
-  public static final class Builder {
+  public static final class Builder implements Cloneable {
 
     private boolean singleUseDistribution = true;
 
@@ -723,10 +672,6 @@ public final class SpannerTuning {
       return this;
     }
 
-    /**
-     * Overrides the slots a connection keeps free of draining streams (a tenth of the stream limit
-     * by default); for the benchmark that chooses that default.
-     */
     /** The budget of {@link SpannerTuning#releaseResets()}; for tests and benchmark variants. */
     Builder streamEndGuardReleaseBudget(int resets, Duration window) {
       this.releaseResets = resets;
@@ -740,6 +685,10 @@ public final class SpannerTuning {
       return this;
     }
 
+    /**
+     * Overrides the slots a connection keeps free of draining streams (a tenth of the stream limit
+     * by default); for the benchmark that chooses that default.
+     */
     Builder streamEndGuardDrainMargin(int margin) {
       if (margin < 0) {
         throw new IllegalArgumentException(
@@ -754,10 +703,7 @@ public final class SpannerTuning {
      * shift of the mean (1 is half again); for the benchmark that chooses the default.
      */
     Builder routingHotShift(int shift) {
-      if (shift < 0 || shift > 16) {
-        throw new IllegalArgumentException("the hot shift must be 0 to 16, was " + shift);
-      }
-      this.routingHotShift = shift;
+      this.routingHotShift = checkShift("hot", shift);
       return this;
     }
 
@@ -766,15 +712,27 @@ public final class SpannerTuning {
      * benchmark that chooses the default.
      */
     Builder routingBandShift(int shift) {
-      if (shift < 0 || shift > 16) {
-        throw new IllegalArgumentException("the band shift must be 0 to 16, was " + shift);
-      }
-      this.routingBandShift = shift;
+      this.routingBandShift = checkShift("band", shift);
       return this;
+    }
+
+    private static int checkShift(String name, int shift) {
+      if (shift < 0 || shift > 16) {
+        throw new IllegalArgumentException("the " + name + " shift must be 0 to 16, was " + shift);
+      }
+      return shift;
     }
 
     public SpannerTuning build() {
       return new SpannerTuning(this);
+    }
+
+    private Builder copy() {
+      try {
+        return (Builder) clone();
+      } catch (CloneNotSupportedException ex) {
+        throw new AssertionError(ex);
+      }
     }
   }
 }

@@ -22,6 +22,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.StringJoiner;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
@@ -326,9 +327,7 @@ public final class SpannerTuningState {
                 + " would be the same client: "
                 + summaryOfFeatures());
       }
-      if (!this.open) {
-        throw new IllegalStateException("the client is not open");
-      }
+      requireOpen();
     }
     return startExperiment(plan, (arm) -> switchTo(arm, tuned));
   }
@@ -346,9 +345,7 @@ public final class SpannerTuningState {
       } catch (IllegalArgumentException | IllegalStateException ex) {
         throw new InvalidExperimentPlanException("feature", ex.getMessage());
       }
-      if (!this.open) {
-        throw new IllegalStateException("the client is not open");
-      }
+      requireOpen();
       before = this.features.get(feature);
     }
     FeatureState on =
@@ -369,6 +366,12 @@ public final class SpannerTuningState {
             replace(feature, before, on, FeatureStates.STOCK_ARM);
           }
         });
+  }
+
+  private void requireOpen() {
+    if (!this.open) {
+      throw new IllegalStateException("the client is not open");
+    }
   }
 
   /**
@@ -465,13 +468,8 @@ public final class SpannerTuningState {
   }
 
   private String summaryOfFeatures() {
-    StringBuilder line = new StringBuilder();
-    this.features.forEach(
-        (feature, state) ->
-            line.append((line.length() > 0) ? ", " : "")
-                .append(feature.id())
-                .append('=')
-                .append(state));
+    StringJoiner line = new StringJoiner(", ");
+    this.features.forEach((feature, state) -> line.add(feature.id() + "=" + state));
     return line.toString();
   }
 
@@ -506,12 +504,8 @@ public final class SpannerTuningState {
             .append(poolKind())
             .append(" of ")
             .append(poolSize())
-            .append(" channels):");
-    String separator = " ";
-    for (Map.Entry<Feature, FeatureState> feature : this.features.entrySet()) {
-      line.append(separator).append(feature.getKey().id()).append('=').append(feature.getValue());
-      separator = ", ";
-    }
+            .append(" channels): ")
+            .append(summaryOfFeatures());
     return line.toString();
   }
 
@@ -558,8 +552,7 @@ public final class SpannerTuningState {
     this.openTelemetry = openTelemetry;
     this.traced = Traces.on(openTelemetry);
     this.tracer = this.traced ? Traces.tracer(openTelemetry) : null;
-    this.grpcGcpEnabled = grpcGcpEnabled;
-    this.numChannels = numChannels;
+    pool(grpcGcpEnabled, numChannels);
     this.channelLoad.poolSize(numChannels);
     this.channelLoad.open();
     this.open = true;
@@ -567,8 +560,8 @@ public final class SpannerTuningState {
     for (Feature feature : ROUTING) {
       next.put(feature, FeatureStates.routingBuilt(next.get(feature), grpcGcpEnabled));
     }
-    if (!grpcGcpEnabled && next.get(Feature.HEDGING).status() != FeatureState.Status.UNSUPPORTED) {
-      next.put(Feature.HEDGING, FeatureState.unsupported(FeatureStates.GRPC_GCP_OFF));
+    if (!grpcGcpEnabled) {
+      hedgingUnsupported(next, FeatureStates.GRPC_GCP_OFF);
     }
     if (!next.equals(this.features)) {
       publish(next);
@@ -590,9 +583,7 @@ public final class SpannerTuningState {
             FeatureStates.withoutPicker(feature, reason, PoolRouting.hasChannelReferences()));
       }
     }
-    if (next.get(Feature.HEDGING).status() != FeatureState.Status.UNSUPPORTED) {
-      next.put(Feature.HEDGING, FeatureState.unsupported(reason));
-    }
+    hedgingUnsupported(next, reason);
     publish(next);
   }
 
@@ -611,14 +602,19 @@ public final class SpannerTuningState {
         changed = true;
       }
     }
-    if (next.get(Feature.HEDGING).status() != FeatureState.Status.UNSUPPORTED) {
-      next.put(Feature.HEDGING, FeatureState.unsupported(reason));
-      changed = true;
-    }
-    if (changed) {
+    if (hedgingUnsupported(next, reason) || changed) {
       SpannerTuning.warnRoutingAside(reason);
       publish(next);
     }
+  }
+
+  /** Hedging sends its hedges by the picker: without it, hedging is unsupported. */
+  private static boolean hedgingUnsupported(Map<Feature, FeatureState> next, String reason) {
+    if (next.get(Feature.HEDGING).status() == FeatureState.Status.UNSUPPORTED) {
+      return false;
+    }
+    next.put(Feature.HEDGING, FeatureState.unsupported(reason));
+    return true;
   }
 
   /**

@@ -3,8 +3,9 @@
  * io.github.spannertuning.routing.ChannelPicker} over {@link
  * io.github.spannertuning.routing.Connection}s and their {@link
  * io.github.spannertuning.routing.ChannelLatency}), when a read is hedged and whether the budget
- * allows it. Nothing here imports a gRPC or Spanner type or reads a clock of its own: callers pass
- * the time, so every decision is tested with fed latencies and a test clock.
+ * allows it, and the {@link io.github.spannertuning.routing.Imbalance} figure that shows how evenly
+ * the calls fell. Nothing here imports a gRPC or Spanner type or reads a clock of its own: callers
+ * pass the time, so every decision is tested with fed latencies and a test clock.
  *
  * <p><b>Internal.</b> The package follows grpc-java's {@code io.grpc.internal}: its types are
  * public only because the {@code io.github.spannertuning.client} package, which holds the hooks

@@ -99,7 +99,7 @@ class ChannelLoadTest {
   }
 
   private static ChannelLoad newLoad(int poolSize) {
-    ChannelLoad load = new ChannelLoad();
+    ChannelLoad load = new ChannelLoad(null);
     load.poolSize(poolSize);
     return load;
   }

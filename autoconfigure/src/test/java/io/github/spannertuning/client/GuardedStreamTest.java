@@ -309,7 +309,7 @@ class GuardedStreamTest extends GuardedStreamTests {
   @Test
   void theChannelLoadInterceptorReportsOnlyAnOkCloseOfTheStreamsFirstCall() {
     SpannerTuningState state = state(Duration.ofSeconds(5));
-    ChannelLoad load = new ChannelLoad();
+    ChannelLoad load = new ChannelLoad(null);
     FakeChannel channel = FakeChannel.holding();
 
     // The first attempt closes OK: the stream has finished, before gax tells the consumer.
@@ -350,7 +350,7 @@ class GuardedStreamTest extends GuardedStreamTests {
     // trailers arrive and the other thread begins a close of its own. The cancel then reaches a
     // call that has closed, but it is a cancel of an open stream, which must go through.
     SpannerTuningState state = state(Duration.ofSeconds(5));
-    ChannelLoad load = new ChannelLoad();
+    ChannelLoad load = new ChannelLoad(null);
     FakeChannel transport = FakeChannel.holding();
     CancelCounter counter = new CancelCounter();
     Channel channel = ClientInterceptors.intercept(transport, counter);
