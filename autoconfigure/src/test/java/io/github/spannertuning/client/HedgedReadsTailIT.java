@@ -1,6 +1,7 @@
 package io.github.spannertuning.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.google.cloud.spanner.DatabaseClient;
 import com.google.cloud.spanner.DatabaseId;
@@ -20,6 +21,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -113,10 +115,17 @@ class HedgedReadsTailIT {
                 .start();
         Client hedged = new Client(server, true, 2)) {
       hedged.closedLoop(server, 8, Duration.ofSeconds(1));
+      // A loser's cancel is sent as its race is decided and may reach the server after its read
+      // returned: the warm-up's must all have arrived before the server's counts start, and the
+      // run's before they are read.
+      hedged.awaitNothingInFlight();
+      awaitSteady(server::cancels);
       server.reset();
       long cancelledBefore = hedged.state.hedging().losersCancelled();
       long sentBefore = hedged.state.hedging().sent();
       Figures figures = hedged.closedLoop(server, 8, Duration.ofSeconds(20));
+      hedged.awaitNothingInFlight();
+      awaitSteady(server::cancels);
       long cancelled = hedged.state.hedging().losersCancelled() - cancelledBefore;
       long sent = hedged.state.hedging().sent() - sentBefore;
       // What a server's reset limit counts: resets of streams still open on it. A reset that
@@ -139,6 +148,20 @@ class HedgedReadsTailIT {
           .isLessThanOrEqualTo((int) cancelled);
       assertThat(sent).as("hedges, more than the budget lets be cancelled").isGreaterThan(300);
     }
+  }
+
+  /** Waits until {@code count} is the same twice 100 ms apart. */
+  private static void awaitSteady(IntSupplier count) throws InterruptedException {
+    int last = count.getAsInt();
+    for (int i = 0; i < 50; i++) {
+      Thread.sleep(100);
+      int now = count.getAsInt();
+      if (now == last) {
+        return;
+      }
+      last = now;
+    }
+    throw new AssertionError("the count never settled: " + last);
   }
 
   /** What a check does with the stragglers' server and its two clients, both warmed up. */
@@ -244,6 +267,17 @@ class HedgedReadsTailIT {
           DatabaseId.of("test-project", "i", hedging ? "hedged-reads" : "plain-reads");
       this.database = this.spanner.getDatabaseClient(database);
       this.sessions = database.getName() + "/sessions/";
+    }
+
+    /** Waits until none of the client's streams is open, losers included. */
+    void awaitNothingInFlight() {
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .untilAsserted(
+              () ->
+                  assertThat(StreamEndGuardFixtures.activeStreams(this.state))
+                      .as("calls in flight")
+                      .isZero());
     }
 
     /** The server's calls of this client's point selects. */
