@@ -204,7 +204,7 @@ class HedgedReadsTailIT {
       rounds.without().add(plain.closedLoop(server, threads, Duration.ofSeconds(2)));
       rounds.withHedging().add(hedged.closedLoop(server, threads, Duration.ofSeconds(2)));
     }
-    return printed(rounds, hedged, threads, what);
+    return printed(rounds, hedged, threads + " threads", what);
   }
 
   /**
@@ -223,13 +223,13 @@ class HedgedReadsTailIT {
       rounds.withHedging().add(hedged.closedLoop(server, threads, Duration.ofSeconds(2)));
       rounds.without().add(plainRound.join());
     }
-    return printed(rounds, hedged, threads + " each at once", what);
+    return printed(rounds, hedged, threads + " threads each, at once", what);
   }
 
   /** Prints both clients' figures under {@code what} and checks that no query failed. */
-  private static Rounds printed(Rounds rounds, Client hedged, Object threads, String what) {
+  private static Rounds printed(Rounds rounds, Client hedged, String threads, String what) {
     System.out.printf(
-        "[hedging %s] %s, %s threads: without %s | with %s (%d hedges, %d won, %d denied)%n",
+        "[hedging %s] %s, %s: without %s | with %s (%d hedges, %d won, %d denied)%n",
         VERSION,
         what,
         threads,
