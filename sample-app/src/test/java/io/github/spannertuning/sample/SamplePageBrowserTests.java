@@ -129,7 +129,8 @@ class SamplePageBrowserTests {
     WebDriverWait wait = new WebDriverWait(this.driver, Duration.ofSeconds(30));
     wait.ignoring(StaleElementReferenceException.class);
     this.driver.get("http://localhost:" + this.port + "/");
-    wait.until((d) -> "none".equals(experimentState()));
+    // No experiment running, which would be the refusal's reason instead (another test's).
+    wait.until((d) -> experimentState() != null && !"running".equals(experimentState()));
     script("document.getElementById('experiment-slice').value = '1s'");
     click(wait, "experiment-start");
     wait.until((d) -> this.driver.findElement(By.id("notice")).isDisplayed());
@@ -163,22 +164,30 @@ class SamplePageBrowserTests {
     click(wait, "burst");
     wait.until((d) -> burstDone());
     click(wait, "experiment-start");
-    wait.until((d) -> "running".equals(experimentState()));
-    for (String feature :
-        List.of(
-            "single-use-distribution",
-            "transaction-routing",
-            "stream-end-guard",
-            "hedging",
-            "grpc-gcp")) {
-      assertThat(this.driver.findElement(By.id("feature-" + feature)).isDisplayed())
-          .as("the %s row", feature)
-          .isTrue();
+    try {
+      wait.until((d) -> "running".equals(experimentState()));
+      for (String feature :
+          List.of(
+              "single-use-distribution",
+              "transaction-routing",
+              "stream-end-guard",
+              "hedging",
+              "grpc-gcp")) {
+        // In one script: the once-a-second redraw replaces the rows between two driver calls.
+        assertThat(
+                script(
+                    "const row = document.getElementById('feature-"
+                        + feature
+                        + "'); return row !== null && row.getClientRects().length > 0;"))
+            .as("the %s row is shown", feature)
+            .isEqualTo(Boolean.TRUE);
+      }
+      assertThat(counter("hedgingSent")).as("the hedging counters are shown").isNotNegative();
+      screenshot("sample-page.png");
+      assertThat(Path.of("target", "sample-page.png")).isNotEmptyFile();
+    } finally {
+      click(wait, "experiment-stop");
     }
-    assertThat(counter("hedgingSent")).as("the hedging counters are shown").isNotNegative();
-    screenshot("sample-page.png");
-    assertThat(Path.of("target", "sample-page.png")).isNotEmptyFile();
-    click(wait, "experiment-stop");
   }
 
   @Test
