@@ -10,8 +10,8 @@
 #   4. the same application processed by Spring AOT and run from the generated code on the JVM
 #   5. the Boot 4.1 application on Java 25 with virtual threads, where a JDK 25 is installed
 #   6. the newest client lines, as libraries-bom 26.93.0 brings them: 6.127 (grpc-gcp 1.20, gax 2.90,
-#      grpc-java 1.83) and 6.125 on the same stack, the autoconfigure unit and integration tests, and
-#      the application on 6.127
+#      grpc-java 1.83), the autoconfigure unit and integration tests and the application; then the
+#      application on 6.125, the same stack but the client
 # Each compat line builds the starter in the reactor and runs only the compat module's
 # integration tests (-Dtest=NONE): the unit tests already ran in 1 and 2.
 # 6.119 runs every test. Those tagged default-line run there only: the picker's statistics under
@@ -66,9 +66,9 @@ else
 fi
 step "client 6.127 (autoconfigure; libraries-bom 26.93.0)"
 mvn -B -P client-6.127 "${line[@]}"
-step "client 6.125 (autoconfigure; libraries-bom 26.93.0 but the client)"
-mvn -B -P client-6.127,client-6.125 "${line[@]}"
 step "compat: client 6.127"
 mvn -B -P client-6.127 "${compat[@]}" -DexcludedGroups=boot-line
+step "compat: client 6.125 (libraries-bom 26.93.0 but the client)"
+mvn -B -P client-6.127,client-6.125 "${compat[@]}" -DexcludedGroups=boot-line
 echo
 echo "=== [${SECONDS} s] All test lines passed."

@@ -38,6 +38,7 @@ import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -144,11 +145,24 @@ class HedgedReadsIT {
   /**
    * Both attempts race on every read and either may win, at 2 to 5 ms each: the application reads
    * each row once, in order, from one attempt, and the server sees no call beyond the reads and
-   * their hedges.
+   * their hedges. 2,000 reads on every client line, whose hooks the reads go through.
    */
   @Test
   void everyRowOnceAndInOrderWhicheverAttemptWins() {
-    int reads = 4_000;
+    everyRowOnceAndInOrder(2_000);
+  }
+
+  /**
+   * The same race over 10,000 reads, on the default line only: the race is the starter's own code,
+   * the same on every line, and the suite runs the hooks' check above on each.
+   */
+  @Test
+  @Tag("default-line")
+  void everyRowOnceAndInOrderOver10000Reads() {
+    everyRowOnceAndInOrder(10_000);
+  }
+
+  private void everyRowOnceAndInOrder(int reads) {
     readEveryRowOnce(THREADS, reads);
     long hedges = hedgesSent();
     long won = hedgesWon();
