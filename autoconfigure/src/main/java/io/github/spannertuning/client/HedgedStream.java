@@ -30,9 +30,9 @@ import java.util.logging.Logger;
  * <ul>
  *   <li>The client's requests for messages go to both attempts until one wins, then to the winner;
  *       a hedge that starts late is given what was asked of the first attempt until then.
- *   <li>The winner's messages, completion and failure reach the client; the loser is {@link
- *       GuardedStream#abandon() abandoned}: drained if it finished, cancelled within its
- *       connection's budget of resets if not, and otherwise left to run to its end.
+ *   <li>The winner's messages, completion and failure reach the client; once its first answer has,
+ *       the loser is {@link GuardedStream#abandon() abandoned}: drained if it finished, cancelled
+ *       within its connection's budget of resets if not, and otherwise left to run to its end.
  *   <li>The hedge is one more call of the same request, with the same request id object: the
  *       client's own interceptor numbers it as the next attempt, as it numbers its retries.
  *   <li>The hedge is made in the context the read was made in, so a deadline or cancellation of the
@@ -284,7 +284,11 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
     switch (respond(attempt)) {
       case WIN -> {
         won(attempt);
-        forward(results);
+        try {
+          forward(results);
+        } finally {
+          abandonLoser(attempt);
+        }
       }
       case FORWARD -> forward(results);
       default -> {}
@@ -304,7 +308,11 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
       case WIN -> {
         won(attempt);
         recorded(OK);
-        this.consumer.onCompleted();
+        try {
+          this.consumer.onCompleted();
+        } finally {
+          abandonLoser(attempt);
+        }
       }
       case FORWARD -> {
         recorded(OK);
@@ -355,19 +363,16 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
         || e.getErrorCode() == ErrorCode.DEADLINE_EXCEEDED;
   }
 
-  /** The attempt answered first: the other one is abandoned, and its time is the read's. */
+  /**
+   * The attempt answered first: its time is the read's. What happens to the other one waits for
+   * {@link #abandonLoser}, once the application has the winner's answer.
+   */
   private void won(int attempt) {
     long now = System.nanoTime();
     // The first attempt's time to first response, or a lower bound of it past the delay.
     this.state.hedging().answered(this.shape, now - this.startNanos, now);
     if (attempt == SECOND) {
       this.state.hedging().hedgeWon();
-      this.first.abandon();
-    } else {
-      GuardedStream hedge = this.second;
-      if (hedge != null) {
-        hedge.abandon();
-      }
     }
     ReadTrace trace = this.trace;
     if (trace != null) {
@@ -378,6 +383,23 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
         winner.trace(trace.read);
       }
       endAttempts(attempt);
+    }
+  }
+
+  /**
+   * Drains or cancels the attempt that lost, after the winner's answer was handed on: the loser's
+   * cancel, a gRPC call's first in this read, is not made on the path of the answer the application
+   * waits for. A hedge whose call is still being made is abandoned by the timer, which finds the
+   * race won.
+   */
+  private void abandonLoser(int winner) {
+    if (winner == SECOND) {
+      this.first.abandon();
+    } else {
+      GuardedStream hedge = this.second;
+      if (hedge != null) {
+        hedge.abandon();
+      }
     }
   }
 
