@@ -10,6 +10,7 @@ import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
 import com.google.spanner.v1.ExecuteSqlRequest;
+import io.github.spannertuning.routing.HedgeBudget;
 import io.github.spannertuning.testing.Loops;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServer.ServiceTime;
@@ -101,20 +102,41 @@ class HedgedReadsTailIT {
   /**
    * Every call 50 ms late, after the client learned a healthy server: every read waits past the
    * delay it learned, yet hedges stay within the budget's 5 % while the delay learns the outage,
-   * and the tail is no worse than without hedging.
+   * and no query fails.
+   *
+   * <p>Whether the tail is worse is printed, not bounded here. Its P99 is made of the machine's
+   * stalls, which land on either client's reads by chance: two clients without hedging, side by
+   * side in this test, gave P99 ratios of 0.98x to 1.01x on an idle machine (8 runs) and of 0.94x
+   * to 1.06x beside two CPU burners (5 runs), so a bound of 1.05x would pass or fail by chance.
+   * What hedging could add to a read's own path is checked deterministically: the loser is dealt
+   * with only after the winner's answer reached the application ({@link HedgedStreamTest}); the
+   * hedge itself is sent by the timer's thread. The P99 ratio is the load benchmark's figure
+   * (docs/benchmarks-hedging.md: x1.00 of tuned on 6.127, three rounds).
    */
   @Test
-  void inAnOutageHedgesStayWithinTheBudgetAndTheTailIsNoWorse() throws Exception {
+  void inAnOutageHedgesStayWithinTheBudget() throws Exception {
     withWarmClients(
         (server, hedged, plain) -> {
           server.setServiceTime(ALL_LATE);
+          long sentBefore = hedged.state.hedging().sent();
           Rounds rounds = together(server, plain, hedged, 16, "every call +50 ms");
+          long sent = hedged.state.hedging().sent() - sentBefore;
+          System.out.printf(
+              "[hedging %s] every call +50 ms: P99 with / without x%.3f, %d hedges in %d reads%n",
+              VERSION,
+              (double) rounds.withHedging().percentile(99) / rounds.without().percentile(99),
+              sent,
+              rounds.withHedging().count());
           assertThat(rounds.withHedging().callsPerQuery())
               .as("server calls per query")
               .isLessThanOrEqualTo(1 + SpannerTuning.DEFAULT_HEDGING_MAX_EXTRA + 0.01);
-          assertThat((double) rounds.withHedging().percentile(99))
-              .as("P99 with hedging (without: %.1f ms)", rounds.without().percentile(99) / 1e6)
-              .isLessThanOrEqualTo(1.05 * rounds.without().percentile(99));
+          assertThat(sent)
+              .as("hedges: every read passed the delay learned of a healthy server")
+              .isPositive()
+              .isLessThanOrEqualTo(
+                  (long)
+                      (SpannerTuning.DEFAULT_HEDGING_MAX_EXTRA * rounds.withHedging().count()
+                          + HedgeBudget.DEFAULT_BURST));
         });
   }
 
@@ -227,17 +249,15 @@ class HedgedReadsTailIT {
   }
 
   /**
-   * Five rounds of 2 s of both clients at once, {@code threads} threads each: a stall of the
+   * Three rounds of 2 s of both clients at once, {@code threads} threads each: a stall of the
    * machine lands on the calls in flight of both alike. The tail of an outage is made of such
    * stalls, which take every call in flight at once: in rounds one after another, one stall in a
-   * round of either client moves that client's P99 alone. Five rounds, about 2,800 reads a client,
-   * put some 28 reads above each P99: with three, two clients without hedging differed by up to 2 %
-   * on an idle machine, and hedging's own cost is about 1 %.
+   * round of either client moves that client's P99 alone.
    */
   private static Rounds together(
       MockSpannerServer server, Client plain, Client hedged, int threads, String what) {
     Rounds rounds = new Rounds(new Figures(), new Figures());
-    for (int round = 0; round < 5; round++) {
+    for (int round = 0; round < 3; round++) {
       CompletableFuture<Figures> plainRound =
           CompletableFuture.supplyAsync(
               () -> plain.closedLoop(server, threads, Duration.ofSeconds(2)));
@@ -349,6 +369,11 @@ class HedgedReadsTailIT {
     private long[] latencies = new long[4096];
 
     private int count;
+
+    /** Successful queries. */
+    int count() {
+      return this.count;
+    }
 
     int failed;
 
