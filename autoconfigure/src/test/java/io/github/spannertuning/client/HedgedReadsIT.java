@@ -464,13 +464,7 @@ class HedgedReadsIT {
   }
 
   private void awaitNothingInFlight() {
-    await()
-        .atMost(Duration.ofSeconds(10))
-        .untilAsserted(
-            () ->
-                assertThat(StreamEndGuardFixtures.activeStreams(this.state))
-                    .as("calls in flight")
-                    .isZero());
+    StreamEndGuardFixtures.awaitNothingInFlight(this.state);
   }
 
   private static void sleep(long millis) {

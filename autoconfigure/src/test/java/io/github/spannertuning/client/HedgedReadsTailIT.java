@@ -1,7 +1,6 @@
 package io.github.spannertuning.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import com.google.cloud.spanner.DatabaseClient;
 import com.google.cloud.spanner.DatabaseId;
@@ -312,13 +311,7 @@ class HedgedReadsTailIT {
 
     /** Waits until none of the client's streams is open, losers included. */
     void awaitNothingInFlight() {
-      await()
-          .atMost(Duration.ofSeconds(10))
-          .untilAsserted(
-              () ->
-                  assertThat(StreamEndGuardFixtures.activeStreams(this.state))
-                      .as("calls in flight")
-                      .isZero());
+      StreamEndGuardFixtures.awaitNothingInFlight(this.state);
     }
 
     /** The server's calls of this client's point selects. */

@@ -1,5 +1,8 @@
 package io.github.spannertuning.client;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import com.google.cloud.spanner.DatabaseClient;
 import com.google.cloud.spanner.KeySet;
 import com.google.cloud.spanner.ResultSet;
@@ -13,6 +16,7 @@ import io.github.spannertuning.testing.StatementResult;
 import io.grpc.Status;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -85,6 +89,13 @@ final class StreamEndGuardFixtures {
     return state.channelLoad().channels().stream()
         .mapToInt(ChannelLoad.ChannelStats::activeStreams)
         .sum();
+  }
+
+  /** Waits until none of the client's streams is open, a hedged read's losers included. */
+  static void awaitNothingInFlight(SpannerTuningState state) {
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(() -> assertThat(activeStreams(state)).as("calls in flight").isZero());
   }
 
   private static com.google.spanner.v1.ResultSet wideRows() {
