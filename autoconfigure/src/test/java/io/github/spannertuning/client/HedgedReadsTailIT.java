@@ -110,7 +110,7 @@ class HedgedReadsTailIT {
    * What hedging could add to a read's own path is checked deterministically: the loser is dealt
    * with only after the winner's answer reached the application ({@link HedgedStreamTest}); the
    * hedge itself is sent by the timer's thread. The P99 ratio is the load benchmark's figure
-   * (docs/benchmarks-hedging.md: x1.00 of tuned on 6.127, three rounds).
+   * (docs/benchmarks-hedging.md: x1.01 of tuned on 6.127, x1.01 on 6.119, three rounds).
    */
   @Test
   void inAnOutageHedgesStayWithinTheBudget() throws Exception {
