@@ -22,8 +22,11 @@ class HedgedStreamTest extends GuardedStreamTests {
   /** What a loser is asked for when it is left to run to its end: every message. */
   private static final String DRAIN = "request " + (1 << 20);
 
-  /** What the application and both attempts' calls saw, in the order they saw it. */
-  private final List<String> events = new ArrayList<>();
+  /**
+   * What the application ({@link #consumer}, unprefixed) and both attempts' calls saw, in the order
+   * they saw it.
+   */
+  private final List<String> events = this.consumer.events;
 
   /** The attempts' calls, the first attempt's first. */
   private final List<ScriptedCall> calls = new ArrayList<>();
@@ -43,7 +46,7 @@ class HedgedStreamTest extends GuardedStreamTests {
 
     this.calls.get(0).consumer.onPartialResultSet(LAST_ROW);
 
-    assertThat(this.events).containsSubsequence("application: row last", "hedge: " + DRAIN);
+    assertThat(this.events).containsSubsequence("row last", "hedge: " + DRAIN);
   }
 
   @Test
@@ -52,7 +55,7 @@ class HedgedStreamTest extends GuardedStreamTests {
 
     this.calls.get(1).consumer.onPartialResultSet(LAST_ROW);
 
-    assertThat(this.events).containsSubsequence("application: row last", "first: " + DRAIN);
+    assertThat(this.events).containsSubsequence("row last", "first: " + DRAIN);
     assertThat(read.winner()).isEqualTo(HedgedStream.SECOND);
   }
 
@@ -62,7 +65,7 @@ class HedgedStreamTest extends GuardedStreamTests {
 
     this.calls.get(0).consumer.onCompleted();
 
-    assertThat(this.events).containsSubsequence("application: completed", "hedge: " + DRAIN);
+    assertThat(this.events).containsSubsequence("completed", "hedge: " + DRAIN);
   }
 
   /**
@@ -75,7 +78,6 @@ class HedgedStreamTest extends GuardedStreamTests {
         PoolRouting.over(
             List.of(new ChannelLoad.ChannelStats(0), new ChannelLoad.ChannelStats(1)),
             ChannelPicker.Rule.defaults(100));
-    ResultStreamConsumer application = new Recorder(this.events, "application");
     GuardedStream.Starter starter =
         (attempt, options) -> {
           ScriptedCall call =
@@ -85,7 +87,7 @@ class HedgedStreamTest extends GuardedStreamTests {
         };
     HedgedStream read =
         HedgedStream.create(
-            application,
+            this.consumer,
             state,
             routing,
             state.hedging().queryShape("SELECT 1", System.nanoTime()),
@@ -101,30 +103,6 @@ class HedgedStreamTest extends GuardedStreamTests {
     assertThat(this.calls).as("the first attempt and its hedge").hasSize(2);
     this.events.clear();
     return read;
-  }
-
-  /** The consumer of the application, recording what it is handed. */
-  private record Recorder(List<String> events, String name) implements ResultStreamConsumer {
-
-    @Override
-    public void onPartialResultSet(com.google.spanner.v1.PartialResultSet results) {
-      this.events.add(this.name + ": " + (results.getLast() ? "row last" : "row"));
-    }
-
-    @Override
-    public void onCompleted() {
-      this.events.add(this.name + ": completed");
-    }
-
-    @Override
-    public void onError(com.google.cloud.spanner.SpannerException e) {
-      this.events.add(this.name + ": error " + e.getErrorCode());
-    }
-
-    @Override
-    public boolean cancelQueryWhenClientIsClosed() {
-      return false;
-    }
   }
 
   /** An attempt's call: records what the read asks of it; the test answers through its consumer. */
