@@ -16,14 +16,18 @@
 # integration tests (-Dtest=NONE): the unit tests already ran in 1 and 2.
 # 6.119 runs every test. Those tagged default-line run there only: the picker's statistics under
 # load, the switchback experiment and its simulation, the emulator process helper, all the starter's
-# own code on every line. 6.113 runs every other test; the newer lines also skip the soak (tagged
-# any-line, run on 6.119 and 6.113). The compat lines that change only the client skip the one
-# tagged boot-line (the switches and the failure analysis).
+# own code on every line. Those tagged dynamic-pool run on 6.119 and 6.127, whose dynamic pools
+# (grpc-gcp 1.12 and 1.20) routing follows. 6.113 runs every other test; the newer lines also skip
+# the soak (tagged any-line, run on 6.119 and 6.113). The compat lines that change only the client
+# skip the one tagged boot-line (the switches and the failure analysis).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 compat=(-pl compat -am verify -Dtest=NONE -Dsurefire.failIfNoSpecifiedTests=false)
-line=(-pl autoconfigure -am verify -DexcludedGroups=any-line,default-line)
+line=(-pl autoconfigure -am verify -DexcludedGroups=any-line,default-line,dynamic-pool)
+# The dynamic channel pool's checks run on the lines whose dynamic pool routing follows, and whose
+# pools differ: 6.119 (grpc-gcp 1.12) and 6.127 (grpc-gcp 1.20).
+newest=(-pl autoconfigure -am verify -DexcludedGroups=any-line,default-line)
 # Boot 4.1.2's BOM names a Netty and a Kafka release that the registry mirror lacks; imported BOMs
 # take their versions from the command line, not from a POM.
 boot41=(-Dnetty.version=4.2.18.Final -Dkafka.version=4.3.1)
@@ -34,7 +38,7 @@ step() { echo; echo "=== [${SECONDS} s] $*"; }
 step "default line with the release profile"
 mvn -B -P release verify
 step "client 6.113 (autoconfigure)"
-mvn -B -P client-6.113 -pl autoconfigure -am verify -DexcludedGroups=default-line
+mvn -B -P client-6.113 -pl autoconfigure -am verify -DexcludedGroups=default-line,dynamic-pool
 step "client 6.122 (autoconfigure)"
 mvn -B -P client-6.122 "${line[@]}"
 step "compat: Spring Boot 4.0"
@@ -65,7 +69,7 @@ else
   JAVA_HOME=$jdk25 mvn -B -P boot-4.1,virtual-threads "${boot41[@]}" "${compat[@]}"
 fi
 step "client 6.127 (autoconfigure; libraries-bom 26.93.0)"
-mvn -B -P client-6.127 "${line[@]}"
+mvn -B -P client-6.127 "${newest[@]}"
 step "compat: client 6.127"
 mvn -B -P client-6.127 "${compat[@]}" -DexcludedGroups=boot-line
 step "compat: client 6.125 (libraries-bom 26.93.0 but the client)"

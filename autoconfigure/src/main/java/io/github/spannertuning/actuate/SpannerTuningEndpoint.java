@@ -1,7 +1,6 @@
 package io.github.spannertuning.actuate;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
-import io.github.spannertuning.client.ChannelLoad.ChannelStats;
 import io.github.spannertuning.client.ClientVersions;
 import io.github.spannertuning.client.Feature;
 import io.github.spannertuning.client.FeatureState;
@@ -14,6 +13,7 @@ import io.github.spannertuning.experiment.ExperimentResult.Progress;
 import io.github.spannertuning.experiment.ExperimentResult.SliceStart;
 import io.github.spannertuning.experiment.InvalidExperimentPlanException;
 import io.github.spannertuning.jdbc.TunedJdbcClient;
+import io.github.spannertuning.pool.ChannelLoad.ChannelStats;
 import io.github.spannertuning.routing.Hedging;
 import java.security.Principal;
 import java.time.Duration;
@@ -399,7 +399,7 @@ public class SpannerTuningEndpoint {
       return new ClientDescriptor(
           features,
           VersionsDescriptor.of(state.versions()),
-          new PoolDescriptor(state.poolKind(), state.poolSize()),
+          new PoolDescriptor(state.poolKind(), state.poolSize(), state.isPoolDynamic()),
           channels,
           SpannerTuningEndpoint.orNull(state.channelLoad().imbalance()),
           state.singleUseRoutedCount(),
@@ -571,18 +571,28 @@ public class SpannerTuningEndpoint {
     }
   }
 
-  /** The client's channel pool. */
-  public record PoolDescriptor(String kind, int size) {}
+  /**
+   * The client's channel pool.
+   *
+   * @param kind {@code grpc-gcp} or {@code gax}
+   * @param size the channels that take new calls now: a fixed pool's size, or what grpc-gcp's
+   *     dynamic pool has grown or shrunk to
+   * @param dynamic whether the pool's channels come and go with its load
+   */
+  public record PoolDescriptor(String kind, int size, boolean dynamic) {}
 
   /**
    * One sub-channel's load.
    *
+   * @param state {@code active} while it takes new calls; {@code draining} once grpc-gcp's dynamic
+   *     pool removed it and it ends the calls it has before the pool closes it
    * @param drainingStreams streams closed at their last message that wait for their trailers
    * @param latencyEstimateSeconds the time-decayed average of its time to first response, failed
    *     calls counted as a penalty
    */
   public record ChannelDescriptor(
       int channel,
+      String state,
       int activeStreams,
       int drainingStreams,
       long calls,
@@ -591,6 +601,7 @@ public class SpannerTuningEndpoint {
     static ChannelDescriptor of(ChannelStats stats) {
       return new ChannelDescriptor(
           stats.index(),
+          stats.state().id(),
           stats.activeStreams(),
           stats.drainingStreams(),
           stats.calls(),

@@ -71,29 +71,35 @@ public final class ClientReflection {
       field("com.google.cloud.spanner.SpannerOptions$Builder", "openTelemetry");
 
   // The way from a GapicSpannerRpc to its grpc-gcp pool.
-  static final Member RPC_SPANNER_STUB = field(GAPIC_SPANNER_RPC, "spannerStub");
-  static final Member STUB_BACKGROUND_RESOURCES =
+  public static final Member RPC_SPANNER_STUB = field(GAPIC_SPANNER_RPC, "spannerStub");
+  public static final Member STUB_BACKGROUND_RESOURCES =
       field("com.google.cloud.spanner.v1.stub.GrpcSpannerStub", "backgroundResources");
-  static final Member AGGREGATION_RESOURCES =
+  public static final Member AGGREGATION_RESOURCES =
       field("com.google.api.gax.core.BackgroundResourceAggregation", "resources");
-  static final Member CHANNEL_POOL_ENTRIES =
+  public static final Member CHANNEL_POOL_ENTRIES =
       field("com.google.api.gax.grpc.ChannelPool", "entries");
-  static final Member CHANNEL_POOL_ENTRY_CHANNEL =
+  public static final Member CHANNEL_POOL_ENTRY_CHANNEL =
       field("com.google.api.gax.grpc.ChannelPool$Entry", "channel");
 
-  static final Member CHANNEL_REFS = field(GCP_MANAGED_CHANNEL_NAME, "channelRefs");
+  public static final Member CHANNEL_REFS = field(GCP_MANAGED_CHANNEL_NAME, "channelRefs");
 
-  static final Member GET_CHANNEL_REF =
+  public static final Member GET_CHANNEL_REF =
       method(Access.INVOKE, GCP_MANAGED_CHANNEL_NAME, "getChannelRef", "java.lang.String");
-  static final Member BIND =
+  public static final Member BIND =
       method(
           Access.INVOKE,
           GCP_MANAGED_CHANNEL_NAME,
           "bind",
           GCP_MANAGED_CHANNEL_NAME + "$ChannelRef",
           "java.util.List");
-  static final Member CHANNEL_REF_GET_CHANNEL =
+  public static final Member CHANNEL_REF_GET_CHANNEL =
       method(Access.INVOKE, GCP_MANAGED_CHANNEL_NAME + "$ChannelRef", "getChannel");
+  public static final Member CHANNEL_REF_GET_ID =
+      method(Access.INVOKE, GCP_MANAGED_CHANNEL_NAME + "$ChannelRef", "getId");
+
+  /** A channel reference's channel id, which routing sets to the channel picked (6.119+). */
+  public static final Member AFFINITY_REF_STATE =
+      field(GCP_MANAGED_CHANNEL_NAME + "$ChannelAffinityRef", "state");
 
   static final Member EXECUTE_QUERY =
       method(
@@ -366,11 +372,11 @@ public final class ClientReflection {
     return load(member, OWN_LOADER);
   }
 
-  static Field field(Member member) throws ReflectiveOperationException {
+  public static Field field(Member member) throws ReflectiveOperationException {
     return field(member, OWN_LOADER);
   }
 
-  static Method method(Member member) throws ReflectiveOperationException {
+  public static Method method(Member member) throws ReflectiveOperationException {
     return method(member, OWN_LOADER);
   }
 

@@ -6,6 +6,9 @@ import com.google.cloud.spanner.spi.v1.SpannerRpc.Option;
 import com.google.cloud.spanner.spi.v1.SpannerRpc.ResultStreamConsumer;
 import com.google.cloud.spanner.spi.v1.SpannerRpc.StreamingCall;
 import com.google.spanner.v1.PartialResultSet;
+import io.github.spannertuning.pool.ChannelLoad.ChannelStats;
+import io.github.spannertuning.pool.StreamLink;
+import io.github.spannertuning.pool.TuningTimer;
 import io.github.spannertuning.trace.Traces;
 import io.grpc.Context;
 import io.opentelemetry.api.trace.Span;
@@ -54,14 +57,7 @@ import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
  * are sent, and past that budget finished streams drain as they do stock. A stream the client
  * closes before it took {@code last} is then already draining or cancelled: its cancel is dropped.
  */
-final class GuardedStream implements ResultStreamConsumer, StreamingCall {
-
-  /**
-   * The stream being started on this thread, for the {@link CountingInterceptor} that sees its gRPC
-   * call made and closed. Set only while the stream starts: gax creates the first attempt's call on
-   * the starting thread.
-   */
-  static final Context.Key<GuardedStream> STARTING = Context.key("spanner-tuning-guarded-stream");
+final class GuardedStream implements ResultStreamConsumer, StreamingCall, StreamLink {
 
   /** Starts a stream on the client's own rpc, with the consumer and options given. */
   @FunctionalInterface
@@ -101,7 +97,7 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
   private volatile ScheduledFuture<?> drainTimer;
 
   /** The sub-channel whose stream slot the first attempt's call holds; set as that call is made. */
-  private volatile ChannelLoad.ChannelStats channel;
+  private volatile ChannelStats channel;
 
   private volatile StreamingCall call;
 
@@ -153,12 +149,13 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
    * Whether this is an attempt of a hedged read: an experiment records the read, from its first
    * attempt's start to the winner's end, not each attempt.
    */
-  boolean hedgeAttempt() {
+  @Override
+  public boolean hedgeAttempt() {
     return this.hedgeAttempt;
   }
 
   /**
-   * Starts a stream with the guard between it and its consumer. The {@link CountingInterceptor}
+   * Starts a stream with the guard between it and its consumer. The channel's counting interceptor
    * reads the stream from the context to report the end of its call: gax creates the first
    * attempt's gRPC call on this thread, before the starter returns.
    */
@@ -172,7 +169,7 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
 
   /** Starts this guarded stream's call, as {@link #start(ResultStreamConsumer, Map, ...)}. */
   StreamingCall start(Map<Option, ?> options, Starter starter) {
-    Context context = Context.current().withValue(STARTING, this);
+    Context context = Context.current().withValue(StreamLink.STARTING, this);
     Context previous = context.attach();
     StreamingCall call;
     try {
@@ -190,32 +187,13 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
   }
 
   /**
-   * The stream being started on this thread, if the gRPC call now being created on {@code channel}
-   * is its first attempt (see {@link #linkTransport()}); {@code null} for any other call.
-   */
-  static GuardedStream linkStarting(ChannelLoad.ChannelStats channel) {
-    return link(STARTING.get(), channel);
-  }
-
-  /**
-   * Links {@code starting}, a stream being started on a routed call's reservation, to the call now
-   * being created on {@code channel}, as {@link #linkStarting} does for a stream in this context.
-   */
-  static GuardedStream link(GuardedStream starting, ChannelLoad.ChannelStats channel) {
-    if (starting != null && starting.linkTransport()) {
-      starting.onChannel(channel);
-      return starting;
-    }
-    return null;
-  }
-
-  /**
    * Whether the gRPC call now being created is this stream's first attempt, the one the interceptor
    * should report the end of. True once, and only while the stream is being started: a retry
    * attempt, or any call started later from a callback that runs in this stream's context, is not
    * linked, so an end seen on another call can never mark this stream finished.
    */
-  boolean linkTransport() {
+  @Override
+  public boolean linkTransport() {
     return TRANSPORT_LINKED.compareAndSet(this, 0, 1);
   }
 
@@ -249,18 +227,18 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
   }
 
   /** The sub-channel the linked call was made on, or {@code null} before that or if unknown. */
-  ChannelLoad.ChannelStats channel() {
+  ChannelStats channel() {
     return this.channel;
   }
 
   /** The index of {@link #channel()}, as a span names it; {@link Traces#NO_CHANNEL} if none. */
   int channelIndex() {
-    ChannelLoad.ChannelStats stats = this.channel;
+    ChannelStats stats = this.channel;
     return (stats != null) ? stats.index() : Traces.NO_CHANNEL;
   }
 
-  /** The linked call was made on this sub-channel. */
-  void onChannel(ChannelLoad.ChannelStats stats) {
+  @Override
+  public void onChannel(ChannelStats stats) {
     this.channel = stats;
   }
 
@@ -269,7 +247,8 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
    * only failed attempts), so the stream is finished, though gax tells the consumer a little later.
    * Failed closes are not reported: a retry or resume may follow on a new call.
    */
-  void transportClosedOk() {
+  @Override
+  public void transportClosedOk() {
     ended();
   }
 
@@ -308,7 +287,7 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
    * connection has no stream slot to spare, and its budget of resets allows one.
    */
   private boolean releasesAtLast() {
-    ChannelLoad.ChannelStats stats = this.channel;
+    ChannelStats stats = this.channel;
     return this.call != null
         && stats != null
         && stats.activeStreams() > this.tuning.drainWhileInFlightAtMost()
@@ -321,7 +300,7 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
    * #releasesAtLast()}), or else drain it with the timeout.
    */
   private void finishedAtLast(boolean release) {
-    ChannelLoad.ChannelStats stats = this.channel;
+    ChannelStats stats = this.channel;
     if (release) {
       if (PHASE.compareAndSet(this, LAST, CLOSED)) {
         this.tuning.streamEndGuardCancelledAtLimit();
@@ -437,7 +416,7 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
       if (current != OPEN) {
         return;
       }
-      ChannelLoad.ChannelStats stats = this.channel;
+      ChannelStats stats = this.channel;
       if (stats != null && this.tuning.mayRelease(stats)) {
         if (PHASE.compareAndSet(this, OPEN, CLOSED)) {
           this.tuning.hedging().loserCancelled();
@@ -470,7 +449,7 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
         return;
       }
       if (current == LAST && guard) {
-        ChannelLoad.ChannelStats stats = this.channel;
+        ChannelStats stats = this.channel;
         if (stats != null && stats.activeStreams() > this.tuning.drainWhileInFlightAtMost()) {
           if (PHASE.compareAndSet(this, LAST, CLOSED)) {
             this.tuning.streamEndGuardCancelledAtLimit();
@@ -569,7 +548,7 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall {
 
   /** Leaving DRAINING happens once, by a compare and set: so does this. */
   private void drainingEnded() {
-    ChannelLoad.ChannelStats stats = this.channel;
+    ChannelStats stats = this.channel;
     if (stats != null) {
       stats.decrementDraining();
     }

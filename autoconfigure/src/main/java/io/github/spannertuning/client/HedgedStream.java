@@ -9,6 +9,8 @@ import com.google.cloud.spanner.spi.v1.SpannerRpc.ResultStreamConsumer;
 import com.google.cloud.spanner.spi.v1.SpannerRpc.StreamingCall;
 import com.google.spanner.v1.PartialResultSet;
 import io.github.spannertuning.experiment.CallKind;
+import io.github.spannertuning.pool.ChannelReservation;
+import io.github.spannertuning.pool.PoolRouting;
 import io.github.spannertuning.routing.HedgeDelay;
 import io.github.spannertuning.routing.HedgeRace;
 import io.github.spannertuning.routing.HedgeTimer;
@@ -90,8 +92,8 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
   private final ReadTrace trace;
 
   /**
-   * @param options the read's options without the client's channel choice: the hedge's channel is
-   *     the picker's
+   * @param options the client's options of the read: the hedge's reservation makes from them the
+   *     options that send it to the channel picked
    */
   private HedgedStream(
       ResultStreamConsumer consumer,
@@ -123,8 +125,7 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
    * A hedgeable read, before its first attempt is made: the caller makes it with {@link #first()},
    * routed as the client's rpc routes it, then calls {@link #started()}.
    *
-   * @param options the read's options without the client's channel choice: the hedge's channel is
-   *     the picker's
+   * @param options the client's options of the read
    * @param kind what an experiment records the read as
    * @param span the client's span of the read where the client traces; else {@code null}
    */
@@ -179,11 +180,9 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
     long sentAtNanos = (trace != null) ? System.nanoTime() : 0;
     Context previous = this.context.attach();
     try {
-      ChannelReservation reservation = this.routing.enterExcept(this.first.channel(), hedge);
-      try {
-        hedge.attach(this.starter.start(hedge, this.options));
-      } finally {
-        this.routing.exit(reservation);
+      try (ChannelReservation reservation =
+          this.routing.reserveExcept(this.first.channel(), this.options, hedge)) {
+        hedge.attach(this.starter.start(hedge, reservation.options()));
       }
     } catch (RuntimeException ex) {
       logger.log(Level.FINE, "spanner-tuning: a hedge could not be sent", ex);

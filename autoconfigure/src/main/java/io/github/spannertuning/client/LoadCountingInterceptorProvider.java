@@ -2,16 +2,17 @@ package io.github.spannertuning.client;
 
 import com.google.api.gax.grpc.GrpcInterceptorProvider;
 import com.google.cloud.spanner.spi.v1.SpannerInterceptorProvider;
+import io.github.spannertuning.pool.ChannelLoad;
 import io.grpc.ClientInterceptor;
 import io.opentelemetry.api.OpenTelemetry;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The application's interceptor provider, or the client's default one, plus the {@link
- * CountingInterceptor} of the client's {@link ChannelLoad}. Setting a provider on {@code
- * SpannerOptions} replaces the client's default, so when the application set none this falls back
- * to the same default the client would have used, built with the client's OpenTelemetry.
+ * The application's interceptor provider, or the client's default one, plus the channel counting
+ * interceptor of the client's {@link ChannelLoad}. Setting a provider on {@code SpannerOptions}
+ * replaces the client's default, so when the application set none this falls back to the same
+ * default the client would have used, built with the client's OpenTelemetry.
  */
 final class LoadCountingInterceptorProvider implements GrpcInterceptorProvider {
 

@@ -2,6 +2,7 @@ package io.github.spannertuning.client;
 
 import com.google.api.gax.rpc.NoHeaderProvider;
 import com.google.cloud.spanner.SpannerOptions;
+import io.github.spannertuning.pool.PoolRouting;
 import io.github.spannertuning.routing.ChannelPicker;
 import io.github.spannertuning.routing.HedgeBudget;
 import io.github.spannertuning.routing.HedgeDelay;
@@ -205,7 +206,10 @@ public final class SpannerTuning {
    */
   ChannelPicker.Rule routingRule(int room) {
     return new ChannelPicker.Rule(
-        room, this.settings.routingHotShift, this.settings.routingBandShift);
+        room,
+        this.settings.routingHotShift,
+        this.settings.routingBandShift,
+        ChannelPicker.Rule.defaults(room).calm());
   }
 
   /**
@@ -315,7 +319,10 @@ public final class SpannerTuning {
   public SpannerTuningState unsupported(String reason, SpannerOptions builtFrom) {
     Objects.requireNonNull(builtFrom, "builtFrom");
     SpannerTuningState state = unsupported(reason);
-    state.pool(builtFrom.isGrpcGcpExtensionEnabled(), builtFrom.getNumChannels());
+    state.pool(
+        builtFrom.isGrpcGcpExtensionEnabled(),
+        builtFrom.getNumChannels(),
+        PoolRouting.dynamic(builtFrom));
     return state;
   }
 

@@ -11,6 +11,8 @@ import io.github.spannertuning.experiment.ExperimentTimer;
 import io.github.spannertuning.experiment.GuardRail;
 import io.github.spannertuning.experiment.InvalidExperimentPlanException;
 import io.github.spannertuning.experiment.RecordedCallListener;
+import io.github.spannertuning.pool.ChannelLoad;
+import io.github.spannertuning.pool.PoolRouting;
 import io.github.spannertuning.routing.HedgeDelay;
 import io.github.spannertuning.routing.Hedging;
 import io.github.spannertuning.trace.Traces;
@@ -93,6 +95,8 @@ public final class SpannerTuningState {
   private volatile boolean grpcGcpEnabled;
 
   private volatile int numChannels;
+
+  private volatile boolean dynamicPool;
 
   private volatile boolean open;
 
@@ -478,9 +482,17 @@ public final class SpannerTuningState {
     return this.grpcGcpEnabled ? "grpc-gcp" : "gax";
   }
 
-  /** The pool size the client was built with (grpc-gcp's initial size with a dynamic pool). */
+  /**
+   * The channels of the pool that take new calls now: the size the client was built with, or on
+   * grpc-gcp's dynamic pool its size now (its initial size until routing follows it).
+   */
   public int poolSize() {
-    return this.numChannels;
+    return this.channelLoad.isDynamic() ? this.channelLoad.poolSize() : this.numChannels;
+  }
+
+  /** Whether the client's pool is grpc-gcp's dynamic pool, whose channels come and go. */
+  public boolean isPoolDynamic() {
+    return this.dynamicPool;
   }
 
   /**
@@ -502,7 +514,7 @@ public final class SpannerTuningState {
             .append(versions.grpc())
             .append("; pool ")
             .append(poolKind())
-            .append(" of ")
+            .append(this.dynamicPool ? " dynamic, now " : " of ")
             .append(poolSize())
             .append(" channels): ")
             .append(summaryOfFeatures());
@@ -542,17 +554,19 @@ public final class SpannerTuningState {
   }
 
   /** Records the pool of a client tuning did not reach: it is never resolved, nor opened. */
-  synchronized void pool(boolean grpcGcpEnabled, int numChannels) {
+  synchronized void pool(boolean grpcGcpEnabled, int numChannels, boolean dynamicPool) {
     this.grpcGcpEnabled = grpcGcpEnabled;
     this.numChannels = numChannels;
+    this.dynamicPool = dynamicPool;
   }
 
   /** Records what the built options show, once the client's rpc is created. */
-  synchronized void resolve(boolean grpcGcpEnabled, int numChannels, OpenTelemetry openTelemetry) {
+  synchronized void resolve(
+      boolean grpcGcpEnabled, int numChannels, boolean dynamicPool, OpenTelemetry openTelemetry) {
     this.openTelemetry = openTelemetry;
     this.traced = Traces.on(openTelemetry);
     this.tracer = this.traced ? Traces.tracer(openTelemetry) : null;
-    pool(grpcGcpEnabled, numChannels);
+    pool(grpcGcpEnabled, numChannels, dynamicPool);
     this.channelLoad.poolSize(numChannels);
     this.channelLoad.open();
     this.open = true;
@@ -589,8 +603,9 @@ public final class SpannerTuningState {
 
   /**
    * The client chooses channels or endpoints in a way the picker must not fight ({@link
-   * RoutingAside}): the routing features that were on, and hedging, are unsupported, with the
-   * reason, and one warning is logged. The client's pool is left as it is.
+   * io.github.spannertuning.pool.RoutingAside}): the routing features that were on, and hedging,
+   * are unsupported, with the reason, and one warning is logged. The client's pool is left as it
+   * is.
    */
   synchronized void routingStepsAside(String reason) {
     Map<Feature, FeatureState> next = new EnumMap<>(this.features);

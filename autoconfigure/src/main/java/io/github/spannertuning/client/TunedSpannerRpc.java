@@ -21,7 +21,8 @@ import com.google.spanner.v1.RollbackRequest;
 import com.google.spanner.v1.Transaction;
 import com.google.spanner.v1.TransactionSelector;
 import io.github.spannertuning.experiment.CallKind;
-import io.github.spannertuning.routing.Connection;
+import io.github.spannertuning.pool.ChannelReservation;
+import io.github.spannertuning.pool.PoolRouting;
 import io.github.spannertuning.routing.HedgeDelay;
 import io.github.spannertuning.routing.TransactionTable;
 import io.github.spannertuning.trace.Traces;
@@ -40,18 +41,19 @@ import java.util.function.Supplier;
  *
  * <ol>
  *   <li>The client calls {@link #executeQuery}: the request is a single-use read ({@link
- *       PoolRouting#isSingleUse}), so the client's own channel choice is dropped from its options
- *       ({@link PoolRouting#withoutChannelHint}).
+ *       PoolRouting#isSingleUse}).
  *   <li>A {@link GuardedStream} is put between the call and the client's consumer.
- *   <li>{@link PoolRouting#enter} picks a channel by the latency the call may expect there, counts
- *       the call on it, and attaches a context holding grpc-gcp's affinity key for that channel and
- *       the {@link ChannelReservation}, which carries the guarded stream.
- *   <li>The client's own {@code executeQuery} runs; gax creates the gRPC call on this thread, and
- *       grpc-gcp sends it to the sub-channel the affinity key names.
- *   <li>On that sub-channel the {@link CountingInterceptor} claims the reservation (moving the
- *       count should the call have landed elsewhere), tells the guarded stream its sub-channel
- *       ({@link GuardedStream#linkStarting}) and wraps the call to count and time it.
- *   <li>{@link PoolRouting#exit} restores the caller's context, and gives the count back if no call
+ *   <li>The rpc asks the pool's {@link PoolRouting} for a {@link ChannelReservation}: the channel
+ *       the call may expect to answer first, counted from now, the options that send the call there
+ *       (on a fixed pool, without the client's own channel choice; on a dynamic one, naming the
+ *       channel), and the context that carries the reservation and the guarded stream to the
+ *       channel's counting interceptor.
+ *   <li>The client's own {@code executeQuery} runs with those options, inside the reservation; gax
+ *       creates the gRPC call on this thread, and grpc-gcp sends it to the channel named.
+ *   <li>On that sub-channel the counting interceptor claims the reservation (moving the count
+ *       should the call have landed elsewhere), tells the guarded stream its sub-channel and wraps
+ *       the call to count and time it.
+ *   <li>The reservation closes: the caller's context is back, and the count given back if no call
  *       claimed it.
  *   <li>The first response times the sub-channel's latency estimate; the guarded stream notes the
  *       message marked {@code last} before the consumer sees it.
@@ -63,11 +65,10 @@ import java.util.function.Supplier;
  * </ol>
  *
  * <p>A transaction's first call (a BeginTransaction, or a query, read or DML that begins the
- * transaction inline) takes the same path, and {@link TransactionTable} records the channel it took
- * under the object the client gives every call of that transaction. Each later call of the
- * transaction (queries, reads, DML, commit, rollback) goes to that channel by {@link
- * PoolRouting#enterOn}, counted there from its start. The blocking methods of the client's rpc call
- * these asynchronous ones, which are overridden.
+ * transaction inline) takes the same path, and the pool records the channel it took under the
+ * object the client gives every call of that transaction. Each later call of the transaction
+ * (queries, reads, DML, commit, rollback) is reserved on that channel while it takes calls. The
+ * blocking methods of the client's rpc call these asynchronous ones, which are overridden.
  *
  * <p>A call that is not routed (partitioned DML, a transaction whose first call was not routed)
  * meets only step 5: counted on its sub-channel from its start to its close.
@@ -80,25 +81,23 @@ import java.util.function.Supplier;
  */
 final class TunedSpannerRpc extends ObservedSpannerRpc {
 
-  /** {@code null} when neither routing feature was on when this client was built. */
-  private final PoolRouting picker;
-
-  private final TransactionTable transactions = new TransactionTable();
+  /** {@code null} when neither routing feature nor hedging was on when this client was built. */
+  private final PoolRouting pool;
 
   /** Whether the client traces its calls ({@link Traces#on}), as it was when this rpc was built. */
   private final boolean traced;
 
   TunedSpannerRpc(SpannerOptions options, SpannerTuningState state) {
     super(options, state);
-    this.picker = picker(options, state);
+    this.pool = pool(options, state);
     this.traced = state.traced();
   }
 
   /**
-   * Sets up the pool before the client's first call; that is the only moment its keys can be bound
-   * one per channel.
+   * Sets up routing over the pool before the client's first call; that is the only moment a fixed
+   * pool's keys can be bound one per channel.
    */
-  private PoolRouting picker(SpannerOptions options, SpannerTuningState state) {
+  private PoolRouting pool(SpannerOptions options, SpannerTuningState state) {
     if (!state.isActive(Feature.SINGLE_USE_DISTRIBUTION)
         && !state.isActive(Feature.TRANSACTION_ROUTING)
         && !state.isActive(Feature.HEDGING)) {
@@ -106,13 +105,14 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
       return null;
     }
     try {
-      PoolRouting picker =
+      PoolRouting pool =
           PoolRouting.install(
               this,
-              options.getNumChannels(),
+              options,
+              state.channelLoad(),
               state.tuning().routingRule(state.drainWhileInFlightAtMost()));
       state.builtWithPicker(true);
-      return picker;
+      return pool;
     } catch (RuntimeException ex) {
       state.builtWithPicker(false);
       state.pickerUnavailable("cannot set up the channel pool: " + ex.getMessage());
@@ -172,15 +172,14 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
    */
   private boolean hedgeable(
       Route route, Map<Option, ?> options, ByteString partition, ByteString resume) {
-    if (this.picker == null
+    if (this.pool == null
         || !this.state.isActive(Feature.HEDGING)
         || !partition.isEmpty()
         || !resume.isEmpty()) {
       return false;
     }
     return route == Route.SINGLE_USE
-        || (route == Route.FOLLOWS
-            && this.transactions.isReadOnly(PoolRouting.transactionOf(options)));
+        || (route == Route.FOLLOWS && this.pool.isReadOnly(PoolRouting.transactionOf(options)));
   }
 
   @Override
@@ -196,15 +195,12 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
   private ApiFuture<ResultSet> executeQueryAsync(
       ExecuteSqlRequest request, Map<Option, ?> options, boolean routeToLeader, Span span) {
     ChannelReservation reservation =
-        enter(Route.of(request.hasTransaction(), request.getTransaction()), options, null, span);
+        reserve(Route.of(request.hasTransaction(), request.getTransaction()), options, null, span);
     if (reservation == null) {
       return super.executeQueryAsync(request, options, routeToLeader);
     }
-    try {
-      return super.executeQueryAsync(
-          request, PoolRouting.withoutChannelHint(options), routeToLeader);
-    } finally {
-      this.picker.exit(reservation);
+    try (reservation) {
+      return super.executeQueryAsync(request, reservation.options(), routeToLeader);
     }
   }
 
@@ -221,14 +217,12 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
   private ApiFuture<ExecuteBatchDmlResponse> executeBatchDmlAsync(
       ExecuteBatchDmlRequest request, Map<Option, ?> options, Span span) {
     ChannelReservation reservation =
-        enter(Route.of(request.hasTransaction(), request.getTransaction()), options, null, span);
+        reserve(Route.of(request.hasTransaction(), request.getTransaction()), options, null, span);
     if (reservation == null) {
       return super.executeBatchDmlAsync(request, options);
     }
-    try {
-      return super.executeBatchDmlAsync(request, PoolRouting.withoutChannelHint(options));
-    } finally {
-      this.picker.exit(reservation);
+    try (reservation) {
+      return super.executeBatchDmlAsync(request, reservation.options());
     }
   }
 
@@ -257,15 +251,12 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
       boolean routeToLeader,
       Route route,
       Span span) {
-    ChannelReservation reservation = enter(route, options, null, span);
+    ChannelReservation reservation = reserve(route, options, null, span);
     if (reservation == null) {
       return super.beginTransactionAsync(request, options, routeToLeader);
     }
-    try {
-      return super.beginTransactionAsync(
-          request, PoolRouting.withoutChannelHint(options), routeToLeader);
-    } finally {
-      this.picker.exit(reservation);
+    try (reservation) {
+      return super.beginTransactionAsync(request, reservation.options(), routeToLeader);
     }
   }
 
@@ -281,54 +272,46 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
 
   private ApiFuture<CommitResponse> commitAsync(
       CommitRequest request, Map<Option, ?> options, Route route, Span span) {
-    ChannelReservation reservation = enter(route, options, null, span);
+    ChannelReservation reservation = reserve(route, options, null, span);
     if (reservation == null) {
       return super.commitAsync(request, options);
     }
-    try {
-      return super.commitAsync(request, PoolRouting.withoutChannelHint(options));
-    } finally {
-      this.picker.exit(reservation);
+    try (reservation) {
+      return super.commitAsync(request, reservation.options());
     }
   }
 
   @Override
   public ApiFuture<Empty> rollbackAsync(RollbackRequest request, Map<Option, ?> options) {
     // The client has no span of a rollback's own: its current span is the transaction's.
-    ChannelReservation reservation = enter(Route.FOLLOWS, options, null, null);
+    ChannelReservation reservation = reserve(Route.FOLLOWS, options, null, null);
     if (reservation == null) {
       return super.rollbackAsync(request, options);
     }
-    try {
-      return super.rollbackAsync(request, PoolRouting.withoutChannelHint(options));
-    } finally {
-      this.picker.exit(reservation);
+    try (reservation) {
+      return super.rollbackAsync(request, reservation.options());
     }
   }
 
   @Override
   public PartitionResponse partitionQuery(PartitionQueryRequest request, Map<Option, ?> options) {
-    ChannelReservation reservation = enter(Route.FOLLOWS, options, null, null);
+    ChannelReservation reservation = reserve(Route.FOLLOWS, options, null, null);
     if (reservation == null) {
       return super.partitionQuery(request, options);
     }
-    try {
-      return super.partitionQuery(request, PoolRouting.withoutChannelHint(options));
-    } finally {
-      this.picker.exit(reservation);
+    try (reservation) {
+      return super.partitionQuery(request, reservation.options());
     }
   }
 
   @Override
   public PartitionResponse partitionRead(PartitionReadRequest request, Map<Option, ?> options) {
-    ChannelReservation reservation = enter(Route.FOLLOWS, options, null, null);
+    ChannelReservation reservation = reserve(Route.FOLLOWS, options, null, null);
     if (reservation == null) {
       return super.partitionRead(request, options);
     }
-    try {
-      return super.partitionRead(request, PoolRouting.withoutChannelHint(options));
-    } finally {
-      this.picker.exit(reservation);
+    try (reservation) {
+      return super.partitionRead(request, reservation.options());
     }
   }
 
@@ -358,10 +341,10 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
           HedgedStream.create(
               consumer,
               this.state,
-              this.picker,
+              this.pool,
               hedgeShape,
               starter,
-              PoolRouting.withoutChannelHint(options),
+              options,
               (route == Route.SINGLE_USE) ? CallKind.SINGLE_USE : CallKind.TRANSACTION_QUERY,
               System.nanoTime(),
               span);
@@ -375,14 +358,12 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
       }
       return start(route, guarded, options, starter, span);
     }
-    ChannelReservation reservation = enter(route, options, null, span);
+    ChannelReservation reservation = reserve(route, options, null, span);
     if (reservation == null) {
       return starter.start(consumer, options);
     }
-    try {
-      return starter.start(consumer, PoolRouting.withoutChannelHint(options));
-    } finally {
-      this.picker.exit(reservation);
+    try (reservation) {
+      return starter.start(consumer, reservation.options());
     }
   }
 
@@ -393,71 +374,69 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
       Map<Option, ?> options,
       GuardedStream.Starter starter,
       Span span) {
-    ChannelReservation reservation = enter(route, options, guarded, span);
+    ChannelReservation reservation = reserve(route, options, guarded, span);
     if (reservation == null) {
       return guarded.start(options, starter);
     }
     StreamingCall call;
-    try {
-      call = starter.start(guarded, PoolRouting.withoutChannelHint(options));
-    } finally {
-      this.picker.exit(reservation);
+    try (reservation) {
+      call = starter.start(guarded, reservation.options());
     }
     return guarded.attach(call);
   }
 
   /**
-   * Sends the call about to be made on this thread where routing says, counted there from now, or
+   * Reserves the channel of the call about to be made on this thread, counted there from now, or
    * returns {@code null} to leave it where the client sends it. A single-use read, and the first
    * call of a transaction, go where the picker says; a later call of a transaction whose first call
-   * was routed follows it, whatever the switches say now, so that no transaction is split.
+   * was routed follows it while its channel takes calls, whatever the switches say now, so that no
+   * transaction is split.
    *
    * @param span the client's span of the call, which is told its route; {@code null} if untraced
    */
-  private ChannelReservation enter(
+  private ChannelReservation reserve(
       Route route, Map<Option, ?> options, GuardedStream stream, Span span) {
-    PoolRouting picker = this.picker;
-    if (picker == null || route == Route.NONE) {
+    PoolRouting pool = this.pool;
+    if (pool == null || route == Route.NONE) {
       return leftToClient(route, options, span);
     }
-    if (route == Route.SINGLE_USE) {
-      if (!this.state.isActive(Feature.SINGLE_USE_DISTRIBUTION)) {
+    ChannelReservation reservation;
+    if (route == Route.SINGLE_USE || route == Route.SINGLE_CALL_TRANSACTION) {
+      if (!this.state.isActive(
+          (route == Route.SINGLE_USE)
+              ? Feature.SINGLE_USE_DISTRIBUTION
+              : Feature.TRANSACTION_ROUTING)) {
         return leftToClient(route, options, span);
       }
-      this.state.singleUseRouted();
-      return routed(picker.enter(stream), Traces.LATENCY, span);
-    }
-    if (route == Route.SINGLE_CALL_TRANSACTION) {
-      if (!this.state.isActive(Feature.TRANSACTION_ROUTING)) {
+      if (route == Route.SINGLE_USE) {
+        this.state.singleUseRouted();
+      } else {
+        this.state.transactionRouted();
+      }
+      reservation = pool.reserve(options, stream);
+    } else {
+      Object transaction = PoolRouting.transactionOf(options);
+      if (transaction == null) {
         return leftToClient(route, options, span);
       }
-      this.state.transactionRouted();
-      return routed(picker.enter(stream), Traces.LATENCY, span);
+      if (route == Route.BEGINS_READ_ONLY && this.state.isActive(Feature.HEDGING)) {
+        pool.markReadOnly(transaction);
+      }
+      reservation = pool.reserveFollowing(transaction, options, stream);
+      if (reservation == null) {
+        if ((route != Route.BEGINS_TRANSACTION && route != Route.BEGINS_READ_ONLY)
+            || !this.state.isActive(Feature.TRANSACTION_ROUTING)) {
+          return leftToClient(route, options, span);
+        }
+        reservation = pool.reserveFirst(transaction, options, stream);
+        if (reservation == null) {
+          return leftToClient(route, options, span);
+        }
+        this.state.transactionRouted();
+      }
     }
-    Object transaction = PoolRouting.transactionOf(options);
-    if (transaction == null) {
-      return leftToClient(route, options, span);
-    }
-    if (route == Route.BEGINS_READ_ONLY && this.state.isActive(Feature.HEDGING)) {
-      this.transactions.markReadOnly(transaction);
-    }
-    Connection channel = this.transactions.connectionOf(transaction);
-    if (channel != null) {
-      return routed(picker.enterOn(channel, stream), Traces.TRANSACTION, span);
-    }
-    if ((route != Route.BEGINS_TRANSACTION && route != Route.BEGINS_READ_ONLY)
-        || !this.state.isActive(Feature.TRANSACTION_ROUTING)) {
-      return leftToClient(route, options, span);
-    }
-    this.state.transactionRouted();
-    ChannelReservation reservation = picker.enter(stream);
-    this.transactions.bind(transaction, reservation.reserved().connection());
-    return routed(reservation, Traces.LATENCY, span);
-  }
-
-  private static ChannelReservation routed(ChannelReservation reservation, String how, Span span) {
     if (span != null) {
-      Traces.route(span, how);
+      Traces.route(span, reservation.route());
     }
     return reservation;
   }
@@ -493,7 +472,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
 
   /** The transactions this client routes now, for the state's soak checks. */
   TransactionTable transactions() {
-    return this.transactions;
+    return (this.pool != null) ? this.pool.transactions() : new TransactionTable();
   }
 
   /** What a request is to routing. */

@@ -3,6 +3,8 @@ package io.github.spannertuning.client;
 import com.google.cloud.ServiceRpc;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.spi.SpannerRpcFactory;
+import io.github.spannertuning.pool.PoolRouting;
+import io.github.spannertuning.pool.RoutingAside;
 import java.util.logging.Logger;
 
 /**
@@ -27,7 +29,10 @@ final class TunedSpannerRpcFactory implements SpannerRpcFactory {
   @Override
   public ServiceRpc create(SpannerOptions options) {
     this.state.resolve(
-        options.isGrpcGcpExtensionEnabled(), options.getNumChannels(), options.getOpenTelemetry());
+        options.isGrpcGcpExtensionEnabled(),
+        options.getNumChannels(),
+        PoolRouting.dynamic(options),
+        options.getOpenTelemetry());
     String routingAside = RoutingAside.reason(options, this.state.tuning().environment());
     if (routingAside != null) {
       this.state.routingStepsAside(routingAside);

@@ -5,11 +5,12 @@
  * it to a {@code SpannerOptions.Builder}), {@link
  * io.github.spannertuning.client.SpannerTuningState} (one client's feature states, counters,
  * per-channel load and runtime switches), {@link io.github.spannertuning.client.Feature}, {@link
- * io.github.spannertuning.client.FeatureState}, {@link
- * io.github.spannertuning.client.ClientVersions} and {@link
- * io.github.spannertuning.client.ChannelLoad} (the per-channel load the meters and the endpoint
- * read). {@link io.github.spannertuning.client.ClientReflection} is public for the starter's native
- * image hints only. Everything else in the package is package-private: the rpc subclass, the
- * channel picker, the stream guard and the interceptors.
+ * io.github.spannertuning.client.FeatureState} and {@link
+ * io.github.spannertuning.client.ClientVersions}; the per-channel load the meters and the endpoint
+ * read is the pool package's {@link io.github.spannertuning.pool.ChannelLoad}. {@link
+ * io.github.spannertuning.client.ClientReflection} is public for the starter's native image hints
+ * and the pool package. Everything else here is package-private: the rpc subclass, the stream
+ * guard, hedged reads and the feature states' rules. Routing's decisions are in {@code routing},
+ * its wiring into the client's channel pool in {@code pool}.
  */
 package io.github.spannertuning.client;

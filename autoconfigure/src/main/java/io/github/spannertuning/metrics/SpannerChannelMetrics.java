@@ -1,11 +1,12 @@
 package io.github.spannertuning.metrics;
 
-import io.github.spannertuning.client.ChannelLoad;
-import io.github.spannertuning.client.ChannelLoad.ChannelStats;
 import io.github.spannertuning.client.SpannerTuningState;
 import io.github.spannertuning.experiment.Arm;
 import io.github.spannertuning.experiment.ArmTotals;
 import io.github.spannertuning.experiment.CallKind;
+import io.github.spannertuning.pool.ChannelLoad;
+import io.github.spannertuning.pool.ChannelLoad.ChannelState;
+import io.github.spannertuning.pool.ChannelLoad.ChannelStats;
 import io.github.spannertuning.routing.Hedging;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -15,15 +16,19 @@ import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A {@link MeterBinder} for one tuned Spanner client: per-channel load, the pool's imbalance and
- * what the tuning did. Per-channel meters appear as channels carry their first call; all of the
- * client's meters are removed when it is closed.
+ * A {@link MeterBinder} for one tuned Spanner client: per-channel load, the pool's size and
+ * imbalance, and what the tuning did. Per-channel meters appear as channels carry their first call
+ * or join the pool, and go when a dynamic pool closes their channel; all of the client's meters are
+ * removed when it is closed.
  */
 public class SpannerChannelMetrics implements MeterBinder {
 
@@ -51,6 +56,14 @@ public class SpannerChannelMetrics implements MeterBinder {
         Gauge.builder(PREFIX + ".channel.count", load, (l) -> l.channels().size())
             .tags(this.tags)
             .description("Channels of the client's data pool that have carried calls")
+            .baseUnit("channels")
+            .register(registry));
+    meters.add(
+        Gauge.builder(PREFIX + ".pool.size", load, ChannelLoad::poolSize)
+            .tags(this.tags)
+            .description(
+                "Channels of the client's data pool that take new calls now: its size, which"
+                    + " grpc-gcp's dynamic pool grows and shrinks with its load")
             .baseUnit("channels")
             .register(registry));
     meters.add(
@@ -151,12 +164,27 @@ public class SpannerChannelMetrics implements MeterBinder {
     ExperimentLatencyTimers latency = new ExperimentLatencyTimers(registry, this.tags);
     meters.addAll(latency.timers());
     this.state.addExperimentCallListener(latency);
-    load.onNewChannel((channel) -> meters.addAll(bindChannel(registry, channel)));
+    Map<ChannelStats, List<Meter>> perChannel = new ConcurrentHashMap<>();
+    load.onNewChannel(
+        (channel) -> {
+          List<Meter> bound = bindChannel(registry, channel);
+          perChannel.put(channel, bound);
+          meters.addAll(bound);
+        });
+    load.onChannelRemoved(
+        (channel) -> {
+          List<Meter> bound = perChannel.remove(channel);
+          if (bound != null) {
+            bound.forEach(registry::remove);
+            meters.removeAll(bound);
+          }
+        });
     this.state.onClose(
         () -> {
           this.state.removeExperimentCallListener(latency);
           meters.forEach(registry::remove);
           meters.clear();
+          perChannel.clear();
         });
   }
 
@@ -246,32 +274,47 @@ public class SpannerChannelMetrics implements MeterBinder {
   private List<Meter> bindChannel(MeterRegistry registry, ChannelStats channel) {
     Iterable<Tag> channelTags =
         Tags.concat(this.tags, "channel", Integer.toString(channel.index()));
-    return List.of(
-        Gauge.builder(PREFIX + ".channel.active.streams", channel, ChannelStats::activeStreams)
-            .tags(channelTags)
-            .description("Calls in flight on the channel")
-            .baseUnit("streams")
-            .register(registry),
-        Gauge.builder(PREFIX + ".channel.draining.streams", channel, ChannelStats::drainingStreams)
-            .tags(channelTags)
-            .description(
-                "Streams closed at their last message that wait on the channel for their trailers")
-            .baseUnit("streams")
-            .register(registry),
-        FunctionCounter.builder(PREFIX + ".channel.calls", channel, ChannelStats::calls)
-            .tags(channelTags)
-            .description("Calls started on the channel")
-            .baseUnit("calls")
-            .register(registry),
-        Gauge.builder(
-                PREFIX + ".channel.latency",
-                channel,
-                (stats) -> stats.latencyEstimateNanos() / (double) TimeUnit.SECONDS.toNanos(1))
-            .tags(channelTags)
-            .description(
-                "Time-decayed average of the channel's time to first response, failed calls"
-                    + " counted as a penalty: what single-use reads are routed by")
-            .baseUnit("seconds")
-            .register(registry));
+    List<Meter> bound = new ArrayList<>();
+    for (ChannelState state : List.of(ChannelState.ACTIVE, ChannelState.DRAINING)) {
+      bound.add(
+          Gauge.builder(
+                  PREFIX + ".channel.state", channel, (stats) -> (stats.state() == state) ? 1 : 0)
+              .tags(Tags.concat(channelTags, "state", state.id()))
+              .description(
+                  "1 while the channel is in this state, else 0: active channels take new calls;"
+                      + " a draining one, which grpc-gcp's dynamic pool removed, ends the calls it"
+                      + " has before the pool closes it")
+              .register(registry));
+    }
+    bound.addAll(
+        List.of(
+            Gauge.builder(PREFIX + ".channel.active.streams", channel, ChannelStats::activeStreams)
+                .tags(channelTags)
+                .description("Calls in flight on the channel")
+                .baseUnit("streams")
+                .register(registry),
+            Gauge.builder(
+                    PREFIX + ".channel.draining.streams", channel, ChannelStats::drainingStreams)
+                .tags(channelTags)
+                .description(
+                    "Streams closed at their last message that wait on the channel for their trailers")
+                .baseUnit("streams")
+                .register(registry),
+            FunctionCounter.builder(PREFIX + ".channel.calls", channel, ChannelStats::calls)
+                .tags(channelTags)
+                .description("Calls started on the channel")
+                .baseUnit("calls")
+                .register(registry),
+            Gauge.builder(
+                    PREFIX + ".channel.latency",
+                    channel,
+                    (stats) -> stats.latencyEstimateNanos() / (double) TimeUnit.SECONDS.toNanos(1))
+                .tags(channelTags)
+                .description(
+                    "Time-decayed average of the channel's time to first response, failed calls"
+                        + " counted as a penalty: what single-use reads are routed by")
+                .baseUnit("seconds")
+                .register(registry)));
+    return bound;
   }
 }

@@ -98,6 +98,9 @@ public final class ChannelLatency {
 
   private volatile long sampledAtNanos;
 
+  /** A connection that joined a pool in use and has not answered yet ({@link #joined}). */
+  private volatile boolean untried;
+
   /** When the channel last answered, or began a call with none outstanding. */
   private volatile long heardAtNanos;
 
@@ -155,6 +158,25 @@ public final class ChannelLatency {
     return FORGET_HALF_LIFE_NANOS << Math.min(Math.max(this.penalties - 1, 0), MAX_BACKOFF_SHIFT);
   }
 
+  /**
+   * The channel joins a pool in use: its estimate starts at {@code estimateNanos}, as if sampled at
+   * {@code nowNanos}, and it is {@link #untried} until it answers.
+   */
+  public void joined(long estimateNanos, long nowNanos) {
+    this.estimateNanos = Math.max(1, estimateNanos);
+    this.sampledAtNanos = nowNanos;
+    this.heardAtNanos = nowNanos;
+    this.untried = true;
+  }
+
+  /**
+   * Whether the channel joined a pool in use and has not answered a call since: {@link
+   * ChannelPicker} lets it carry one call at a time until it does.
+   */
+  public boolean untried() {
+    return this.untried;
+  }
+
   /** Whether the channel's last calls failed and it has not answered since. */
   public boolean suspect() {
     return this.penalties > 0;
@@ -170,6 +192,12 @@ public final class ChannelLatency {
     this.heardAtNanos = nowNanos;
     sample(nowNanos - startNanos, nowNanos, false);
     clearPenalties();
+  }
+
+  private void clearUntried() {
+    if (this.untried) {
+      this.untried = false;
+    }
   }
 
   /**
@@ -197,11 +225,15 @@ public final class ChannelLatency {
     }
   }
 
-  /** Written only when set, so that a healthy channel's answers do not write the field. */
+  /**
+   * The channel answered: it is no longer suspect nor untried. Written only when set, so that a
+   * healthy channel's answers do not write the fields.
+   */
   private void clearPenalties() {
     if (this.penalties != 0) {
       this.penalties = 0;
     }
+    clearUntried();
   }
 
   /**

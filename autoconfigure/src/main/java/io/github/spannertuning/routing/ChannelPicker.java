@@ -1,5 +1,6 @@
 package io.github.spannertuning.routing;
 
+import java.util.Arrays;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -12,13 +13,16 @@ import java.util.concurrent.ThreadLocalRandom;
  *
  * <ol>
  *   <li>A connection takes no call while it has no room (its calls in flight reached the stream
- *       limit less the stream-end guard's margin), or while it carries a call and what is known of
- *       it is in doubt: its last call failed, or its estimate has not been updated for a half-life
- *       and is being forgotten. That is how a connection left alone because it was slow, stuck or
- *       failing is tried again with one call at a time, and found again once it recovers.
- *   <li>A connection is hot while it carries half again as many calls as the pool's mean, and at
- *       least one more: an estimate that happens to be low, or a connection no answer has measured
- *       yet, does not draw every call until it is full.
+ *       limit less the stream-end guard's margin, or on a dynamic pool the calls per channel past
+ *       which the pool grows), or while it carries a call and what is known of it is in doubt: its
+ *       last call failed, it joined the pool and has not answered yet, or its estimate has not been
+ *       updated for a half-life and is being forgotten. That is how a connection left alone because
+ *       it was slow, stuck or failing is tried again with one call at a time, and found again once
+ *       it recovers.
+ *   <li>A connection is hot while it carries half again as many calls as the pool's mean, at least
+ *       one more, and more than a few (the rule's calm): an estimate that happens to be low does
+ *       not draw every call until it is full, and a connection that answers first takes the few
+ *       calls of a quiet pool.
  *   <li>Among the other connections, the latency each one's {@link ChannelLatency} expects decides:
  *       a call goes to the connection with the fewest calls in flight among those expected within a
  *       quarter above the least, the first one met from a random start among equals. A connection
@@ -30,6 +34,10 @@ import java.util.concurrent.ThreadLocalRandom;
  *
  * <p>The connection is counted before the pick returns, and the pick is repeated if another thread
  * counted a call on it in between. No lock, no allocation.
+ *
+ * <p>The pool is handed to each pick: a fixed pool hands the same connections every time, a pool
+ * whose connections come and go (grpc-gcp's dynamic pool) those that take new calls at that moment.
+ * A connection that joins a pool in use starts from the pool's median estimate ({@link #admit}).
  */
 public final class ChannelPicker {
 
@@ -42,12 +50,9 @@ public final class ChannelPicker {
   /** Ranks a failed connection that still carries a call after every other in the fallback pick. */
   private static final long FAILED_RANK = 1L << 32;
 
-  private final Connection[] connections;
-
   private final Rule rule;
 
-  public ChannelPicker(Connection[] connections, Rule rule) {
-    this.connections = connections.clone();
+  public ChannelPicker(Rule rule) {
     this.rule = rule;
   }
 
@@ -55,13 +60,18 @@ public final class ChannelPicker {
    * The constants of the pick.
    *
    * @param room the calls in flight a connection may carry before it counts as full: the stream
-   *     limit less the stream-end guard's margin
+   *     limit less the stream-end guard's margin; on a dynamic pool no more than the calls per
+   *     channel past which the pool adds one, so that routing never makes it grow sooner than the
+   *     client's own pick would
    * @param hotShift how far above the pool's mean calls in flight a connection counts as hot, as a
    *     right shift of the mean: 1 is half again
    * @param bandShift how far above the least expected latency a connection still counts as about as
    *     fast, as a right shift: 1 is half again
+   * @param calm the calls in flight a connection may carry and never count as hot, whatever the
+   *     pool's mean: a frontend serves that many streams of a connection in parallel without a
+   *     wait, so a connection faster than the others takes them all before a slower one is used
    */
-  public record Rule(int room, int hotShift, int bandShift) {
+  public record Rule(int room, int hotShift, int bandShift, int calm) {
 
     /**
      * Hot at half again the mean, a band of a quarter: chosen from the routing benchmark's
@@ -71,20 +81,22 @@ public final class ChannelPicker {
      * it on a client short of CPU, whose own queueing, added to every answer, brings the estimates
      * closer. Within the band the fewest calls in flight decide, and a connection left alone has
      * the fewest: a wider band lets a slower one draw every call until it carries as many as the
-     * others.
+     * others. Calm up to a tenth of the room: with few calls in flight (a small pool, or a pool the
+     * dynamic pool shrank to its least), half again the mean is two or three calls, and the hot
+     * rule alone would hand a connection twice as slow a quarter of them.
      */
     public static Rule defaults(int room) {
-      return new Rule(room, 1, 2);
+      return new Rule(room, 1, 2, Math.max(1, room / 10));
+    }
+
+    /** This rule with at most {@code room} calls in flight per connection. */
+    public Rule withRoomAtMost(int room) {
+      return new Rule(Math.min(this.room, room), this.hotShift, this.bandShift, this.calm);
     }
   }
 
-  /** The pool's connections, by index. */
-  public int size() {
-    return this.connections.length;
-  }
-
-  public Connection connection(int index) {
-    return this.connections[index];
+  public Rule rule() {
+    return this.rule;
   }
 
   /**
@@ -98,7 +110,7 @@ public final class ChannelPicker {
       return CLOSED;
     }
     ChannelLatency latency = connection.latency();
-    if (inFlight > 0 && (latency.suspect() || latency.unverified(nowNanos))) {
+    if (inFlight > 0 && (latency.suspect() || latency.untried() || latency.unverified(nowNanos))) {
       return CLOSED;
     }
     return latency.expectedNanos(nowNanos, inFlight);
@@ -106,27 +118,56 @@ public final class ChannelPicker {
 
   /**
    * Whether a connection with {@code inFlight} calls is hot in a pool of {@code n} carrying {@code
-   * total}: above the mean by more than the rule's share of it, and by more than one.
+   * total}: above the mean by more than the rule's share of it, and by more than one, and above the
+   * rule's calm.
    */
   private static boolean hot(int inFlight, int n, long total, Rule rule) {
-    return (long) n * inFlight > total + Math.max(n, total >> rule.hotShift());
-  }
-
-  /** The connection for a call made at {@code now}, counted on it before this returns. */
-  public int pick(long now) {
-    return pick(now, -1);
+    return inFlight > rule.calm()
+        && (long) n * inFlight > total + Math.max(n, total >> rule.hotShift());
   }
 
   /**
-   * As {@link #pick(long)}, leaving out connection {@code excluded}: where a hedge goes, away from
-   * its first attempt. A pool of one has nowhere else: its one connection.
+   * The connection of {@code pool} for a call made at {@code now}, by its index there, counted on
+   * it before this returns.
    */
-  public int pickExcept(int excluded, long now) {
-    return pick(now, (this.connections.length > 1) ? excluded : -1);
+  public int pick(Connection[] pool, long now) {
+    return pick(pool, now, -1);
   }
 
-  private int pick(long now, int excluded) {
-    Connection[] connections = this.connections;
+  /**
+   * As {@link #pick(Connection[], long)}, leaving out connection {@code excluded} ({@code -1} for
+   * none): where a hedge goes, away from its first attempt. A pool of one has nowhere else: its one
+   * connection.
+   */
+  public int pickExcept(Connection[] pool, int excluded, long now) {
+    return pick(pool, now, (pool.length > 1) ? excluded : -1);
+  }
+
+  /**
+   * A connection joins a pool in use, whose other connections are {@code pool}: it starts from the
+   * median of what they are expected to take now, as if it had answered that at {@code now}, so
+   * that it neither draws every call as the fastest nor is left alone as the slowest; its own
+   * answers then move the estimate as any connection's do. Until its first answer it is in doubt
+   * ({@link ChannelLatency#untried}): it carries one call at a time while others have room, so that
+   * a connection still being set up holds one waiting call, not a burst. A connection that joins an
+   * empty pool keeps the estimate every fresh connection starts with.
+   */
+  public static void admit(Connection newcomer, Connection[] pool, long now) {
+    int n = pool.length;
+    if (n == 0) {
+      newcomer.latency().joined(ChannelLatency.INITIAL_NANOS, now);
+      return;
+    }
+    long[] expected = new long[n];
+    for (int i = 0; i < n; i++) {
+      expected[i] = pool[i].latency().expectedNanos(now, 0);
+    }
+    Arrays.sort(expected);
+    long median = (n % 2 == 1) ? expected[n / 2] : (expected[n / 2 - 1] + expected[n / 2]) / 2;
+    newcomer.latency().joined(median, now);
+  }
+
+  private int pick(Connection[] connections, long now, int excluded) {
     Rule rule = this.rule;
     int n = connections.length;
     for (int attempt = 1; ; attempt++) {

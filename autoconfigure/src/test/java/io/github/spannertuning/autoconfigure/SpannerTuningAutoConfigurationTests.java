@@ -19,6 +19,7 @@ import io.github.spannertuning.client.FeatureState.Status;
 import io.github.spannertuning.client.SpannerTuning;
 import io.github.spannertuning.client.SpannerTuningState;
 import io.github.spannertuning.experiment.ExperimentResult;
+import io.github.spannertuning.testing.DynamicPoolLine;
 import io.github.spannertuning.testing.GuardLine;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServerExtension;
@@ -306,8 +307,7 @@ class SpannerTuningAutoConfigurationTests {
   }
 
   @Test
-  void anApplicationThatTurnsTheDynamicChannelPoolOnStartsQueriesAndRoutingStepsAside(
-      CapturedOutput output) {
+  void anApplicationThatTurnsTheDynamicChannelPoolOnIsRoutedWhereTheLineCan(CapturedOutput output) {
     this.contextRunner
         .withPropertyValues("test.dynamic-channel-pool=true")
         .run(
@@ -318,17 +318,23 @@ class SpannerTuningAutoConfigurationTests {
               SpannerTuningState state = tuningOf(context);
               for (Feature routing :
                   new Feature[] {Feature.SINGLE_USE_DISTRIBUTION, Feature.TRANSACTION_ROUTING}) {
-                assertThat(state.feature(routing).status()).isEqualTo(Status.UNSUPPORTED);
-                assertThat(state.feature(routing).reason())
-                    .startsWith("the client's dynamic channel pool is on");
+                assertThat(state.feature(routing).status()).isEqualTo(DynamicPoolLine.expected());
               }
               assertThat(state.feature(Feature.STREAM_END_GUARD).status())
                   .isEqualTo(GuardLine.expected());
               pointSelects(context, 10);
-              assertThat(state.singleUseRoutedCount()).isZero();
-              assertThat(output)
-                  .contains(
-                      "single-use-distribution=unsupported (the client's dynamic channel pool");
+              if (DynamicPoolLine.routes()) {
+                assertThat(state.singleUseRoutedCount()).isEqualTo(10);
+                assertThat(state.isPoolDynamic()).isTrue();
+                assertThat(output).contains("pool grpc-gcp dynamic, now 4 channels");
+              } else {
+                assertThat(state.singleUseRoutedCount()).isZero();
+                assertThat(state.feature(Feature.SINGLE_USE_DISTRIBUTION).reason())
+                    .startsWith("the client's dynamic channel pool is on");
+                assertThat(output)
+                    .contains(
+                        "single-use-distribution=unsupported (the client's dynamic channel pool");
+              }
             });
   }
 

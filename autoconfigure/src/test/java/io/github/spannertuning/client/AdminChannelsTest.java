@@ -20,6 +20,7 @@ import com.google.spanner.admin.database.v1.UpdateDatabaseDdlRequest;
 import com.google.spanner.admin.instance.v1.GetInstanceRequest;
 import com.google.spanner.admin.instance.v1.Instance;
 import com.google.spanner.admin.instance.v1.InstanceAdminGrpc;
+import io.github.spannertuning.pool.ChannelLoad;
 import io.github.spannertuning.testing.MockSpannerService;
 import io.github.spannertuning.testing.ResultSets;
 import io.github.spannertuning.testing.StatementResult;

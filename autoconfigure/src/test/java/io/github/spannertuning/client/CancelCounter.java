@@ -1,6 +1,8 @@
 package io.github.spannertuning.client;
 
 import com.google.spanner.v1.PartialResultSet;
+import io.github.spannertuning.pool.ChannelReservation;
+import io.github.spannertuning.pool.StreamLink;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -48,7 +50,7 @@ final class CancelCounter implements ClientInterceptor {
       // What the counting interceptor reads to link the call to its guarded stream: the stream in
       // the context, or, for a routed stream, in the picker's reservation.
       ChannelReservation reservation = ChannelReservation.KEY.get();
-      if (GuardedStream.STARTING.get() != null
+      if (StreamLink.STARTING.get() != null
           || (reservation != null && reservation.stream() != null)) {
         this.guardedStarts.incrementAndGet();
       }

@@ -9,6 +9,7 @@ import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.metrics.SpannerChannelMetrics;
+import io.github.spannertuning.pool.ChannelLoad;
 import io.github.spannertuning.testing.GuardLine;
 import io.github.spannertuning.testing.Loops;
 import io.github.spannertuning.testing.MockSpannerServer;

@@ -13,7 +13,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * A sub-channel whose calls go nowhere: each ends as soon as it starts, or stays open until the
  * test closes it.
  */
-final class FakeChannel extends Channel {
+public final class FakeChannel extends Channel {
 
   private final boolean closeAtStart;
 
@@ -24,12 +24,12 @@ final class FakeChannel extends Channel {
   }
 
   /** Calls that close with {@code OK} as they start. */
-  static FakeChannel closingAtStart() {
+  public static FakeChannel closingAtStart() {
     return new FakeChannel(true);
   }
 
   /** Calls that stay open until {@link #close(int, Status)}. */
-  static FakeChannel holding() {
+  public static FakeChannel holding() {
     return new FakeChannel(false);
   }
 

@@ -17,7 +17,7 @@ import com.google.protobuf.ByteString;
 import com.google.spanner.v1.BeginTransactionRequest;
 import com.google.spanner.v1.CommitRequest;
 import com.google.spanner.v1.ExecuteSqlRequest;
-import io.github.spannertuning.client.ChannelLoad.ChannelStats;
+import io.github.spannertuning.pool.ChannelLoad.ChannelStats;
 import io.github.spannertuning.testing.Loops;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServer.Call;

@@ -2,6 +2,7 @@ package io.github.spannertuning.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.spannertuning.pool.ChannelLoad;
 import io.github.spannertuning.testing.GuardLine;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;

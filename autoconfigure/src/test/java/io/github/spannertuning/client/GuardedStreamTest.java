@@ -6,6 +6,8 @@ import com.google.api.gax.rpc.ApiCallContext;
 import com.google.cloud.spanner.spi.v1.SpannerRpc.StreamingCall;
 import com.google.spanner.v1.PartialResultSet;
 import com.google.spanner.v1.SpannerGrpc;
+import io.github.spannertuning.pool.ChannelLoad;
+import io.github.spannertuning.pool.StreamLink;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -402,7 +404,7 @@ class GuardedStreamTest extends GuardedStreamTests {
   /** Starts the stream's first call on {@code channel}, as gax does while the stream starts. */
   private static ClientCall<?, ?> startCall(
       ChannelLoad load, Channel channel, GuardedStream stream) {
-    Context context = Context.current().withValue(GuardedStream.STARTING, stream);
+    Context context = Context.current().withValue(StreamLink.STARTING, stream);
     Context previous = context.attach();
     try {
       ClientCall<?, PartialResultSet> call =

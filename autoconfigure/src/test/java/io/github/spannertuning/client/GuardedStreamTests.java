@@ -10,6 +10,7 @@ import com.google.cloud.spanner.spi.v1.SpannerRpc.ResultStreamConsumer;
 import com.google.cloud.spanner.spi.v1.SpannerRpc.StreamingCall;
 import com.google.protobuf.ByteString;
 import com.google.spanner.v1.PartialResultSet;
+import io.github.spannertuning.pool.ChannelLoad;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;

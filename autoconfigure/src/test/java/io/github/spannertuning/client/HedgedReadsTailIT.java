@@ -2,6 +2,7 @@ package io.github.spannertuning.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.cloud.grpc.GcpManagedChannelOptions.GcpChannelPoolOptions;
 import com.google.cloud.spanner.DatabaseClient;
 import com.google.cloud.spanner.DatabaseId;
 import com.google.cloud.spanner.ResultSet;
@@ -33,11 +34,11 @@ import org.junit.jupiter.api.Test;
  * percentile); only the server's behaviour is set. What is simulated: the server's service time.
  * What is real: the client, the hedge's timer, gRPC, Netty and TCP.
  *
- * <p>Tagged {@code default-line}: the delay, the budget and the race are the starter's own code on
- * every line, and the hooks each line's reads go through are checked by {@link HedgedReadsIT} on
- * every line.
+ * <p>The checks on a fixed pool are tagged {@code default-line}: the delay, the budget and the race
+ * are the starter's own code on every line, and the hooks each line's reads go through are checked
+ * by {@link HedgedReadsIT} on every line. The one on grpc-gcp's dynamic pool is tagged {@code
+ * dynamic-pool}, and runs on the lines whose dynamic pool routing follows (6.119 and 6.127).
  */
-@Tag("default-line")
 class HedgedReadsTailIT {
 
   private static final String VERSION = ClientVersions.detected().spanner();
@@ -69,33 +70,44 @@ class HedgedReadsTailIT {
    * a machine that says its steal.
    */
   @Test
+  @Tag("default-line")
   void hedgingCutsATailOfSingleCallsWithinTheBudget() throws Exception {
-    withWarmClients(
-        (server, hedged, plain) -> {
-          Rounds rounds = alternate(server, plain, hedged, 8, "2 % stragglers +50 ms");
-          Figures withHedging = rounds.withHedging();
-          Figures without = rounds.without();
-          long straggler = 50 * MS;
-          System.out.printf(
-              "[hedging %s] reads of 50 ms or more: without %.3f %% | with %.3f %%; P99 with / without"
-                  + " x%.2f%n",
-              VERSION,
-              100 * without.shareAtLeast(straggler),
-              100 * withHedging.shareAtLeast(straggler),
-              (double) withHedging.percentile(99) / without.percentile(99));
-          assertThat(without.shareAtLeast(straggler))
-              .as("reads that waited out a straggler without hedging")
-              .isGreaterThan(0.01);
-          assertThat(withHedging.shareAtLeast(straggler))
-              .as("reads that waited out a straggler with hedging")
-              .isLessThanOrEqualTo(without.shareAtLeast(straggler) / 4);
-          assertThat((double) withHedging.percentile(50))
-              .as("P50 with hedging (without: %.2f ms)", without.percentile(50) / 1e6)
-              .isLessThanOrEqualTo(1.1 * without.percentile(50));
-          assertThat(withHedging.callsPerQuery())
-              .as("server calls per query")
-              .isLessThanOrEqualTo(1.06);
-        });
+    withWarmClients(null, HedgedReadsTailIT::stragglers);
+  }
+
+  /**
+   * As {@link #hedgingCutsATailOfSingleCallsWithinTheBudget()}, on grpc-gcp's dynamic pool at
+   * Spanner's defaults (4 channels, which 8 threads do not grow): the hedge goes to another channel
+   * of the pool as it is at that moment, with the same bounds.
+   */
+  @Test
+  @Tag("dynamic-pool")
+  void onTheDynamicPoolHedgingCutsTheTailWithinTheBudget() throws Exception {
+    withWarmClients(DynamicPoolIT.poolOptions(), HedgedReadsTailIT::stragglers);
+  }
+
+  private static void stragglers(MockSpannerServer server, Client hedged, Client plain) {
+    Rounds rounds = alternate(server, plain, hedged, 8, "2 % stragglers +50 ms");
+    Figures withHedging = rounds.withHedging();
+    Figures without = rounds.without();
+    long straggler = 50 * MS;
+    System.out.printf(
+        "[hedging %s] reads of 50 ms or more: without %.3f %% | with %.3f %%; P99 with / without"
+            + " x%.2f%n",
+        VERSION,
+        100 * without.shareAtLeast(straggler),
+        100 * withHedging.shareAtLeast(straggler),
+        (double) withHedging.percentile(99) / without.percentile(99));
+    assertThat(without.shareAtLeast(straggler))
+        .as("reads that waited out a straggler without hedging")
+        .isGreaterThan(0.01);
+    assertThat(withHedging.shareAtLeast(straggler))
+        .as("reads that waited out a straggler with hedging")
+        .isLessThanOrEqualTo(without.shareAtLeast(straggler) / 4);
+    assertThat((double) withHedging.percentile(50))
+        .as("P50 with hedging (without: %.2f ms)", without.percentile(50) / 1e6)
+        .isLessThanOrEqualTo(1.1 * without.percentile(50));
+    assertThat(withHedging.callsPerQuery()).as("server calls per query").isLessThanOrEqualTo(1.06);
   }
 
   /**
@@ -113,8 +125,10 @@ class HedgedReadsTailIT {
    * (docs/benchmarks-hedging.md: x1.01 of tuned on 6.127, x1.01 on 6.119, three rounds).
    */
   @Test
+  @Tag("default-line")
   void inAnOutageHedgesStayWithinTheBudget() throws Exception {
     withWarmClients(
+        null,
         (server, hedged, plain) -> {
           server.setServiceTime(ALL_LATE);
           long sentBefore = hedged.state.hedging().sent();
@@ -146,6 +160,7 @@ class HedgedReadsTailIT {
    * no connection is sent GOAWAY. Cancelling every loser would send about 250 resets a connection.
    */
   @Test
+  @Tag("default-line")
   void hedgingNeverBringsTheServersResetLimitCloser() throws Exception {
     try (MockSpannerServer server =
             MockSpannerServer.builder()
@@ -213,11 +228,15 @@ class HedgedReadsTailIT {
   /**
    * Runs the check against a server of stragglers, with a client with hedging beside the same
    * client without, once both learned the server's pace and the hedge delay.
+   *
+   * @param dynamicPool the options of grpc-gcp's dynamic pool both clients run on; {@code null} for
+   *     a fixed pool of 8 channels
    */
-  private static void withWarmClients(WarmCheck check) throws Exception {
+  private static void withWarmClients(GcpChannelPoolOptions dynamicPool, WarmCheck check)
+      throws Exception {
     try (MockSpannerServer server = MockSpannerServer.builder().serviceTime(STRAGGLERS).start();
-        Client hedged = new Client(server, true);
-        Client plain = new Client(server, false)) {
+        Client hedged = new Client(server, true, dynamicPool);
+        Client plain = new Client(server, false, dynamicPool)) {
       plain.closedLoop(server, 8, Duration.ofSeconds(1));
       hedged.closedLoop(server, 8, Duration.ofSeconds(1));
       assertThat(hedged.state.hedging().delay()).as("the delay learned in the warm-up").isPresent();
@@ -294,12 +313,18 @@ class HedgedReadsTailIT {
     /** The database its calls' sessions name, the client's own: the server's calls tell whose. */
     private final String sessions;
 
-    Client(MockSpannerServer server, boolean hedging) {
-      this(server, hedging, 8);
+    Client(MockSpannerServer server, boolean hedging, GcpChannelPoolOptions dynamicPool) {
+      this(
+          server,
+          hedging,
+          (dynamicPool != null) ? server.dynamicPoolOptions(dynamicPool) : server.clientOptions(8));
     }
 
     Client(MockSpannerServer server, boolean hedging, int channels) {
-      SpannerOptions.Builder builder = server.clientOptions(channels);
+      this(server, hedging, server.clientOptions(channels));
+    }
+
+    private Client(MockSpannerServer server, boolean hedging, SpannerOptions.Builder builder) {
       this.state =
           SpannerTuning.newBuilder().hedging(hedging).logWhenBuilt(false).build().applyTo(builder);
       this.spanner = builder.build().getService();

@@ -6,6 +6,8 @@ import com.google.api.gax.rpc.ApiCallContext;
 import com.google.cloud.spanner.spi.v1.SpannerRpc.ResultStreamConsumer;
 import com.google.cloud.spanner.spi.v1.SpannerRpc.StreamingCall;
 import io.github.spannertuning.experiment.CallKind;
+import io.github.spannertuning.pool.ChannelLoad;
+import io.github.spannertuning.pool.PoolRouting;
 import io.github.spannertuning.routing.ChannelPicker;
 import java.util.ArrayList;
 import java.util.List;

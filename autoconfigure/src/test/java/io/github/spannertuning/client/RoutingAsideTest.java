@@ -9,6 +9,9 @@ import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
+import io.github.spannertuning.client.FeatureState.Status;
+import io.github.spannertuning.pool.RoutingAside;
+import io.github.spannertuning.testing.DynamicPoolLine;
 import io.github.spannertuning.testing.GuardLine;
 import io.github.spannertuning.testing.LogCapture;
 import io.github.spannertuning.testing.MockSpannerServer;
@@ -22,10 +25,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Routing steps aside where the client chooses channels or endpoints another way: the dynamic
- * channel pool, and location-aware routing. The routing features are unsupported with the reason,
- * one warning is logged, the client's pool is left as it is, and the application's queries and
- * transactions still work.
+ * Routing steps aside where the client chooses channels or endpoints another way: location-aware
+ * routing, and the dynamic channel pool on a client before 6.119. The routing features are
+ * unsupported with the reason, one warning is logged, the client's pool is left as it is, and the
+ * application's queries and transactions still work. From 6.119 routing follows the dynamic pool
+ * (the build's expectation for the line: {@link DynamicPoolLine}); how it routes there is {@code
+ * DynamicPoolIT}'s.
  */
 class RoutingAsideTest {
 
@@ -37,7 +42,7 @@ class RoutingAsideTest {
   static final MockSpannerServerExtension server = new MockSpannerServerExtension();
 
   @Test
-  void withTheDynamicChannelPoolOnRoutingStepsAsideAndTrafficWorks() {
+  void onTheDynamicChannelPoolRoutingFollowsItOrStepsAsideAsTheLineCanAndTrafficWorks() {
     try (LogCapture warnings = captureWarnings()) {
       for (int i = 0; i < 2; i++) {
         // The client turns the dynamic pool on only where the pool size is not set.
@@ -53,11 +58,26 @@ class RoutingAsideTest {
         SpannerOptions options = builder.build();
         assertThat(options.isDynamicChannelPoolEnabled()).isTrue();
         try (Spanner spanner = options.getService()) {
-          assertSteppedAside(state, RoutingAside.DYNAMIC_POOL);
-          assertTrafficWorks(spanner, state);
+          if (!DynamicPoolLine.routes()) {
+            assertSteppedAside(state, RoutingAside.DYNAMIC_POOL);
+            assertTrafficWorks(spanner, state, false);
+            continue;
+          }
+          for (Feature feature :
+              new Feature[] {Feature.SINGLE_USE_DISTRIBUTION, Feature.TRANSACTION_ROUTING}) {
+            assertThat(state.feature(feature).status()).as(feature.id()).isEqualTo(Status.ON);
+          }
+          assertThat(state.feature(Feature.HEDGING).status()).isEqualTo(Status.OFF);
+          assertThat(state.isPoolDynamic()).isTrue();
+          assertThat(state.summary()).contains("grpc-gcp dynamic, now 4 channels");
+          assertTrafficWorks(spanner, state, true);
         }
       }
-      assertWarnedOnce(warnings.messages(), RoutingAside.DYNAMIC_POOL);
+      if (DynamicPoolLine.routes()) {
+        assertThat(warnings.messages()).as("warnings").isEmpty();
+      } else {
+        assertWarnedOnce(warnings.messages(), RoutingAside.DYNAMIC_POOL);
+      }
     }
   }
 
@@ -73,7 +93,7 @@ class RoutingAsideTest {
         assertSteppedAside(state, RoutingAside.LOCATION_API);
         assertThat(state.feature(Feature.SINGLE_USE_DISTRIBUTION).reason())
             .contains("GOOGLE_SPANNER_EXPERIMENTAL_LOCATION_API=true");
-        assertTrafficWorks(spanner, state);
+        assertTrafficWorks(spanner, state, false);
       }
       assertWarnedOnce(warnings.messages(), RoutingAside.LOCATION_API);
     }
@@ -117,7 +137,8 @@ class RoutingAsideTest {
     assertThat(state.summary()).contains("single-use-distribution=unsupported (" + reason + ")");
   }
 
-  private static void assertTrafficWorks(Spanner spanner, SpannerTuningState state) {
+  private static void assertTrafficWorks(
+      Spanner spanner, SpannerTuningState state, boolean routed) {
     server
         .get()
         .mock()
@@ -134,8 +155,10 @@ class RoutingAsideTest {
             .readWriteTransaction()
             .run((transaction) -> transaction.executeUpdate(Statement.of(RoutingSubject.UPDATE)));
     assertThat(updated).isEqualTo(1L);
-    assertThat(state.singleUseRoutedCount()).as("single-use reads routed").isZero();
-    assertThat(state.transactionsRoutedCount()).as("transactions routed").isZero();
+    assertThat(state.singleUseRoutedCount())
+        .as("single-use reads routed")
+        .isEqualTo(routed ? 20 : 0);
+    assertThat(state.transactionsRoutedCount()).as("transactions routed").isEqualTo(routed ? 1 : 0);
   }
 
   private static LogCapture captureWarnings() {

@@ -3,6 +3,7 @@ package io.github.spannertuning.client;
 import static io.github.spannertuning.testing.MockSpannerServer.POINT_SELECT;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.cloud.grpc.GcpManagedChannelOptions.GcpChannelPoolOptions;
 import com.google.cloud.spanner.DatabaseClient;
 import com.google.cloud.spanner.DatabaseId;
 import com.google.cloud.spanner.KeySet;
@@ -80,7 +81,11 @@ final class RoutingSubject implements AutoCloseable {
   }
 
   static RoutingSubject open(boolean tuned) throws Exception {
-    MockSpannerServer server = MockSpannerServer.start();
+    return open(results(MockSpannerServer.start()), tuned, RoutingSubject::expected);
+  }
+
+  /** The server, answering the statements and read the routing workloads make. */
+  static MockSpannerServer results(MockSpannerServer server) {
     server.mock().putStatementResult(StatementResult.update(Statement.of(UPDATE), 1L));
     server
         .mock()
@@ -92,7 +97,7 @@ final class RoutingSubject implements AutoCloseable {
         .mock()
         .putStatementResult(
             StatementResult.read(TABLE, READ_KEYS, READ_COLUMNS, ResultSets.pointRow()));
-    return open(server, tuned, RoutingSubject::expected);
+    return server;
   }
 
   /**
@@ -112,6 +117,36 @@ final class RoutingSubject implements AutoCloseable {
         assertThat(state.feature(Feature.SINGLE_USE_DISTRIBUTION).status())
             .as("tuned client's single-use distribution (%s)", state)
             .isEqualTo(expected.get());
+      }
+      return new RoutingSubject(server, spanner, state);
+    } catch (Exception | AssertionError ex) {
+      server.close();
+      throw ex;
+    }
+  }
+
+  /** A client already built on {@code server}, which closes with it. */
+  static RoutingSubject of(MockSpannerServer server, Spanner spanner, SpannerTuningState state) {
+    return new RoutingSubject(server, spanner, state);
+  }
+
+  /**
+   * A client of {@code server} on grpc-gcp's dynamic pool with these options, which closes with it:
+   * stock, or tuned with {@link SpannerTuning#defaults()}, whose single-use distribution is
+   * asserted on, as the lines this runs on have it ({@link
+   * io.github.spannertuning.testing.DynamicPoolLine}).
+   */
+  static RoutingSubject openDynamic(
+      MockSpannerServer server, boolean tuned, GcpChannelPoolOptions pool) throws Exception {
+    try {
+      SpannerOptions.Builder builder = server.dynamicPoolOptions(pool);
+      SpannerTuningState state = tuned ? SpannerTuning.defaults().applyTo(builder) : null;
+      Spanner spanner = builder.build().getService();
+      if (tuned) {
+        assertThat(state.feature(Feature.SINGLE_USE_DISTRIBUTION).status())
+            .as("tuned client's single-use distribution on the dynamic pool (%s)", state)
+            .isEqualTo(FeatureState.Status.ON);
+        assertThat(state.isPoolDynamic()).isTrue();
       }
       return new RoutingSubject(server, spanner, state);
     } catch (Exception | AssertionError ex) {

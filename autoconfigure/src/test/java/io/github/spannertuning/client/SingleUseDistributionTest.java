@@ -1,9 +1,7 @@
 package io.github.spannertuning.client;
 
-import static io.github.spannertuning.client.RoutingSubject.DATABASE;
 import static io.github.spannertuning.client.RoutingSubject.READ_COLUMNS;
 import static io.github.spannertuning.client.RoutingSubject.READ_KEYS;
-import static io.github.spannertuning.client.RoutingSubject.STREAMING_SQL;
 import static io.github.spannertuning.client.RoutingSubject.TABLE;
 import static io.github.spannertuning.client.RoutingSubject.UPDATE;
 import static io.github.spannertuning.client.RoutingSubject.VERSION;
@@ -14,18 +12,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.google.cloud.grpc.GcpManagedChannel;
-import com.google.cloud.spanner.DatabaseClient;
 import com.google.cloud.spanner.ReadOnlyTransaction;
 import com.google.cloud.spanner.ResultSet;
-import com.google.cloud.spanner.Spanner;
-import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
 import com.google.cloud.spanner.TimestampBound;
 import com.google.cloud.spanner.spi.v1.GapicSpannerRpc;
 import com.google.spanner.v1.ExecuteSqlRequest;
 import com.google.spanner.v1.ReadRequest;
+import io.github.spannertuning.pool.PoolRouting;
 import io.github.spannertuning.testing.Loops;
-import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServer.Call;
 import java.time.Duration;
 import java.util.List;
@@ -182,43 +177,6 @@ class SingleUseDistributionTest {
               assertThat(pool.getMaxActiveStreams()).as(what + ", max").isZero();
               assertThat(pool.getMinActiveStreams()).as(what + ", min").isZero();
             });
-  }
-
-  /**
-   * grpc-gcp's dynamic pool creates channels as it is built and scales them itself, so keys cannot
-   * be bound one per channel: routing steps aside, reports unsupported with the reason on every
-   * line, and the client routes as stock ({@link RoutingAsideTest}).
-   */
-  @Test
-  void poolThatCannotBeSetUpLeavesRoutingToTheClient() throws Exception {
-    try (MockSpannerServer server = MockSpannerServer.start()) {
-      SpannerOptions.Builder builder =
-          SpannerOptions.newBuilder()
-              .setProjectId("test-project")
-              .setHost("http://127.0.0.1:" + server.port())
-              .setChannelConfigurator(io.grpc.ManagedChannelBuilder::usePlaintext)
-              .setCredentials(com.google.cloud.NoCredentials.getInstance())
-              .enableDynamicChannelPool();
-      SpannerTuningState state = SpannerTuning.defaults().applyTo(builder);
-      try (Spanner spanner = builder.build().getService()) {
-        FeatureState feature = state.feature(Feature.SINGLE_USE_DISTRIBUTION);
-        String figures =
-            String.format(
-                "[routing %s] dynamic pool: single-use-distribution=%s", VERSION, feature);
-        assertThat(feature.status())
-            .as("single-use distribution on a dynamic pool: " + figures)
-            .isEqualTo(FeatureState.Status.UNSUPPORTED);
-        assertThat(feature.reason()).contains("dynamic channel pool");
-        DatabaseClient client = spanner.getDatabaseClient(DATABASE);
-        for (int i = 0; i < 20; i++) {
-          try (ResultSet rs = client.singleUse().executeQuery(Statement.of(POINT_SELECT))) {
-            assertThat(rs.next()).as("point select returns its row: " + figures).isTrue();
-          }
-        }
-        assertThat(state.singleUseRoutedCount()).as("single-use reads routed: " + figures).isZero();
-        assertThat(server.calls(STREAMING_SQL)).hasSize(20);
-      }
-    }
   }
 
   private static boolean isSingleUse(Call call) {

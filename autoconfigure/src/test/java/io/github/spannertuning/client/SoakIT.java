@@ -10,6 +10,7 @@ import com.google.cloud.spanner.SpannerException;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.metrics.SpannerChannelMetrics;
+import io.github.spannertuning.pool.ChannelLoad;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.ResultSets;
 import io.github.spannertuning.testing.StatementResult;

@@ -10,6 +10,7 @@ import com.google.cloud.spanner.Statement;
 import com.google.protobuf.ListValue;
 import com.google.protobuf.Value;
 import com.google.spanner.v1.TypeCode;
+import io.github.spannertuning.pool.ChannelLoad;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.ResultSets;
 import io.github.spannertuning.testing.StatementResult;

@@ -28,6 +28,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -46,7 +47,7 @@ class TransactionRoutingIT {
    */
   private static final int TRANSACTIONS = 1600;
 
-  private static final int THREADS = 16;
+  static final int THREADS = 16;
 
   /**
    * Sixteen threads run read-only transactions (on the client, and through Spring Data Spanner's
@@ -132,27 +133,54 @@ class TransactionRoutingIT {
 
   /** Half read-only transactions of two queries, half read/write ones of a query and an update. */
   private static void transactions(RoutingSubject subject, int count, String prefix) {
-    Workers.concurrentTasks(
+    Workers.concurrentTasks(THREADS, count, (index) -> transaction(subject, index, prefix));
+  }
+
+  /** As {@link #transactions}, returning how many ran. */
+  static int transactionsFor(RoutingSubject subject, int count, String prefix) {
+    transactions(subject, count, prefix);
+    return count;
+  }
+
+  /**
+   * As {@link #transactions(RoutingSubject, int, String)}, on {@link #THREADS} threads for {@code
+   * time}; returns how many ran.
+   */
+  static int transactionsFor(RoutingSubject subject, Duration time, String prefix) {
+    long end = System.nanoTime() + time.toNanos();
+    AtomicInteger next = new AtomicInteger();
+    Workers.concurrently(
         THREADS,
-        count,
-        (index) -> {
-          if (index % 4 == 0) {
-            readOnly(subject, prefix + "-ro-" + index, index);
-          } else if (index % 4 == 2) {
-            readOnlyTemplate(subject, prefix + "-ro-" + index, index);
-          } else {
-            subject
-                .client
-                .readWriteTransaction(Options.tag(prefix + "-rw-" + index))
-                .run(
-                    (tx) -> {
-                      try (ResultSet rs = tx.executeQuery(Statement.of(POINT_SELECT))) {
-                        drain(rs);
-                      }
-                      return tx.executeUpdate(Statement.of(UPDATE));
-                    });
+        1,
+        (thread, iteration) -> {
+          while (System.nanoTime() < end) {
+            transaction(subject, next.getAndIncrement(), prefix);
           }
         });
+    return next.get();
+  }
+
+  /**
+   * Transaction {@code index}: read-only of two queries (every other one through Spring Data
+   * Spanner's template), or read/write of a query and an update.
+   */
+  private static void transaction(RoutingSubject subject, int index, String prefix) {
+    if (index % 4 == 0) {
+      readOnly(subject, prefix + "-ro-" + index, index);
+    } else if (index % 4 == 2) {
+      readOnlyTemplate(subject, prefix + "-ro-" + index, index);
+    } else {
+      subject
+          .client
+          .readWriteTransaction(Options.tag(prefix + "-rw-" + index))
+          .run(
+              (tx) -> {
+                try (ResultSet rs = tx.executeQuery(Statement.of(POINT_SELECT))) {
+                  drain(rs);
+                }
+                return tx.executeUpdate(Statement.of(UPDATE));
+              });
+    }
   }
 
   /** A read-only transaction whose BeginTransaction is told apart by its staleness. */
@@ -195,9 +223,14 @@ class TransactionRoutingIT {
   }
 
   /** Where the transactions ran: how many, how many on the slowed connection, how many split. */
-  private record Spread(int transactions, int onSlowed, int split) {
+  record Spread(int transactions, int onSlowed, int split, int connections) {
 
     static Spread of(List<Call> calls, SocketAddress slowed) {
+      return of(calls, slowed, CHANNELS);
+    }
+
+    /** Where the transactions ran, on a pool of {@code connections} connections. */
+    static Spread of(List<Call> calls, SocketAddress slowed, int connections) {
       Map<String, Set<SocketAddress>> byTransaction = new HashMap<>();
       Map<String, String> readOnlyByStaleness = new HashMap<>();
       for (Call call : calls) {
@@ -214,11 +247,11 @@ class TransactionRoutingIT {
       }
       int onSlowed = 0;
       int split = 0;
-      for (Set<SocketAddress> connections : byTransaction.values()) {
-        onSlowed += connections.contains(slowed) ? 1 : 0;
-        split += connections.size() > 1 ? 1 : 0;
+      for (Set<SocketAddress> ran : byTransaction.values()) {
+        onSlowed += ran.contains(slowed) ? 1 : 0;
+        split += ran.size() > 1 ? 1 : 0;
       }
-      return new Spread(byTransaction.size(), onSlowed, split);
+      return new Spread(byTransaction.size(), onSlowed, split, connections);
     }
 
     private static String transactionOf(Call call, Map<String, String> readOnlyByStaleness) {
@@ -235,7 +268,7 @@ class TransactionRoutingIT {
     }
 
     double slowedShare() {
-      return this.onSlowed / (this.transactions / (double) CHANNELS);
+      return this.onSlowed / (this.transactions / (double) this.connections);
     }
 
     @Override

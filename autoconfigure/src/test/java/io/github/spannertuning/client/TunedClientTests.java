@@ -9,7 +9,7 @@ import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
-import io.github.spannertuning.client.ChannelLoad.ChannelStats;
+import io.github.spannertuning.pool.ChannelLoad.ChannelStats;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.StatementResult;
 import java.time.Duration;

@@ -129,10 +129,11 @@ class ChannelPickerTest {
 
   @Test
   void aBurstOnEqualChannelsIsSpreadByCallsInFlight() {
-    ChannelPicker picker = new ChannelPicker(this.channels.toArray(new Connection[0]), RULE);
+    Connection[] pool = this.channels.toArray(new Connection[0]);
+    ChannelPicker picker = new ChannelPicker(RULE);
     int[] picks = new int[CHANNELS];
     for (int i = 0; i < 3 * CHANNELS; i++) {
-      picks[picker.pick(this.now)]++;
+      picks[picker.pick(pool, this.now)]++;
       assertThat(Arrays.stream(picks).max().getAsInt() - Arrays.stream(picks).min().getAsInt())
           .as("calls in flight per channel after %d picks: %s", i + 1, Arrays.toString(picks))
           .isLessThanOrEqualTo(1);
@@ -141,24 +142,52 @@ class ChannelPickerTest {
 
   /**
    * A channel whose estimate is lowest, by noise or because no answer has measured it yet, does not
-   * draw every call: once it carries half again the pool's mean, and one more, it is hot and the
-   * others about as fast take the calls.
+   * draw every call: once it carries more than the rule's calm (9 calls), half again the pool's
+   * mean, and one more, it is hot and the others about as fast take the calls.
    */
   @Test
   void theFastestChannelTakesNoMoreThanHalfAgainTheMeanInFlight() {
     answer(this.channels.get(3), 2 * MS);
-    ChannelPicker picker = new ChannelPicker(this.channels.toArray(new Connection[0]), RULE);
+    Connection[] pool = this.channels.toArray(new Connection[0]);
+    ChannelPicker picker = new ChannelPicker(RULE);
     int[] picks = new int[CHANNELS];
     for (int before = 0; before < 10 * CHANNELS; before++) {
-      picks[picker.pick(this.now)]++;
-      // It took its last call while it carried at most half again the mean, and at least one more.
-      assertThat((long) CHANNELS * (picks[3] - 1))
+      picks[picker.pick(pool, this.now)]++;
+      // It took its last call while it carried at most its calm, or half again the mean and one
+      // more.
+      int carried = picks[3] - 1;
+      assertThat(
+              carried <= RULE.calm()
+                  || (long) CHANNELS * carried <= before + Math.max(CHANNELS, before / 2))
           .as(
               "calls in flight on the channel at 2 ms, the others at 5, after %d picks: %s",
               before + 1, Arrays.toString(picks))
-          .isLessThanOrEqualTo(before + Math.max(CHANNELS, before / 2));
+          .isTrue();
     }
     assertThat(picks[3]).as("the fastest channel carries more than the mean").isGreaterThan(10);
+    assertThat(picks[3])
+        .as("its calls in flight, past its calm: %s", Arrays.toString(picks))
+        .isLessThan(10 * CHANNELS);
+  }
+
+  /**
+   * A pool the dynamic pool shrank to two connections, one twice as slow as the other, and 8 calls
+   * in flight: the fast connection serves them all in parallel. Half again the mean would call it
+   * hot at 7 and hand the slow one a quarter of the calls; within its calm it is not hot.
+   */
+  @Test
+  void aQuietPoolOfTwoSendsNothingToAConnectionTwiceAsSlow() {
+    Connection fast = new Connection(this.now);
+    Connection slow = new Connection(this.now);
+    answer(fast, 12 * MS);
+    answer(slow, 27 * MS);
+    Connection[] pool = {fast, slow};
+    ChannelPicker picker = new ChannelPicker(RULE);
+    int[] picks = new int[2];
+    for (int i = 0; i < 8; i++) {
+      picks[picker.pick(pool, this.now)]++;
+    }
+    assertThat(picks).as("8 calls on the connections at 12 and 27 ms").containsExactly(8, 0);
   }
 
   @Test
@@ -167,10 +196,11 @@ class ChannelPickerTest {
     failed
         .latency()
         .closed(ChannelLatency.Close.CHANNEL_FAULT, this.now - 1000 * MS, this.now, false);
-    ChannelPicker picker = new ChannelPicker(this.channels.toArray(new Connection[0]), RULE);
+    Connection[] pool = this.channels.toArray(new Connection[0]);
+    ChannelPicker picker = new ChannelPicker(RULE);
     int[] picks = new int[CHANNELS];
     for (int i = 0; i < 4 * CHANNELS; i++) {
-      picks[picker.pick(this.now + 2000 * MS)]++;
+      picks[picker.pick(pool, this.now + 2000 * MS)]++;
     }
     assertThat(picks[6])
         .as(
@@ -205,7 +235,8 @@ class ChannelPickerTest {
     Connection slow = this.channels.get(3);
     answer(slow, 25 * MS);
     carry(inFlight, 3);
-    ChannelPicker picker = new ChannelPicker(this.channels.toArray(new Connection[0]), RULE);
+    Connection[] pool = this.channels.toArray(new Connection[0]);
+    ChannelPicker picker = new ChannelPicker(RULE);
     long triedAt = -1;
     for (long at = this.now; at < this.now + 2000 * MS; at += 10 * MS) {
       // The healthy channels answer all along: only the slow one is forgotten.
@@ -215,7 +246,7 @@ class ChannelPickerTest {
         }
       }
       for (int i = 0; i < 10; i++) {
-        int channel = picker.pick(at);
+        int channel = picker.pick(pool, at);
         if (channel == 3 && triedAt < 0) {
           triedAt = at - this.now;
         }
@@ -242,10 +273,11 @@ class ChannelPickerTest {
   void aChannelThatAnswersItsTrialFastGetsReadsAgain() {
     Connection recovered = this.channels.get(3);
     answer(recovered, 25 * MS, this.now - 1000 * MS);
-    ChannelPicker picker = new ChannelPicker(this.channels.toArray(new Connection[0]), RULE);
+    Connection[] pool = this.channels.toArray(new Connection[0]);
+    ChannelPicker picker = new ChannelPicker(RULE);
     int[] picks = new int[CHANNELS];
     for (int i = 0; i < 4 * CHANNELS; i++) {
-      picks[picker.pick(this.now)]++;
+      picks[picker.pick(pool, this.now)]++;
     }
     assertThat(picks[3])
         .as(
@@ -277,10 +309,11 @@ class ChannelPickerTest {
 
   /** Picks one read at a time, each done before the next: nothing is in flight but what is set. */
   private int[] pickOneAtATime(long at) {
-    ChannelPicker picker = new ChannelPicker(this.channels.toArray(new Connection[0]), RULE);
+    Connection[] pool = this.channels.toArray(new Connection[0]);
+    ChannelPicker picker = new ChannelPicker(RULE);
     int[] picks = new int[CHANNELS];
     for (int i = 0; i < PICKS; i++) {
-      int channel = picker.pick(at);
+      int channel = picker.pick(pool, at);
       picks[channel]++;
       this.channels.get(channel).uncountCall();
     }

@@ -1,6 +1,7 @@
 package io.github.spannertuning.testing;
 
 import com.google.cloud.NoCredentials;
+import com.google.cloud.grpc.GcpManagedChannelOptions.GcpChannelPoolOptions;
 import com.google.cloud.spanner.DatabaseClient;
 import com.google.cloud.spanner.DatabaseId;
 import com.google.cloud.spanner.ResultSet;
@@ -429,6 +430,32 @@ public final class MockSpannerServer implements AutoCloseable {
         .setChannelConfigurator(ManagedChannelBuilder::usePlaintext)
         .setCredentials(NoCredentials.getInstance())
         .setNumChannels(channels);
+  }
+
+  /**
+   * Options for a real client of this server on grpc-gcp's dynamic channel pool, with the pool's
+   * options: Spanner's defaults (4 channels to start, 2 to 10, one added past 25 calls in flight
+   * per channel, one removed below 15) unless given. The pool size is not set: setting it turns the
+   * dynamic pool off. The pool's options are set by reflection: 6.113's builder has no setter.
+   */
+  public SpannerOptions.Builder dynamicPoolOptions(GcpChannelPoolOptions pool) {
+    SpannerOptions.Builder builder =
+        SpannerOptions.newBuilder()
+            .setProjectId("test-project")
+            .setHost("http://127.0.0.1:" + port())
+            .setChannelConfigurator(ManagedChannelBuilder::usePlaintext)
+            .setCredentials(NoCredentials.getInstance())
+            .enableDynamicChannelPool();
+    if (pool != null) {
+      try {
+        SpannerOptions.Builder.class
+            .getMethod("setGcpChannelPoolOptions", GcpChannelPoolOptions.class)
+            .invoke(builder, pool);
+      } catch (ReflectiveOperationException ex) {
+        throw new IllegalStateException("this client line sets no dynamic pool options", ex);
+      }
+    }
+    return builder;
   }
 
   /**

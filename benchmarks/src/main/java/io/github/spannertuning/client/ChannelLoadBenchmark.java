@@ -2,6 +2,9 @@ package io.github.spannertuning.client;
 
 import com.google.cloud.grpc.GcpManagedChannel;
 import com.google.spanner.v1.SpannerGrpc;
+import io.github.spannertuning.pool.ChannelLoad;
+import io.github.spannertuning.pool.ChannelReservation;
+import io.github.spannertuning.pool.PoolRouting;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -27,12 +30,12 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * What the load-counting interceptor adds to every gRPC call, tuned or not, and what routing adds
  * to a single-use read (ns/op, and B/op with {@code -prof gc}). A call is created, started, handed
- * one response message and closed: through {@link ChannelLoad}'s real {@link CountingInterceptor},
- * which counts it and times it for the channel's latency estimate ({@code channelCounted}), against
- * the same call without it ({@code channelStock}); and picked by {@link PoolRouting} among 8
- * counted channels before that ({@code channelRouted}). The channels below are stand-ins that only
- * keep the listener, so the benchmark can answer the call; the pool in front of them sends a call
- * to the channel its context's affinity key names, by a map lookup, as grpc-gcp does.
+ * one response message and closed: through {@link ChannelLoad}'s real counting interceptor, which
+ * counts it and times it for the channel's latency estimate ({@code channelCounted}), against the
+ * same call without it ({@code channelStock}); and picked by {@link PoolRouting} among 8 counted
+ * channels before that ({@code channelRouted}). The channels below are stand-ins that only keep the
+ * listener, so the benchmark can answer the call; the pool in front of them sends a call to the
+ * channel its context's affinity key names, by a map lookup, as grpc-gcp does.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -111,12 +114,9 @@ public class ChannelLoadBenchmark {
   @Benchmark
   @SuppressWarnings({"unchecked", "rawtypes"})
   public Object channelRouted() {
-    ChannelReservation reservation = this.picker.enter(null);
     ClientCall call;
-    try {
+    try (ChannelReservation reservation = this.picker.reserve(null, null)) {
       call = this.pool.newCall(METHOD, CallOptions.DEFAULT);
-    } finally {
-      this.picker.exit(reservation);
     }
     NoopListener listener = new NoopListener();
     call.start(listener, HEADERS);

@@ -11,6 +11,7 @@ import com.google.cloud.spanner.spi.v1.SpannerRpc.StreamingCall;
 import com.google.protobuf.ByteString;
 import com.google.spanner.v1.ExecuteSqlRequest;
 import io.github.spannertuning.experiment.CallKind;
+import io.github.spannertuning.pool.PoolRouting;
 import io.github.spannertuning.routing.HedgeDelay;
 import io.opentelemetry.api.trace.Span;
 import java.lang.invoke.MethodHandle;
@@ -111,7 +112,7 @@ public class HedgingBenchmark {
 
   private static final MethodHandle SECOND = getter(HedgedStream.class, "second");
 
-  private static final MethodHandle PICKER = getter(TunedSpannerRpc.class, "picker");
+  private static final MethodHandle PICKER = getter(TunedSpannerRpc.class, "pool");
 
   /** When the application closes the result set, as in {@link StarterOverheadBenchmark}. */
   @Param({"at-last", "after-end"})
@@ -129,8 +130,6 @@ public class HedgingBenchmark {
   private PoolRouting everyHedgePicker;
 
   private Map<Option, Object> options;
-
-  private Map<Option, ?> hedgeOptions;
 
   private final StarterOverheadBenchmark.NoopConsumer consumer =
       new StarterOverheadBenchmark.NoopConsumer();
@@ -155,7 +154,6 @@ public class HedgingBenchmark {
     }
     this.everyHedgePicker = (PoolRouting) PICKER.invokeExact(this.everyHedge);
     this.options = StarterOverheadBenchmark.clientOptions();
-    this.hedgeOptions = PoolRouting.withoutChannelHint(this.options);
     this.closeAtLast = this.close.equals("at-last");
   }
 
@@ -237,7 +235,7 @@ public class HedgingBenchmark {
             this.everyHedgePicker,
             shape,
             STARTER,
-            this.hedgeOptions,
+            this.options,
             CallKind.SINGLE_USE,
             System.nanoTime(),
             (Span) null);

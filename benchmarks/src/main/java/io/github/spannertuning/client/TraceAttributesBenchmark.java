@@ -49,9 +49,9 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * What the trace attributes add to a routed, guarded point select (ns/op, and B/op with {@code
  * -prof gc}), on the real classes: {@code TunedSpannerRpc}'s stream path picks the channel and puts
- * the guard on, the gRPC call is made through the real {@link CountingInterceptor} on a stand-in
- * channel, the row marked {@code last} arrives, the application closes, the trailers come. Each
- * query runs in a span of its own, started, made current and ended as the client does its {@code
+ * the guard on, the gRPC call is made through the real counting interceptor on a stand-in channel,
+ * the row marked {@code last} arrives, the application closes, the trailers come. Each query runs
+ * in a span of its own, started, made current and ended as the client does its {@code
  * ExecuteStreamingQuery} span, with the client's five attributes, by an OpenTelemetry SDK that
  * exports nowhere; that span costs the same whether the client traces or not.
  *

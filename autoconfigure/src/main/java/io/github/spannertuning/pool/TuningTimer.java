@@ -1,4 +1,4 @@
-package io.github.spannertuning.client;
+package io.github.spannertuning.pool;
 
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -11,7 +11,7 @@ import java.util.concurrent.TimeUnit;
  * Each open client's imbalance window moves on every 30 seconds; the thread goes away once no
  * client is open and no drain is pending.
  */
-final class TuningTimer {
+public final class TuningTimer {
 
   /** Longer than the imbalance window's period, so an open client's thread is not recreated. */
   private static final long KEEP_ALIVE_SECONDS = 60;
@@ -20,12 +20,12 @@ final class TuningTimer {
 
   private TuningTimer() {}
 
-  static ScheduledFuture<?> schedule(Runnable task, long delayNanos) {
+  public static ScheduledFuture<?> schedule(Runnable task, long delayNanos) {
     return EXECUTOR.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
   }
 
   /** Runs the task every period, the first time one period from now. */
-  static ScheduledFuture<?> every(Runnable task, long periodNanos) {
+  public static ScheduledFuture<?> every(Runnable task, long periodNanos) {
     return EXECUTOR.scheduleAtFixedRate(task, periodNanos, periodNanos, TimeUnit.NANOSECONDS);
   }
 

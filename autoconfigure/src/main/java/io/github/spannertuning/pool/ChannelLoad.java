@@ -1,4 +1,4 @@
-package io.github.spannertuning.client;
+package io.github.spannertuning.pool;
 
 import io.github.spannertuning.experiment.ExperimentSlot;
 import io.github.spannertuning.routing.Connection;
@@ -6,6 +6,8 @@ import io.github.spannertuning.routing.Imbalance;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptor;
 import java.lang.ref.WeakReference;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -17,9 +19,13 @@ import java.util.function.Consumer;
 /**
  * Calls per real sub-channel of one client's pool: what the meters and the endpoint show, and what
  * routing's picker weighs. One {@link ChannelStats} per sub-channel, registered when it carries its
- * first call; the {@link CountingInterceptor} on every sub-channel keeps the counts, the picker
- * counts its picks ({@link ChannelReservation}), and the stream-end guard counts its draining
- * streams.
+ * first call, or when routing finds it in the pool; the {@link CountingInterceptor} on every
+ * sub-channel keeps the counts, the picker counts its picks ({@link ChannelReservation}), and the
+ * stream-end guard counts its draining streams.
+ *
+ * <p>On grpc-gcp's dynamic pool, channels come and go: each one's {@link ChannelStats#state()} says
+ * whether it takes new calls or drains the calls it has before the pool closes it, and a closed one
+ * leaves {@link #channels()} (its listeners are told: {@link #onChannelRemoved}).
  */
 public final class ChannelLoad {
 
@@ -32,6 +38,8 @@ public final class ChannelLoad {
 
   private final List<Consumer<ChannelStats>> listeners = new CopyOnWriteArrayList<>();
 
+  private final List<Consumer<ChannelStats>> removalListeners = new CopyOnWriteArrayList<>();
+
   private final ExperimentSlot experiment;
 
   private final ClientInterceptor interceptor;
@@ -40,7 +48,7 @@ public final class ChannelLoad {
    * @param experiment the client's experiments, told of every data-plane call while one runs; or
    *     {@code null}
    */
-  ChannelLoad(ExperimentSlot experiment) {
+  public ChannelLoad(ExperimentSlot experiment) {
     this.experiment = experiment;
     this.interceptor = new CountingInterceptor(this, experiment, false);
   }
@@ -52,9 +60,53 @@ public final class ChannelLoad {
 
   private volatile int poolSize;
 
-  /** The sub-channels that have carried a call, in the order they were first used. */
+  /** The dynamic pool's channels as routing follows them; {@code null} on a fixed pool. */
+  private volatile DynamicChannels dynamic;
+
+  /** The index of the next sub-channel registered; guarded by this. */
+  private int nextIndex;
+
+  /**
+   * The pool's sub-channels in the order they were first used or found: on a fixed pool those that
+   * have carried a call; on a dynamic pool those it has now, taking calls or draining.
+   */
   public List<ChannelStats> channels() {
-    return List.copyOf(this.channels);
+    DynamicChannels dynamic = this.dynamic;
+    if (dynamic != null) {
+      dynamic.refresh();
+    }
+    List<ChannelStats> live = new ArrayList<>(this.channels.size());
+    for (ChannelStats stats : this.channels) {
+      if (stats.state() != ChannelState.REMOVED) {
+        live.add(stats);
+      }
+    }
+    return Collections.unmodifiableList(live);
+  }
+
+  /**
+   * The channels the pool has now that take new calls: its size, fixed when it was built, or on a
+   * dynamic pool as it grows and shrinks.
+   */
+  public int poolSize() {
+    DynamicChannels dynamic = this.dynamic;
+    return (dynamic != null) ? dynamic.size() : this.poolSize;
+  }
+
+  /** Whether the pool's channels come and go with its load (grpc-gcp's dynamic pool). */
+  public boolean isDynamic() {
+    return this.dynamic != null;
+  }
+
+  /** Routing follows this dynamic pool's channels. */
+  void follow(DynamicChannels dynamic) {
+    this.dynamic = dynamic;
+  }
+
+  /** A dynamic pool closed this channel: it leaves the list, and its listeners are told. */
+  void removed(ChannelStats stats) {
+    this.byChannel.values().remove(stats);
+    this.removalListeners.forEach((listener) -> listener.accept(stats));
   }
 
   /**
@@ -67,11 +119,15 @@ public final class ChannelLoad {
    * client is open, so a meter scrape and an endpoint call see the same window. No lock is taken.
    */
   public double imbalance() {
-    return this.imbalance.of(this.channels.iterator(), ChannelStats::calls, this.poolSize);
+    return this.imbalance.of(this.channels.iterator(), ChannelStats::calls, poolSize());
   }
 
   /** The imbalance's window moves on; run by the timer every {@link #WINDOW_NANOS} while open. */
   synchronized void roll() {
+    if (this.channels.removeIf((stats) -> stats.state() == ChannelState.REMOVED)) {
+      // The window pairs counts by position: it starts again over the channels left.
+      this.imbalance.reset();
+    }
     long[] counts = new long[this.channels.size()];
     for (int i = 0; i < counts.length; i++) {
       counts[i] = this.channels.get(i).calls();
@@ -80,14 +136,14 @@ public final class ChannelLoad {
   }
 
   /** The client was built: its window starts moving on by time. */
-  synchronized void open() {
+  public synchronized void open() {
     if (this.roller == null) {
       this.roller = TuningTimer.every(new Roller(this), WINDOW_NANOS);
     }
   }
 
   /** Forgets the sub-channels of a client that was closed; a reopened client has new ones. */
-  synchronized void reset() {
+  public synchronized void reset() {
     if (this.roller != null) {
       this.roller.cancel(false);
       this.roller = null;
@@ -95,23 +151,30 @@ public final class ChannelLoad {
     this.imbalance.reset();
     this.byChannel.clear();
     this.channels.clear();
+    this.nextIndex = 0;
+    this.dynamic = null;
   }
 
   /**
    * The number of channels the pool was built with; the imbalance's mean is taken over at least
-   * this many. grpc-gcp's dynamic pool may grow past it: then the channels seen count.
+   * this many. On a dynamic pool routing follows, its size now counts instead.
    */
-  void poolSize(int poolSize) {
+  public void poolSize(int poolSize) {
     this.poolSize = poolSize;
   }
 
-  /** Called once for each sub-channel, when it carries its first call. */
+  /** Called once for each sub-channel, when it carries its first call or joins the pool. */
   public void onNewChannel(Consumer<ChannelStats> listener) {
     this.listeners.add(listener);
     this.channels.forEach(listener);
   }
 
-  ClientInterceptor interceptor() {
+  /** Called once for each sub-channel a dynamic pool closed, which leaves {@link #channels()}. */
+  public void onChannelRemoved(Consumer<ChannelStats> listener) {
+    this.removalListeners.add(listener);
+  }
+
+  public ClientInterceptor interceptor() {
     return this.interceptor;
   }
 
@@ -120,7 +183,7 @@ public final class ChannelLoad {
    * SpannerTuningState#traced}): decided once, so that a client that does not trace pays a final
    * field's check for it per call.
    */
-  ClientInterceptor interceptor(boolean traced) {
+  public ClientInterceptor interceptor(boolean traced) {
     return traced ? new CountingInterceptor(this, this.experiment, true) : this.interceptor;
   }
 
@@ -131,7 +194,7 @@ public final class ChannelLoad {
   }
 
   private synchronized ChannelStats register(Channel channel) {
-    ChannelStats stats = new ChannelStats(this.channels.size());
+    ChannelStats stats = new ChannelStats(this.nextIndex++);
     this.channels.add(stats);
     this.listeners.forEach((listener) -> listener.accept(stats));
     return stats;
@@ -160,6 +223,33 @@ public final class ChannelLoad {
     }
   }
 
+  /** Where a channel of the pool is in its life. */
+  public enum ChannelState {
+
+    /** It takes new calls. */
+    ACTIVE("active"),
+
+    /**
+     * A dynamic pool removed it: it takes no new call and is closed once the calls it has end. A
+     * transaction bound to it may still follow it there, as the pool decides.
+     */
+    DRAINING("draining"),
+
+    /** A dynamic pool closed it. */
+    REMOVED("removed");
+
+    private final String id;
+
+    ChannelState(String id) {
+      this.id = id;
+    }
+
+    /** As the endpoint and the meters name it. */
+    public String id() {
+      return this.id;
+    }
+  }
+
   /**
    * One sub-channel's load, as the meters and the endpoint read it. Its calls in flight, calls and
    * latency are routing's {@link Connection}, kept by the {@link CountingInterceptor}, by {@link
@@ -174,11 +264,25 @@ public final class ChannelLoad {
 
     private final AtomicInteger drainingStreams = new AtomicInteger();
 
-    ChannelStats(int index) {
+    private volatile ChannelState state = ChannelState.ACTIVE;
+
+    public ChannelStats(int index) {
       this.index = index;
     }
 
-    /** The sub-channel's number, from 0, in the order it carried its first call. */
+    /** Whether it takes new calls, drains, or was closed by a dynamic pool. */
+    public ChannelState state() {
+      return this.state;
+    }
+
+    void state(ChannelState state) {
+      this.state = state;
+    }
+
+    /**
+     * The sub-channel's number, from 0, in the order it carried its first call or joined the pool;
+     * a dynamic pool's new channel never takes the number of one it removed.
+     */
     public int index() {
       return this.index;
     }
@@ -210,15 +314,17 @@ public final class ChannelLoad {
       return this.connection.latency().estimateNanos();
     }
 
-    Connection connection() {
+    /** The channel as routing's picker weighs it. */
+    public Connection connection() {
       return this.connection;
     }
 
-    void incrementDraining() {
+    /** A stream on this channel starts draining: closed at {@code last}, waiting for trailers. */
+    public void incrementDraining() {
       this.drainingStreams.incrementAndGet();
     }
 
-    void decrementDraining() {
+    public void decrementDraining() {
       this.drainingStreams.decrementAndGet();
     }
   }

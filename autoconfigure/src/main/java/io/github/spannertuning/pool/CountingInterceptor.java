@@ -1,11 +1,11 @@
-package io.github.spannertuning.client;
+package io.github.spannertuning.pool;
 
 import com.google.spanner.v1.ExecuteSqlRequest;
 import com.google.spanner.v1.PartialResultSet;
 import com.google.spanner.v1.ReadRequest;
-import io.github.spannertuning.client.ChannelLoad.ChannelStats;
 import io.github.spannertuning.experiment.CallKind;
 import io.github.spannertuning.experiment.ExperimentSlot;
+import io.github.spannertuning.pool.ChannelLoad.ChannelStats;
 import io.github.spannertuning.routing.ChannelLatency;
 import io.github.spannertuning.trace.Traces;
 import io.grpc.CallOptions;
@@ -26,9 +26,9 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * per-instance count would not do.
  *
  * <p>Two other pieces hand it what they know through the call's context: {@link PoolRouting} the
- * {@link ChannelReservation} the call was counted under at its pick, and {@link GuardedStream} the
- * stream whose first call this is, which learns its sub-channel here and hears of an OK close
- * before gax tells its consumer.
+ * {@link ChannelReservation} the call was counted under at its pick, and the stream-end guard the
+ * {@link StreamLink} whose first call this is, which learns its sub-channel here and hears of an OK
+ * close before gax tells its consumer.
  *
  * <p>The cost per call is a map lookup, two context lookups, two atomic increments, one decrement,
  * two clock reads (one for a call routing picked, which is timed from its pick) and the wrappers.
@@ -89,7 +89,7 @@ final class CountingInterceptor implements ClientInterceptor {
               stats,
               reservation.reserved(),
               reservation.pickedAtNanos(),
-              GuardedStream.link(reservation.stream(), stats),
+              StreamLink.link(reservation.stream(), stats),
               experiment,
               method)
           : next.newCall(method, callOptions);
@@ -99,7 +99,7 @@ final class CountingInterceptor implements ClientInterceptor {
         stats,
         null,
         0,
-        GuardedStream.linkStarting(stats),
+        StreamLink.linkStarting(stats),
         experiment,
         method);
   }
@@ -169,7 +169,7 @@ final class CountingInterceptor implements ClientInterceptor {
 
     private final ChannelStats stats;
 
-    private final GuardedStream stream;
+    private final StreamLink stream;
 
     /** 1 while this call holds an in-flight count, on {@link #countedOn}. */
     private volatile int counted;
@@ -201,7 +201,7 @@ final class CountingInterceptor implements ClientInterceptor {
         ChannelStats stats,
         ChannelStats reserved,
         long pickedAtNanos,
-        GuardedStream stream,
+        StreamLink stream,
         ExperimentSlot experiment,
         MethodDescriptor<ReqT, RespT> method) {
       super(call);
@@ -299,7 +299,7 @@ final class CountingInterceptor implements ClientInterceptor {
         // a close of the stream in between must not cancel a call that has ended. Before the call
         // leaves the in-flight count, too: a draining stream is always one of the calls in flight,
         // which is what bounds the draining streams of a connection.
-        GuardedStream stream = CountedCall.this.stream;
+        StreamLink stream = CountedCall.this.stream;
         if (stream != null && status.isOk()) {
           stream.transportClosedOk();
         }

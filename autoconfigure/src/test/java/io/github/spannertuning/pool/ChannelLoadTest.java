@@ -1,9 +1,10 @@
-package io.github.spannertuning.client;
+package io.github.spannertuning.pool;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.spanner.admin.database.v1.DatabaseAdminGrpc;
 import com.google.spanner.v1.SpannerGrpc;
+import io.github.spannertuning.client.FakeChannel;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;

@@ -1,26 +1,24 @@
-package io.github.spannertuning.client;
+package io.github.spannertuning.pool;
 
 import com.google.cloud.spanner.SpannerOptions;
 import java.util.function.UnaryOperator;
 
 /**
  * Where spanner-tuning's routing steps aside for a channel choice the client makes another way, and
- * why. The picker binds one affinity key per channel of a fixed pool when the client is built, and
- * routes calls through grpc-gcp's pool: neither fits a pool whose channels come and go, nor a
- * client that sends reads to endpoints of its own choosing. There the routing features are
- * unsupported, the client's pool is left as it is, and its own choice stays in charge.
+ * why: a client that sends reads to endpoints of its own choosing (location-aware routing), and a
+ * dynamic pool on a client before 6.119, whose calls name their channel by affinity keys the pool
+ * binds and unbinds as its channels come and go. There the routing features and hedging are
+ * unsupported, the client's pool is left as it is, and its own choice stays in charge. From 6.119,
+ * routing follows the dynamic pool ({@link DynamicChannels}).
  */
-final class RoutingAside {
+public final class RoutingAside {
 
   /** The environment variable that turns on the client's location-aware routing. */
-  static final String LOCATION_API_ENV = "GOOGLE_SPANNER_EXPERIMENTAL_LOCATION_API";
+  public static final String LOCATION_API_ENV = "GOOGLE_SPANNER_EXPERIMENTAL_LOCATION_API";
 
-  static final String DYNAMIC_POOL =
-      "the client's dynamic channel pool is on (enableDynamicChannelPool()): its channels come and"
-          + " go, and the picker binds one key per channel of a fixed pool when the client is"
-          + " built; the client's pool and its own least-busy pick are left as they are";
+  public static final String DYNAMIC_POOL = PoolRouting.DYNAMIC_POOL_WITHOUT_REFERENCES;
 
-  static final String LOCATION_API =
+  public static final String LOCATION_API =
       "location-aware routing is on ("
           + LOCATION_API_ENV
           + "=true): the client picks an endpoint per request by key range and sends routed reads"
@@ -34,8 +32,8 @@ final class RoutingAside {
    *
    * @param environment reads an environment variable ({@code System::getenv} outside tests)
    */
-  static String reason(SpannerOptions options, UnaryOperator<String> environment) {
-    if (dynamicChannelPool(options)) {
+  public static String reason(SpannerOptions options, UnaryOperator<String> environment) {
+    if (!PoolRouting.hasChannelReferences() && dynamicChannelPool(options)) {
       return DYNAMIC_POOL;
     }
     if (locationApi(options) || Boolean.parseBoolean(environment.apply(LOCATION_API_ENV))) {

@@ -1,0 +1,532 @@
+package io.github.spannertuning.client;
+
+import static io.github.spannertuning.testing.MockSpannerServer.POINT_SELECT;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.cloud.grpc.GcpManagedChannelOptions.GcpChannelPoolOptions;
+import com.google.cloud.spanner.ResultSet;
+import com.google.cloud.spanner.SpannerOptions;
+import com.google.cloud.spanner.Statement;
+import com.google.cloud.spanner.spi.v1.GapicSpannerRpc;
+import io.github.spannertuning.pool.ChannelLoad.ChannelState;
+import io.github.spannertuning.pool.ChannelLoad.ChannelStats;
+import io.github.spannertuning.pool.PoolRouting;
+import io.github.spannertuning.testing.Loops;
+import io.github.spannertuning.testing.MockSpannerServer;
+import io.github.spannertuning.testing.MockSpannerServer.Arrival;
+import io.github.spannertuning.testing.MockSpannerServer.ServiceTime;
+import io.github.spannertuning.testing.StockAndTuned;
+import java.net.SocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Routing on grpc-gcp's dynamic channel pool, whose channels come and go with its load, against the
+ * production-like {@link MockSpannerServer} (2 to 5 ms per query unless a test sets another pace,
+ * {@code last} on the final message, trailers 1 ms later, streams served in parallel). Stock and
+ * tuned clients of the same pool options run the same load, one after the other, and stock's
+ * figures are printed beside tuned's.
+ *
+ * <p>The pool's options are Spanner's defaults (4 channels to start, 2 to 10, one added past 25
+ * calls in flight per channel, removed below 15) but for its timing, shortened so that a test sees
+ * it scale in seconds: the scale-down is checked every second (3 minutes in production), and on
+ * grpc-gcp 1.20 a scale-up may follow another after half a second (10 s) and a removed channel is
+ * closed a second after its last call (a minute).
+ *
+ * <p>Tagged {@code dynamic-pool}: the suite runs it on 6.119 (grpc-gcp 1.12) and 6.127 (grpc-gcp
+ * 1.20, whose pool primes the channels it adds and penalises failing ones), the two pools it
+ * follows.
+ */
+@Tag("dynamic-pool")
+class DynamicPoolIT {
+
+  private static final String VERSION = ClientVersions.detected().spanner();
+
+  /** Spanner's dynamic pool defaults, on a test's time scale (see the class comment). */
+  static GcpChannelPoolOptions poolOptions() {
+    GcpChannelPoolOptions.Builder builder =
+        GcpChannelPoolOptions.newBuilder(SpannerOptions.createDefaultDynamicChannelPoolOptions())
+            .setDynamicScaling(15, 25, Duration.ofSeconds(1));
+    // grpc-gcp 1.20's knobs, absent from 1.12.
+    setIfPresent(builder, "setScaleUpCooldown", Duration.ofMillis(500));
+    setIfPresent(builder, "setDrainIdleGrace", Duration.ofSeconds(1));
+    return builder.build();
+  }
+
+  private static void setIfPresent(
+      GcpChannelPoolOptions.Builder builder, String setter, Object value) {
+    try {
+      builder.getClass().getMethod(setter, value.getClass()).invoke(builder, value);
+    } catch (NoSuchMethodException ex) {
+      // Not on this grpc-gcp: its default is already a test's.
+    } catch (ReflectiveOperationException ex) {
+      throw new IllegalStateException(ex);
+    }
+  }
+
+  /**
+   * 200 threads read for 4 s from a server that takes 200 ms per query, then stop: the pool grows
+   * from 4 channels past 8 and, idle, shrinks back. Tuned, it does so at the load where stock does,
+   * within one of the pool's own steps, while no call goes to a channel it drains, no query fails
+   * and no finished stream is cancelled.
+   */
+  @Test
+  void thePoolGrowsAndShrinksAtTheLoadWhereStocksDoes() throws Exception {
+    StockAndTuned<Scaling> runs =
+        StockAndTuned.measure(
+            (tuned) ->
+                onFreshClient(
+                    MockSpannerServer.builder()
+                        .serviceTime(
+                            ServiceTime.uniform(Duration.ofMillis(200), Duration.ofMillis(202))),
+                    tuned,
+                    DynamicPoolIT::scaling));
+    String figures =
+        runs.print(
+            String.format(
+                "[dynamic pool %s] 200 threads for 4 s, then idle: pool size every 0.25 s",
+                VERSION));
+    Scaling stock = runs.stock();
+    Scaling tuned = runs.tuned();
+    assertThat(stock.peak())
+        .as("stock: the pool grew past 8 channels: " + figures)
+        .isGreaterThanOrEqualTo(8);
+    int step = Math.max(1, stock.largestStep());
+    assertThat(tuned.peak())
+        .as("tuned: the pool's peak, within one step (%d) of stock's: %s", step, figures)
+        .isBetween(stock.peak() - step, stock.peak() + step);
+    assertThat(tuned.atEndOfLoad())
+        .as("tuned: its size as the load ended: " + figures)
+        .isBetween(stock.atEndOfLoad() - step, stock.atEndOfLoad() + step);
+    assertThat(tuned.last())
+        .as("tuned: its size once idle, within one step of stock's: " + figures)
+        .isBetween(stock.last() - step, stock.last() + step)
+        .isLessThan(tuned.peak());
+    assertThat(tuned.failed()).as("tuned: failed queries: " + figures).isZero();
+    assertThat(tuned.callsWhileDraining())
+        .as("tuned: calls made on a channel while it drained: " + figures)
+        .isZero();
+    assertThat(tuned.cancels()).as("tuned: streams the server saw cancelled: " + figures).isZero();
+  }
+
+  private static Scaling scaling(RoutingSubject subject) {
+    PoolSampler sampler = new PoolSampler(subject, Duration.ofMillis(250));
+    try (sampler) {
+      Load load = closedLoop(subject, 200, Duration.ofSeconds(4));
+      int atEnd = sampler.sample();
+      // Idle: grpc-gcp 1.12 removes what the last second's load did not need at its next check;
+      // 1.20 after three checks in a row, two channels at a time.
+      sleep(Duration.ofSeconds(6));
+      return new Scaling(
+          sampler.sizes(),
+          atEnd,
+          load.failed(),
+          sampler.callsWhileDraining(),
+          subject.server.cancels());
+    }
+  }
+
+  /** The pool's size over time, and what happened to the load and the channels. */
+  record Scaling(
+      List<Integer> sizes, int atEndOfLoad, int failed, long callsWhileDraining, int cancels) {
+
+    int peak() {
+      return this.sizes.stream().mapToInt(Integer::intValue).max().orElse(0);
+    }
+
+    int last() {
+      return this.sizes.get(this.sizes.size() - 1);
+    }
+
+    /** The largest change between two samples: the pool's own step, at least. */
+    int largestStep() {
+      int step = 0;
+      for (int i = 1; i < this.sizes.size(); i++) {
+        step = Math.max(step, Math.abs(this.sizes.get(i) - this.sizes.get(i - 1)));
+      }
+      return step;
+    }
+
+    @Override
+    public String toString() {
+      return String.format(
+          "sizes %s (peak %d, %d as the load ended, %d idle), %d failed, %d calls on draining"
+              + " channels, %d cancels",
+          this.sizes,
+          peak(),
+          this.atEndOfLoad,
+          last(),
+          this.failed,
+          this.callsWhileDraining,
+          this.cancels);
+    }
+  }
+
+  /**
+   * One connection answers every call 20 ms later than the others, and 8 threads read: it takes at
+   * most 0.15 of its even share of the reads over the connections in use.
+   */
+  @Test
+  void aConnection20MsSlowerTakesLittleFrom8Threads() throws Exception {
+    slowedConnection(MockSpannerServer.builder(), 8, 20);
+  }
+
+  /**
+   * 64 threads read from a server that takes 100 ms per query, so that the client's cores stay
+   * free, and one connection answers 100 ms later: it takes at most 0.15 of its even share.
+   */
+  @Test
+  void aConnectionTwiceAsSlowTakesLittleFrom64Threads() throws Exception {
+    slowedConnection(
+        MockSpannerServer.builder()
+            .serviceTime(ServiceTime.uniform(Duration.ofMillis(100), Duration.ofMillis(102))),
+        64,
+        100);
+  }
+
+  private static void slowedConnection(
+      MockSpannerServer.Builder server, int threads, long slowerMillis) throws Exception {
+    StockAndTuned<Double> share =
+        StockAndTuned.measure(
+            (tuned) ->
+                onFreshClient(
+                    server,
+                    tuned,
+                    (subject) -> {
+                      closedLoop(subject, threads, Duration.ofSeconds(1));
+                      SocketAddress slow = subject.server.busiestConnection();
+                      subject.server.slowDown(slow, slowerMillis);
+                      // The share measured is the settled one: the first second learns the change.
+                      closedLoop(subject, threads, Duration.ofSeconds(1));
+                      subject.server.reset();
+                      closedLoop(subject, threads, Duration.ofSeconds(3));
+                      return shareOf(slow, subject.server.arrivals());
+                    }));
+    String figures =
+        share.print(
+            String.format(
+                "[dynamic pool %s] %d threads, a connection +%d ms: its share of its even share over"
+                    + " the connections in use",
+                VERSION, threads, slowerMillis));
+    assertThat(share.tuned()).as("tuned: " + figures).isLessThanOrEqualTo(0.15);
+  }
+
+  /**
+   * As {@link TransactionRoutingIT} on a fixed pool: one connection of the dynamic pool's four
+   * (scaled down every 3 minutes, as in production, so that it keeps them) answers every call 200
+   * ms later, and 16 threads run 800 transactions: read-only, also through Spring Data Spanner, and
+   * read/write. The slowed connection's share of the transactions stays small for the tuned client,
+   * and no transaction's calls are split between connections.
+   */
+  @Test
+  void transactionsAvoidASlowerConnection() throws Exception {
+    GcpChannelPoolOptions steady = SpannerOptions.createDefaultDynamicChannelPoolOptions();
+    StockAndTuned<Transactions> runs =
+        StockAndTuned.measure(
+            (tuned) ->
+                onFreshClient(
+                    MockSpannerServer.builder(),
+                    tuned,
+                    steady,
+                    (subject) -> {
+                      closedLoop(subject, 8, Duration.ofSeconds(1));
+                      SocketAddress slowed = subject.server.busiestConnection();
+                      subject.server.slowDown(slowed, 200);
+                      subject.server.reset();
+                      int before = poolSize(subject);
+                      int ran = TransactionRoutingIT.transactionsFor(subject, 800, "t");
+                      return Transactions.of(subject, slowed, ran, before);
+                    }));
+    String figures =
+        runs.print(
+            String.format(
+                "[dynamic pool %s] %d threads, 800 transactions, a connection +200 ms",
+                VERSION, TransactionRoutingIT.THREADS));
+    Transactions tuned = runs.tuned();
+    assertThat(tuned.spread().transactions())
+        .as("tuned: transactions the server saw: " + figures)
+        .isEqualTo(800);
+    assertThat(tuned.spread().split())
+        .as("tuned: transactions split between connections: " + figures)
+        .isZero();
+    assertThat(tuned.spread().slowedShare())
+        .as("tuned: the slowed connection's share of its even share: " + figures)
+        .isLessThanOrEqualTo(0.12);
+  }
+
+  /**
+   * The pool grown to 8 channels or more by a burst, 16 threads run transactions for 3 s while the
+   * idle pool scales down under them. None fails; a transaction's calls are split between
+   * connections only where the pool removed its channel under it and grpc-gcp sent its next call
+   * elsewhere (1.12 does, 1.20 follows the draining channel): at most one transaction per thread
+   * for each channel removed.
+   */
+  @Test
+  void transactionsOutliveAScaleDown() throws Exception {
+    StockAndTuned<Transactions> runs =
+        StockAndTuned.measure(
+            (tuned) ->
+                onFreshClient(
+                    MockSpannerServer.builder(),
+                    tuned,
+                    poolOptions(),
+                    (subject) -> {
+                      subject.server.setServiceTime(
+                          ServiceTime.uniform(Duration.ofMillis(200), Duration.ofMillis(202)));
+                      closedLoop(subject, 200, Duration.ofSeconds(2));
+                      subject.server.setServiceTime(
+                          ServiceTime.uniform(Duration.ofMillis(2), Duration.ofMillis(5)));
+                      subject.server.reset();
+                      int grown = poolSize(subject);
+                      int ran =
+                          TransactionRoutingIT.transactionsFor(subject, Duration.ofSeconds(3), "t");
+                      return Transactions.of(subject, null, ran, grown);
+                    }));
+    String figures =
+        runs.print(
+            String.format(
+                "[dynamic pool %s] %d threads of transactions for 3 s, the pool scaling down",
+                VERSION, TransactionRoutingIT.THREADS));
+    Transactions tuned = runs.tuned();
+    assertThat(tuned.before()).as("tuned: the pool before: " + figures).isGreaterThanOrEqualTo(8);
+    assertThat(tuned.after())
+        .as("tuned: the pool scaled down: " + figures)
+        .isLessThan(tuned.before());
+    assertThat(tuned.spread().transactions())
+        .as("tuned: transactions the server saw, all that ran: " + figures)
+        .isEqualTo(tuned.ran());
+    assertThat(tuned.spread().split())
+        .as("tuned: transactions split between connections: " + figures)
+        .isLessThanOrEqualTo((tuned.before() - tuned.after()) * TransactionRoutingIT.THREADS);
+  }
+
+  /** Where the transactions ran, and the pool's size before and after. */
+  record Transactions(TransactionRoutingIT.Spread spread, int ran, int before, int after) {
+
+    static Transactions of(RoutingSubject subject, SocketAddress slowed, int ran, int before) {
+      Set<SocketAddress> used = new HashSet<>();
+      subject.server.calls().forEach((call) -> used.add(call.connection()));
+      return new Transactions(
+          TransactionRoutingIT.Spread.of(subject.server.calls(), slowed, used.size()),
+          ran,
+          before,
+          poolSize(subject));
+    }
+
+    @Override
+    public String toString() {
+      return String.format(
+          "%d transactions, slowed share %.2f, %d split, on %d connections; pool %d -> %d",
+          this.ran,
+          this.spread.slowedShare(),
+          this.spread.split(),
+          this.spread.connections(),
+          this.before,
+          this.after);
+    }
+  }
+
+  /**
+   * Streams whose trailers never come, on a pool grown by a burst that then goes idle: each stream
+   * closed at its last row holds its channel's stream slot while it drains, and the pool closes a
+   * channel it removed only once its calls have ended. The stream-end guard's drain timeout (2 s
+   * here) ends them, so every channel the pool removes is closed within the timeout and the pool's
+   * own wait; stock's figure is printed beside it (6.125+ sends no cancel after {@code last} and
+   * has no timeout: its removed channels stay open).
+   */
+  @Test
+  void aDrainingStreamHoldsARemovedChannelNoLongerThanTheDrainTimeout() throws Exception {
+    Duration drainTimeout = Duration.ofSeconds(2);
+    StockAndTuned<Integer> open =
+        StockAndTuned.measure(
+            (tuned) -> {
+              MockSpannerServer server =
+                  MockSpannerServer.builder()
+                      .serviceTime(
+                          ServiceTime.uniform(Duration.ofMillis(100), Duration.ofMillis(102)))
+                      .trailersDelay(MockSpannerServer.TRAILERS_NEVER)
+                      .start();
+              SpannerOptions.Builder builder = server.dynamicPoolOptions(poolOptions());
+              SpannerTuningState state =
+                  tuned
+                      ? SpannerTuning.newBuilder()
+                          .streamEndGuardDrainTimeout(drainTimeout)
+                          .logWhenBuilt(false)
+                          .build()
+                          .applyTo(builder)
+                      : null;
+              try (RoutingSubject subject =
+                  RoutingSubject.of(server, builder.build().getService(), state)) {
+                closedLoop(subject, 200, Duration.ofSeconds(2));
+                // Idle: the pool removes channels at its checks, each holding the streams that
+                // drain on it, and closes each once its calls have ended.
+                sleep(drainTimeout.plusSeconds(6));
+                return removedButOpen(subject);
+              }
+            });
+    String figures =
+        open.print(
+            String.format(
+                "[dynamic pool %s] trailers never come, drain timeout %s: channels the pool removed"
+                    + " that are still open 8 s after the load",
+                VERSION, drainTimeout));
+    assertThat(open.tuned()).as("tuned: " + figures).isZero();
+  }
+
+  /** Channels grpc-gcp removed from the pool and has not closed, as grpc-gcp has them. */
+  private static int removedButOpen(RoutingSubject subject) {
+    Object pool = PoolRouting.pool((GapicSpannerRpc) subject.spanner.getOptions().getRpc());
+    try {
+      java.lang.reflect.Field removed = pool.getClass().getDeclaredField("removedChannelRefs");
+      removed.setAccessible(true);
+      return ((java.util.Collection<?>) removed.get(pool)).size();
+    } catch (ReflectiveOperationException ex) {
+      throw new IllegalStateException(ex);
+    }
+  }
+
+  private static int poolSize(RoutingSubject subject) {
+    return PoolRouting.pool((GapicSpannerRpc) subject.spanner.getOptions().getRpc())
+        .getNumberOfChannels();
+  }
+
+  /** The connection's arrivals over its even share of all of them, over the connections used. */
+  private static double shareOf(SocketAddress connection, List<Arrival> arrivals) {
+    Set<SocketAddress> used = new HashSet<>();
+    long on = 0;
+    for (Arrival arrival : arrivals) {
+      used.add(arrival.connection());
+      if (arrival.connection().equals(connection)) {
+        on++;
+      }
+    }
+    used.add(connection);
+    return Math.round(100.0 * on / (arrivals.size() / (double) used.size())) / 100.0;
+  }
+
+  /** A fresh client on a dynamic pool, stock or tuned, with a server of its own. */
+  static <T> T onFreshClient(
+      MockSpannerServer.Builder server, boolean tuned, Function<RoutingSubject, T> workload)
+      throws Exception {
+    return onFreshClient(server, tuned, poolOptions(), workload);
+  }
+
+  /**
+   * As {@link #onFreshClient(MockSpannerServer.Builder, boolean, Function)}, with these options.
+   */
+  static <T> T onFreshClient(
+      MockSpannerServer.Builder server,
+      boolean tuned,
+      GcpChannelPoolOptions pool,
+      Function<RoutingSubject, T> workload)
+      throws Exception {
+    try (RoutingSubject subject =
+        RoutingSubject.openDynamic(RoutingSubject.results(server.start()), tuned, pool)) {
+      return workload.apply(subject);
+    }
+  }
+
+  /** Queries made and failed. */
+  record Load(int ok, int failed) {}
+
+  /** {@code threads} threads send point selects one after another for {@code time}. */
+  static Load closedLoop(RoutingSubject subject, int threads, Duration time) {
+    AtomicInteger ok = new AtomicInteger();
+    AtomicInteger failed = new AtomicInteger();
+    long end = System.nanoTime() + time.toNanos();
+    Loops.onThreads(
+        threads,
+        (thread) -> {
+          while (System.nanoTime() < end) {
+            try (ResultSet rs =
+                subject.client.singleUse().executeQuery(Statement.of(POINT_SELECT))) {
+              (rs.next() ? ok : failed).incrementAndGet();
+            } catch (RuntimeException ex) {
+              failed.incrementAndGet();
+            }
+          }
+          return null;
+        });
+    return new Load(ok.get(), failed.get());
+  }
+
+  static void sleep(Duration time) {
+    try {
+      Thread.sleep(time.toMillis());
+    } catch (InterruptedException ex) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(ex);
+    }
+  }
+
+  /**
+   * Samples the pool's size as grpc-gcp has it, for stock and tuned alike, and on a tuned client
+   * each channel's state and calls: the calls made on a channel between two samples that both saw
+   * it draining are calls sent to a channel the pool no longer gives calls (a sample finds a
+   * channel draining at most a sample after the pool removed it).
+   */
+  static final class PoolSampler implements AutoCloseable {
+
+    private final RoutingSubject subject;
+
+    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
+
+    private final List<Integer> sizes = new ArrayList<>();
+
+    private final Map<ChannelStats, Long> drainingSince = new HashMap<>();
+
+    private long callsWhileDraining;
+
+    PoolSampler(RoutingSubject subject, Duration every) {
+      this.subject = subject;
+      sample();
+      this.timer.scheduleAtFixedRate(
+          this::sample, every.toMillis(), every.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    synchronized int sample() {
+      int size = poolSize(this.subject);
+      this.sizes.add(size);
+      if (this.subject.state != null) {
+        Map<ChannelStats, Long> seen = new HashMap<>();
+        for (ChannelStats channel : this.subject.state.channelLoad().channels()) {
+          if (channel.state() == ChannelState.DRAINING) {
+            Long before = this.drainingSince.get(channel);
+            if (before != null) {
+              this.callsWhileDraining += channel.calls() - before;
+            }
+            seen.put(channel, channel.calls());
+          }
+        }
+        this.drainingSince.clear();
+        this.drainingSince.putAll(seen);
+      }
+      return size;
+    }
+
+    synchronized List<Integer> sizes() {
+      return new ArrayList<>(this.sizes);
+    }
+
+    synchronized long callsWhileDraining() {
+      return this.callsWhileDraining;
+    }
+
+    @Override
+    public void close() {
+      this.timer.shutdownNow();
+    }
+  }
+}
