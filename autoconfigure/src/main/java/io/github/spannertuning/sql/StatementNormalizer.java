@@ -70,9 +70,9 @@ public final class StatementNormalizer {
   /**
    * A statement as it may be shown.
    *
-   * @param fingerprint {@value #FINGERPRINT_DIGITS} hex digits of the SHA-256 of the normalized
-   *     text: the same in every JVM for the same statement, and the same for statements that differ
-   *     only in their values, whitespace or comments
+   * @param fingerprint {@value StatementNormalizer#FINGERPRINT_DIGITS} hex digits of the SHA-256 of
+   *     the normalized text: the same in every JVM for the same statement, and the same for
+   *     statements that differ only in their values, whitespace or comments
    * @param text the normalized statement; empty when it could not be read unambiguously
    */
   public record Normalized(String fingerprint, Optional<String> text) {}
