@@ -31,6 +31,7 @@ import org.apache.commons.logging.LogFactory;
 import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.OperationResponseBody;
+import org.springframework.boot.actuate.endpoint.Show;
 import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
@@ -44,8 +45,12 @@ import org.springframework.lang.Nullable;
  * for single-use distribution and the stream-end guard at runtime (for A/B comparison without a
  * restart), and a switchback experiment per client ({@code POST} and {@code DELETE} on {@code
  * /actuator/spannertuning/{client}/experiment}). Read-only unless {@code
- * management.endpoint.spannertuning.access=unrestricted}. Shows no SQL, parameters or credentials:
- * it knows none.
+ * management.endpoint.spannertuning.access=unrestricted}. Shows no parameters or credentials: it
+ * knows none. Of the statements hedging times, it shows by default a fingerprint only; their text,
+ * with every literal replaced by {@code ?}, as {@code
+ * management.endpoint.spannertuning.show-statements} allows ({@link Show}, as Boot's {@code env}
+ * endpoint shows values). Over JMX, {@code when-authorized} shows them, as Boot's endpoints do;
+ * over HTTP, {@link SpannerTuningEndpointWebExtension} asks the request's principal and roles.
  *
  * <p>A request it refuses throws {@link InvalidEndpointRequestException} with the reason; over HTTP
  * {@link SpannerTuningEndpointWebExtension} answers it with a 400 whose body carries that reason.
@@ -66,43 +71,61 @@ public class SpannerTuningEndpoint {
 
   private final Function<String, Optional<TunedJdbcClient>> jdbcClients;
 
+  private final Show showStatements;
+
   /**
+   * An endpoint that shows no statement's text.
+   *
    * @param clients the open clients by name, tuned or with every feature unsupported, asked afresh
    *     on each request since clients come and go
    */
   public SpannerTuningEndpoint(Supplier<Map<String, SpannerTuningState>> clients) {
-    this(clients, (name) -> Optional.empty());
+    this(clients, (name) -> Optional.empty(), Show.NEVER);
   }
 
   /**
    * @param clients the open clients by name, tuned or with every feature unsupported, asked afresh
    *     on each request since clients come and go
    * @param jdbcClients the JDBC driver's client recorded under a name, if that name is one
+   * @param showStatements when the normalized text of the statements hedging times is shown
    */
   public SpannerTuningEndpoint(
       Supplier<Map<String, SpannerTuningState>> clients,
-      Function<String, Optional<TunedJdbcClient>> jdbcClients) {
+      Function<String, Optional<TunedJdbcClient>> jdbcClients,
+      Show showStatements) {
     this.clients = clients;
     this.jdbcClients = jdbcClients;
+    this.showStatements = showStatements;
   }
 
-  private ClientDescriptor describe(String name, SpannerTuningState state) {
+  private ClientDescriptor describe(String name, SpannerTuningState state, boolean statements) {
     return ClientDescriptor.of(
-        state, this.jdbcClients.apply(name).map(JdbcDescriptor::of).orElse(null));
+        state, this.jdbcClients.apply(name).map(JdbcDescriptor::of).orElse(null), statements);
   }
 
   @ReadOperation
   public SpannerTuningDescriptor clients() {
+    return clients(this.showStatements.isShown(true));
+  }
+
+  SpannerTuningDescriptor clients(boolean statements) {
     Map<String, ClientDescriptor> clients = new LinkedHashMap<>();
-    this.clients.get().forEach((name, state) -> clients.put(name, describe(name, state)));
+    this.clients
+        .get()
+        .forEach((name, state) -> clients.put(name, describe(name, state, statements)));
     return new SpannerTuningDescriptor(clients);
   }
 
   @ReadOperation
   @Nullable
   public ClientDescriptor client(@Selector String client) {
+    return client(client, this.showStatements.isShown(true));
+  }
+
+  @Nullable
+  ClientDescriptor client(String client, boolean statements) {
     SpannerTuningState state = this.clients.get().get(client);
-    return (state != null) ? describe(client, state) : null;
+    return (state != null) ? describe(client, state, statements) : null;
   }
 
   /**
@@ -117,6 +140,15 @@ public class SpannerTuningEndpoint {
   @WriteOperation
   public ClientDescriptor switchFeature(
       @Selector String client, String feature, boolean enabled, @Nullable Principal principal) {
+    return switchFeature(client, feature, enabled, principal, this.showStatements.isShown(true));
+  }
+
+  ClientDescriptor switchFeature(
+      String client,
+      String feature,
+      boolean enabled,
+      @Nullable Principal principal,
+      boolean statements) {
     SpannerTuningState state = this.clients.get().get(client);
     if (state == null) {
       throw refused(client, feature, "Unknown Spanner client '" + client + "'", null);
@@ -145,7 +177,7 @@ public class SpannerTuningEndpoint {
             + " through the spannertuning endpoint (was "
             + before
             + ")");
-    return describe(client, state);
+    return describe(client, state, statements);
   }
 
   /**
@@ -388,7 +420,8 @@ public class SpannerTuningEndpoint {
       @JsonInclude(JsonInclude.Include.NON_NULL) @Nullable JdbcDescriptor jdbc)
       implements OperationResponseBody {
 
-    static ClientDescriptor of(SpannerTuningState state, @Nullable JdbcDescriptor jdbc) {
+    static ClientDescriptor of(
+        SpannerTuningState state, @Nullable JdbcDescriptor jdbc, boolean statements) {
       Map<String, FeatureDescriptor> features = new LinkedHashMap<>();
       state
           .features()
@@ -408,7 +441,7 @@ public class SpannerTuningEndpoint {
           state.streamEndGuardDrainedCount(),
           state.streamEndGuardDrainTimeoutCount(),
           state.streamEndGuardCancelledAtLimitCount(),
-          HedgingDescriptor.of(state.hedging()),
+          HedgingDescriptor.of(state.hedging(), statements),
           ExperimentDescriptor.of(state.experiment()),
           jdbc);
     }
@@ -424,7 +457,8 @@ public class SpannerTuningEndpoint {
    * @param extraCallRate hedges sent per hedgeable read over about the last minute
    * @param delaySeconds the delay learned over every hedgeable read; {@code null} until enough
    *     reads were timed
-   * @param shapes the statements read most often of late, with their own delays
+   * @param shapes the shapes of read (statements, or reads of a table) read most often of late,
+   *     with their own delays
    */
   public record HedgingDescriptor(
       long sent,
@@ -437,7 +471,7 @@ public class SpannerTuningEndpoint {
       @JsonInclude(JsonInclude.Include.ALWAYS) @Nullable Double delaySeconds,
       List<ShapeDescriptor> shapes) {
 
-    static HedgingDescriptor of(Hedging hedging) {
+    static HedgingDescriptor of(Hedging hedging, boolean statements) {
       return new HedgingDescriptor(
           hedging.sent(),
           hedging.won(),
@@ -447,31 +481,44 @@ public class SpannerTuningEndpoint {
           hedging.budgetLeft(),
           hedging.extraRate(),
           hedging.delay().map(SpannerTuningEndpoint::seconds).orElse(null),
-          hedging.busiestShapes().stream().map(ShapeDescriptor::of).toList());
+          hedging.busiestShapes().stream()
+              .map((shape) -> ShapeDescriptor.of(shape, statements))
+              .toList());
     }
   }
 
   /**
    * One statement, or the reads of one table, index and columns, and its hedge delay.
    *
-   * @param shape the statement, cut at {@value #SHAPE_CHARACTERS} characters
+   * @param shape what names it without a value: {@code query} and the fingerprint of its normalized
+   *     statement, or {@code read}, the table, the index if one, and the columns; cut at {@value
+   *     #SHAPE_CHARACTERS} characters
+   * @param statement a query's statement with every literal replaced by {@code ?} and no comment,
+   *     cut at {@value #SHAPE_CHARACTERS} characters; absent unless {@code
+   *     management.endpoint.spannertuning.show-statements} allows it, for a read, and for a
+   *     statement that could not be read unambiguously
    * @param delaySeconds its own delay; {@code null} while it has too few samples and uses the
    *     shared one
    * @param samples its times to first response in the recent windows
    */
   public record ShapeDescriptor(
       String shape,
+      @JsonInclude(JsonInclude.Include.NON_NULL) @Nullable String statement,
       @JsonInclude(JsonInclude.Include.ALWAYS) @Nullable Double delaySeconds,
       int samples) {
 
     static final int SHAPE_CHARACTERS = 120;
 
-    static ShapeDescriptor of(Hedging.ShapeFigures shape) {
-      String text = shape.shape();
+    static ShapeDescriptor of(Hedging.ShapeFigures shape, boolean statements) {
       return new ShapeDescriptor(
-          (text.length() > SHAPE_CHARACTERS) ? text.substring(0, SHAPE_CHARACTERS) + "…" : text,
+          cut(shape.shape()),
+          statements ? shape.statement().map(ShapeDescriptor::cut).orElse(null) : null,
           shape.delay().map(SpannerTuningEndpoint::seconds).orElse(null),
           shape.samples());
+    }
+
+    private static String cut(String text) {
+      return (text.length() > SHAPE_CHARACTERS) ? text.substring(0, SHAPE_CHARACTERS) + "…" : text;
     }
   }
 

@@ -1,12 +1,18 @@
 package io.github.spannertuning.actuate;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import io.github.spannertuning.actuate.SpannerTuningEndpoint.ClientDescriptor;
 import io.github.spannertuning.actuate.SpannerTuningEndpoint.RefusedRequestException;
+import io.github.spannertuning.actuate.SpannerTuningEndpoint.SpannerTuningDescriptor;
 import java.security.Principal;
+import java.util.Set;
 import java.util.function.Supplier;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.OperationResponseBody;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
+import org.springframework.boot.actuate.endpoint.Show;
 import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
@@ -14,8 +20,9 @@ import org.springframework.boot.actuate.endpoint.web.annotation.EndpointWebExten
 import org.springframework.lang.Nullable;
 
 /**
- * The endpoint's write operations over HTTP, where a refused request answers 400 with its reason in
- * the body: {@code {"status":400,"error":"Bad Request","message":"...","field":"slice"}}.
+ * The endpoint over HTTP: write operations where a refused request answers 400 with its reason in
+ * the body ({@code {"status":400,"error":"Bad Request","message":"...","field":"slice"}}), and read
+ * operations that show the statements' text only to whom the configuration allows.
  *
  * <p>Why an extension: Actuator turns the {@link InvalidEndpointRequestException} the endpoint
  * throws into a 400 whose body Boot's error handling fills, and with its defaults ({@code
@@ -27,6 +34,12 @@ import org.springframework.lang.Nullable;
  * successful answers are the endpoint's, unchanged. Each field of a body is taken as text, so that
  * a missing or malformed one is refused here with its reason, not by Actuator's conversion before
  * the operation runs.
+ *
+ * <p>Its read operations replace the endpoint's too: they decide, per request, whether the
+ * statements hedging times are shown with their text, as Boot's {@code
+ * EnvironmentEndpointWebExtension} decides whether values are: {@code
+ * management.endpoint.spannertuning.show-statements} ({@link Show}) against the request's principal
+ * and {@code management.endpoint.spannertuning.roles}.
  */
 @EndpointWebExtension(endpoint = SpannerTuningEndpoint.class)
 public class SpannerTuningEndpointWebExtension {
@@ -35,13 +48,43 @@ public class SpannerTuningEndpointWebExtension {
 
   private final SpannerTuningEndpoint endpoint;
 
-  public SpannerTuningEndpointWebExtension(SpannerTuningEndpoint endpoint) {
+  private final Show showStatements;
+
+  private final Set<String> roles;
+
+  /**
+   * @param showStatements when the normalized text of the statements hedging times is shown
+   * @param roles the roles a principal needs for {@link Show#WHEN_AUTHORIZED}; empty, any
+   *     authenticated principal
+   */
+  public SpannerTuningEndpointWebExtension(
+      SpannerTuningEndpoint endpoint, Show showStatements, Set<String> roles) {
     this.endpoint = endpoint;
+    this.showStatements = showStatements;
+    this.roles = roles;
+  }
+
+  /** See {@link SpannerTuningEndpoint#clients()}. */
+  @ReadOperation
+  public SpannerTuningDescriptor clients(SecurityContext securityContext) {
+    return this.endpoint.clients(statements(securityContext));
+  }
+
+  /** See {@link SpannerTuningEndpoint#client(String)}. */
+  @ReadOperation
+  @Nullable
+  public ClientDescriptor client(SecurityContext securityContext, @Selector String client) {
+    return this.endpoint.client(client, statements(securityContext));
+  }
+
+  private boolean statements(SecurityContext securityContext) {
+    return this.showStatements.isShown(securityContext, this.roles);
   }
 
   /** See {@link SpannerTuningEndpoint#switchFeature}. */
   @WriteOperation
   public WebEndpointResponse<Object> switchFeature(
+      SecurityContext securityContext,
       @Selector String client,
       @Nullable String feature,
       @Nullable String enabled,
@@ -52,7 +95,8 @@ public class SpannerTuningEndpointWebExtension {
                 client,
                 feature,
                 SpannerTuningEndpoint.enabled(client, feature, enabled),
-                principal));
+                principal,
+                statements(securityContext)));
   }
 
   /** See {@link SpannerTuningEndpoint#startExperiment}. */

@@ -9,6 +9,7 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 
 /** The {@code spannertuning} Actuator endpoint, when Actuator is there and the endpoint exposed. */
@@ -17,22 +18,28 @@ import org.springframework.context.annotation.Bean;
 @ConditionalOnBean(SpannerTuningRegistry.class)
 // "endpoint =", not the value alias: Boot 3.3 has only the former.
 @ConditionalOnAvailableEndpoint(endpoint = SpannerTuningEndpoint.class)
+@EnableConfigurationProperties(SpannerTuningEndpointProperties.class)
 public class SpannerTuningEndpointAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean
-  SpannerTuningEndpoint spannerTuningEndpoint(SpannerTuningRegistry registry) {
-    return new SpannerTuningEndpoint(registry::clients, registry::jdbcClient);
+  SpannerTuningEndpoint spannerTuningEndpoint(
+      SpannerTuningRegistry registry, SpannerTuningEndpointProperties properties) {
+    return new SpannerTuningEndpoint(
+        registry::clients, registry::jdbcClient, properties.getShowStatements());
   }
 
-  /** Refusals with their reason in the body, over HTTP. */
+  /**
+   * Refusals with their reason in the body, and the statements' text shown per request, over HTTP.
+   */
   @Bean
   @ConditionalOnMissingBean
   @ConditionalOnAvailableEndpoint(
       endpoint = SpannerTuningEndpoint.class,
       exposure = EndpointExposure.WEB)
   SpannerTuningEndpointWebExtension spannerTuningEndpointWebExtension(
-      SpannerTuningEndpoint endpoint) {
-    return new SpannerTuningEndpointWebExtension(endpoint);
+      SpannerTuningEndpoint endpoint, SpannerTuningEndpointProperties properties) {
+    return new SpannerTuningEndpointWebExtension(
+        endpoint, properties.getShowStatements(), properties.getRoles());
   }
 }

@@ -20,8 +20,9 @@ import org.springframework.validation.FieldError;
 import org.springframework.validation.ObjectError;
 
 /**
- * Explains a bad {@code spanner.tuning.*} value: which property, where the value came from, and
- * what it accepts. Ordered first so that it, not Boot's generic binding analyzers, reports these.
+ * Explains a bad {@code spanner.tuning.*} or {@code management.endpoint.spannertuning.*} value:
+ * which property, where the value came from, and what it accepts. Ordered first so that it, not
+ * Boot's generic binding analyzers, reports these.
  */
 class SpannerTuningPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<BindException>
     implements Ordered {
@@ -43,6 +44,9 @@ class SpannerTuningPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
   @Override
   protected FailureAnalysis analyze(Throwable rootFailure, BindException cause) {
     String name = cause.getName().toString();
+    if (name.startsWith(SpannerTuningEndpointProperties.PREFIX + ".")) {
+      return analyzeEndpoint(name, cause);
+    }
     if (!name.startsWith(PREFIX)) {
       return null;
     }
@@ -75,6 +79,27 @@ class SpannerTuningPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
             + from((property != null) ? property.getOrigin() : null)
             + ": "
             + rootMessage(cause),
+        "Set '" + name + "' to " + allowed + ".",
+        cause);
+  }
+
+  /** The endpoint's own keys: Boot binds them leniently, so only a value can be wrong. */
+  private static FailureAnalysis analyzeEndpoint(String name, BindException cause) {
+    String allowed = SpannerTuningEndpointProperties.ACCEPTS.get(name);
+    if (allowed == null) {
+      return null;
+    }
+    ConfigurationProperty property = cause.getProperty();
+    String value = (property != null) ? String.valueOf(property.getValue()) : "?";
+    return new FailureAnalysis(
+        "Invalid value '"
+            + value
+            + "' for property '"
+            + name
+            + "'"
+            + from((property != null) ? property.getOrigin() : null)
+            + ": must be "
+            + allowed,
         "Set '" + name + "' to " + allowed + ".",
         cause);
   }

@@ -221,14 +221,7 @@ public class SpannerChannelMetrics implements MeterBinder {
             .description(delayDescription)
             .baseUnit("seconds")
             .register(registry),
-        Gauge.builder(
-                PREFIX + ".hedging.delay",
-                hedging,
-                (h) ->
-                    h.busiestShapes().stream()
-                        .findFirst()
-                        .map((shape) -> seconds(shape.delay()))
-                        .orElse(Double.NaN))
+        Gauge.builder(PREFIX + ".hedging.delay", hedging, (h) -> seconds(h.busiestDelay()))
             .tags(Tags.concat(this.tags, "shape", "busiest"))
             .description(delayDescription)
             .baseUnit("seconds")

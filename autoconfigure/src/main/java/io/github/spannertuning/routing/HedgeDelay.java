@@ -24,7 +24,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * over every read, the fallback that also serves a shape until it has {@link #MIN_SAMPLES} of its
  * own. So a stream of one-off statements cannot churn the table, and the table holds at most {@link
  * #SHAPES} shapes. Looking a shape up is two array reads and allocates nothing; a new shape
- * allocates its histogram.
+ * allocates its histogram, and a read's a copy of its columns.
  */
 public final class HedgeDelay {
 
@@ -62,7 +62,7 @@ public final class HedgeDelay {
     }
     this.quantile = quantile;
     this.floorNanos = floorNanos;
-    this.fallback = new Shape(0, null, nowNanos);
+    this.fallback = new Shape(0, null, null, null, nowNanos);
   }
 
   /** The percentile for a budget of {@code maxExtra} extra calls per call: half the budget. */
@@ -71,13 +71,23 @@ public final class HedgeDelay {
   }
 
   /**
-   * The shape of a read with this key, found, or placed in the table; the shared fallback where no
+   * The shape of a query with this key, found, or placed in the table; the shared fallback where no
    * way is free.
    *
-   * @param key the shape's hash: the statement's, or the table's, index's and columns'
-   * @param label what the endpoint shows of it: the statement, or the table read
+   * @param key the statement's hash
+   * @param statement the statement, kept for the endpoint, which shows what may be shown of it
    */
-  public Shape shape(long key, String label, long nowNanos) {
+  public Shape shape(long key, String statement, long nowNanos) {
+    return shape(key, statement, null, null, nowNanos);
+  }
+
+  /**
+   * The shape of a read with this key, found, or placed in the table; the shared fallback where no
+   * way is free. The columns are copied only when the shape is placed.
+   *
+   * @param key the hash of the table, index and columns
+   */
+  public Shape shape(long key, String table, String index, List<String> columns, long nowNanos) {
     int set = (int) (mix(key) & (SHAPES - 1)) & ~1;
     Shape first = this.table.get(set);
     if (first != null && first.key == key) {
@@ -101,7 +111,8 @@ public final class HedgeDelay {
     if (resident != null && nowNanos - resident.lastUsedNanos < IDLE_NANOS) {
       return this.fallback;
     }
-    Shape placed = new Shape(key, label, nowNanos);
+    Shape placed =
+        new Shape(key, table, index, (columns != null) ? List.copyOf(columns) : null, nowNanos);
     return this.table.compareAndSet(way, resident, placed) ? placed : this.fallback;
   }
 
@@ -176,7 +187,11 @@ public final class HedgeDelay {
 
     private final long key;
 
-    private final String label;
+    private final String text;
+
+    private final String index;
+
+    private final List<String> columns;
 
     private final LatencyHistogram histogram;
 
@@ -184,9 +199,11 @@ public final class HedgeDelay {
 
     private volatile long delayNanos = NONE;
 
-    Shape(long key, String label, long nowNanos) {
+    Shape(long key, String text, String index, List<String> columns, long nowNanos) {
       this.key = key;
-      this.label = label;
+      this.text = text;
+      this.index = index;
+      this.columns = columns;
       this.histogram = new LatencyHistogram(nowNanos);
       this.lastUsedNanos = nowNanos;
     }
@@ -196,9 +213,24 @@ public final class HedgeDelay {
       return this.key;
     }
 
-    /** The statement or table read, as the caller named it; {@code null} for the fallback. */
-    public String label() {
-      return this.label;
+    /** The statement, or the table a read reads, as the caller named it; null for the fallback. */
+    public String text() {
+      return this.text;
+    }
+
+    /** Whether it is a read's, with an {@link #index()} and {@link #columns()}, not a query's. */
+    public boolean isRead() {
+      return this.columns != null;
+    }
+
+    /** The index a read reads through, empty for none; null for a query. */
+    public String index() {
+      return this.index;
+    }
+
+    /** The columns a read reads; null for a query. */
+    public List<String> columns() {
+      return this.columns;
     }
 
     /** Samples in its recent windows. */

@@ -1,5 +1,7 @@
 package io.github.spannertuning.routing;
 
+import io.github.spannertuning.sql.StatementNormalizer;
+import io.github.spannertuning.sql.StatementNormalizer.Normalized;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -47,19 +49,23 @@ public final class Hedging {
     this.fixedDelayNanos = fixedDelayNanos;
   }
 
-  /** A query's shape: its statement. */
+  /**
+   * A query's shape: its statement. On every hedgeable query: a lookup that allocates nothing (the
+   * statement's hash is cached by the string); what the endpoint shows of the statement is worked
+   * out when it is read.
+   */
   public HedgeDelay.Shape queryShape(String sql, long nowNanos) {
     return this.delay.shape((long) sql.hashCode() << 1, sql, nowNanos);
   }
 
-  /** A read's shape: its table, index and columns. */
+  /** A read's shape: its table, index and columns. Allocates nothing unless it is placed. */
   public HedgeDelay.Shape readShape(
       String table, String index, List<String> columns, long nowNanos) {
     int hash = table.hashCode() * 31 + index.hashCode();
-    for (String column : columns) {
-      hash = hash * 31 + column.hashCode();
+    for (int i = 0; i < columns.size(); i++) {
+      hash = hash * 31 + columns.get(i).hashCode();
     }
-    return this.delay.shape(((long) hash << 1) | 1, table, nowNanos);
+    return this.delay.shape(((long) hash << 1) | 1, table, index, columns, nowNanos);
   }
 
   /** How long a read of this shape waits before its hedge; {@link HedgeDelay#NONE} for none. */
@@ -143,16 +149,31 @@ public final class Hedging {
     return duration(this.delay.fallbackDelayNanos());
   }
 
-  /** The busiest shapes of read and their own delays, busiest first. */
+  /**
+   * The busiest shapes of read and their own delays, busiest first. Each query's statement is
+   * normalized and fingerprinted here, when the endpoint asks, never on a call's path.
+   */
   public List<ShapeFigures> busiestShapes() {
-    return this.delay.busiest(SHAPES_SHOWN).stream()
-        .map(
-            (shape) ->
-                new ShapeFigures(
-                    ((shape.key() & 1) == 0) ? shape.label() : "read of " + shape.label(),
-                    duration(shape.delayNanos()),
-                    shape.samples()))
-        .toList();
+    return this.delay.busiest(SHAPES_SHOWN).stream().map(Hedging::figures).toList();
+  }
+
+  /** The own delay of the busiest shape; empty without one, or while it has too few samples. */
+  public Optional<Duration> busiestDelay() {
+    return this.delay.busiest(1).stream()
+        .findFirst()
+        .flatMap((shape) -> duration(shape.delayNanos()));
+  }
+
+  private static ShapeFigures figures(HedgeDelay.Shape shape) {
+    Optional<Duration> delay = duration(shape.delayNanos());
+    if (shape.isRead()) {
+      String via = shape.index().isEmpty() ? "" : " via " + shape.index();
+      String label = "read " + shape.text() + via + "(" + String.join(", ", shape.columns()) + ")";
+      return new ShapeFigures(label, Optional.empty(), delay, shape.samples());
+    }
+    Normalized statement = StatementNormalizer.normalize(shape.text());
+    return new ShapeFigures(
+        "query " + statement.fingerprint(), statement.text(), delay, shape.samples());
   }
 
   private static Optional<Duration> duration(long nanos) {
@@ -162,9 +183,15 @@ public final class Hedging {
   /**
    * One shape of read and its hedge delay.
    *
-   * @param shape the statement, or the table a read reads
+   * @param shape what names it without a value of the application's: {@code query} and the
+   *     fingerprint of its normalized statement ({@code query 3f2a9c0d1e4b5a67}), or {@code read},
+   *     the table, the index if one, and the columns ({@code read Singers via
+   *     SingersByName(SingerId, FirstName)})
+   * @param statement a query's statement with every literal replaced by {@code ?} and no comment;
+   *     empty for a read, and for a statement that could not be read unambiguously
    * @param delay its own learned delay; empty while it has too few samples and uses the shared one
    * @param samples the times to first response in its recent windows
    */
-  public record ShapeFigures(String shape, Optional<Duration> delay, int samples) {}
+  public record ShapeFigures(
+      String shape, Optional<String> statement, Optional<Duration> delay, int samples) {}
 }

@@ -6,7 +6,11 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.google.cloud.spanner.DatabaseClient;
+import com.google.cloud.spanner.ResultSet;
+import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.testing.MockSpannerServer;
+import io.github.spannertuning.testing.ResultSets;
+import io.github.spannertuning.testing.StatementResult;
 import java.time.Duration;
 import java.util.function.Supplier;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -48,6 +52,25 @@ abstract class EndpointOverHttp {
    */
   void pointSelects(int count) {
     MockSpannerServer.pointSelects(this.databaseClient.get(), count);
+    await().atMost(Duration.ofSeconds(10)).until(() -> activeStreams() == 0);
+  }
+
+  /**
+   * {@code count} single-use runs of {@code sql}, which the server answers with one row, each read
+   * to its end, then until none of the application's streams is open.
+   */
+  void queries(String sql, int count) {
+    EndpointTestApplication.sharedServer()
+        .mock()
+        .putStatementResult(StatementResult.query(Statement.of(sql), ResultSets.pointRow()));
+    DatabaseClient client = this.databaseClient.get();
+    for (int i = 0; i < count; i++) {
+      try (ResultSet rows = client.singleUse().executeQuery(Statement.of(sql))) {
+        while (rows.next()) {
+          // Read to the end.
+        }
+      }
+    }
     await().atMost(Duration.ofSeconds(10)).until(() -> activeStreams() == 0);
   }
 

@@ -39,6 +39,11 @@ class EndpointTestApplication {
         builder.setHost(host).setChannelConfigurator(ManagedChannelBuilder::usePlaintext);
   }
 
+  /** The server every such application without {@value #SERVER_PORT} uses. */
+  static MockSpannerServer sharedServer() {
+    return Shared.SERVER;
+  }
+
   /** The shared server, started when first asked for. */
   private static final class Shared {
 

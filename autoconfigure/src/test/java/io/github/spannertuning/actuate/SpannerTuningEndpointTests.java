@@ -4,28 +4,42 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
+import com.google.cloud.spanner.DatabaseClient;
+import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
+import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.actuate.SpannerTuningEndpoint.ChannelDescriptor;
 import io.github.spannertuning.actuate.SpannerTuningEndpoint.ClientDescriptor;
 import io.github.spannertuning.actuate.SpannerTuningEndpoint.FeatureDescriptor;
+import io.github.spannertuning.actuate.SpannerTuningEndpoint.ShapeDescriptor;
 import io.github.spannertuning.client.Feature;
 import io.github.spannertuning.client.FeatureState.Status;
 import io.github.spannertuning.client.SpannerTuning;
 import io.github.spannertuning.client.SpannerTuningState;
+import io.github.spannertuning.sql.StatementNormalizer;
 import io.github.spannertuning.testing.GuardLine;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServerExtension;
+import io.github.spannertuning.testing.ResultSets;
+import io.github.spannertuning.testing.StatementResult;
+import java.security.Principal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
+import org.springframework.boot.actuate.endpoint.Show;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 
@@ -38,6 +52,11 @@ class SpannerTuningEndpointTests {
 
   @RegisterExtension
   static final MockSpannerServerExtension server = new MockSpannerServerExtension();
+
+  private static final String STATEMENT =
+      "SELECT * FROM Singers WHERE Email = 'ann@example.com' AND SingerId = 42";
+
+  private static final String NORMALIZED = "SELECT * FROM Singers WHERE Email = ? AND SingerId = ?";
 
   private final Map<String, SpannerTuningState> clients = new LinkedHashMap<>();
 
@@ -210,6 +229,98 @@ class SpannerTuningEndpointTests {
   void anUnknownClientIsRefused() {
     assertThat(refusal("nope", "stream-end-guard", true))
         .isEqualTo("Unknown Spanner client 'nope'");
+  }
+
+  /**
+   * Over JMX, as Boot's {@code env} endpoint does with its values, {@code when-authorized} shows
+   * the statements: JMX has no principal, and a JMX client is trusted.
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({"NEVER, false", "WHEN_AUTHORIZED, true", "ALWAYS, true"})
+  void overJmxTheStatementIsShownUnlessNever(Show show, boolean shown) {
+    SpannerTuningEndpoint endpoint =
+        new SpannerTuningEndpoint(
+            () -> new LinkedHashMap<>(this.clients), (name) -> Optional.empty(), show);
+    hedgedQueries(tuned("spanner", SpannerTuning.newBuilder().hedging(true).build(), 2), 5);
+    ShapeDescriptor shape = endpoint.client("spanner").hedging().shapes().get(0);
+    assertThat(shape.shape())
+        .isEqualTo("query " + StatementNormalizer.normalize(STATEMENT).fingerprint());
+    assertThat(shape.statement()).isEqualTo(shown ? NORMALIZED : null);
+    assertThat(endpoint.clients().clients().get("spanner").hedging().shapes().get(0).statement())
+        .isEqualTo(shown ? NORMALIZED : null);
+  }
+
+  /**
+   * Over HTTP, {@code when-authorized} shows the statements to a principal with one of the roles,
+   * or to any principal when no role is configured, as Boot's {@code env} endpoint shows values.
+   */
+  @Test
+  void overHttpWhenAuthorizedShowsTheStatementToAPrincipalWithARole() {
+    hedgedQueries(tuned("spanner", SpannerTuning.newBuilder().hedging(true).build(), 2), 5);
+    SecurityContext anonymous = SecurityContext.NONE;
+    SecurityContext operator = user("olivia", "ops");
+    SecurityContext developer = user("dave", "dev");
+    SpannerTuningEndpointWebExtension anyUser =
+        new SpannerTuningEndpointWebExtension(this.endpoint, Show.WHEN_AUTHORIZED, Set.of());
+    SpannerTuningEndpointWebExtension operators =
+        new SpannerTuningEndpointWebExtension(this.endpoint, Show.WHEN_AUTHORIZED, Set.of("ops"));
+    assertThat(statement(anyUser, anonymous)).isNull();
+    assertThat(statement(anyUser, developer)).isEqualTo(NORMALIZED);
+    assertThat(statement(operators, developer)).isNull();
+    assertThat(statement(operators, operator)).isEqualTo(NORMALIZED);
+    assertThat(
+            operators
+                .clients(operator)
+                .clients()
+                .get("spanner")
+                .hedging()
+                .shapes()
+                .get(0)
+                .statement())
+        .isEqualTo(NORMALIZED);
+    assertThat(
+            new SpannerTuningEndpointWebExtension(this.endpoint, Show.NEVER, Set.of("ops"))
+                .client(operator, "spanner")
+                .hedging()
+                .shapes()
+                .get(0)
+                .statement())
+        .isNull();
+  }
+
+  private static String statement(
+      SpannerTuningEndpointWebExtension extension, SecurityContext securityContext) {
+    return extension.client(securityContext, "spanner").hedging().shapes().get(0).statement();
+  }
+
+  private static SecurityContext user(String name, String role) {
+    return new SecurityContext() {
+
+      @Override
+      public Principal getPrincipal() {
+        return () -> name;
+      }
+
+      @Override
+      public boolean isUserInRole(String asked) {
+        return role.equals(asked);
+      }
+    };
+  }
+
+  private static void hedgedQueries(Spanner spanner, int count) {
+    server
+        .get()
+        .mock()
+        .putStatementResult(StatementResult.query(Statement.of(STATEMENT), ResultSets.pointRow()));
+    DatabaseClient client = spanner.getDatabaseClient(MockSpannerServer.DATABASE);
+    for (int i = 0; i < count; i++) {
+      try (ResultSet rows = client.singleUse().executeQuery(Statement.of(STATEMENT))) {
+        while (rows.next()) {
+          // Read to the end.
+        }
+      }
+    }
   }
 
   /** The reason the endpoint refuses this switch with. */

@@ -9,11 +9,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.BiPredicate;
 
 /**
- * The {@code spanner.tuning.*} keys of the configuration metadata that Boot's configuration
- * processor generated from the properties class when this module was compiled, with their types:
- * what an IDE shows users, and the yardstick for the failure analyzer and the docs.
+ * The keys of the configuration metadata that Boot's configuration processor generated from this
+ * module's properties classes when it was compiled, with their types: what an IDE shows users, and
+ * the yardstick for the failure analyzer and the docs.
  */
 final class ConfigurationMetadata {
 
@@ -21,6 +22,18 @@ final class ConfigurationMetadata {
 
   /** Key to type (such as {@code java.lang.Boolean}), sorted by key. */
   static Map<String, String> spannerTuningKeys() {
+    return keys((name, source) -> name.startsWith("spanner.tuning."));
+  }
+
+  /**
+   * The endpoint's own keys, from {@link SpannerTuningEndpointProperties}, with their types: not
+   * the keys Boot adds for every endpoint ({@code access}, {@code cache.time-to-live}).
+   */
+  static Map<String, String> endpointKeys() {
+    return keys((name, source) -> source.equals(SpannerTuningEndpointProperties.class.getName()));
+  }
+
+  private static Map<String, String> keys(BiPredicate<String, String> nameAndSource) {
     Path file = classesDirectory().resolve("META-INF/spring-configuration-metadata.json");
     if (!Files.isRegularFile(file)) {
       throw new IllegalStateException(
@@ -31,7 +44,7 @@ final class ConfigurationMetadata {
       Map<String, String> keys = new TreeMap<>();
       for (JsonNode property : metadata.get("properties")) {
         String name = property.get("name").asText();
-        if (name.startsWith("spanner.tuning.")) {
+        if (nameAndSource.test(name, property.path("sourceType").asText())) {
           keys.put(name, property.get("type").asText());
         }
       }

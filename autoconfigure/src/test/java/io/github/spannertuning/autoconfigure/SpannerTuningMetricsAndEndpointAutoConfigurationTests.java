@@ -20,6 +20,7 @@ import org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfigu
 import org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration;
 import org.springframework.boot.actuate.endpoint.jackson.EndpointObjectMapper;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
@@ -147,6 +148,26 @@ class SpannerTuningMetricsAndEndpointAutoConfigurationTests {
               assertThat(context).hasSingleBean(SpannerTuningEndpoint.class);
               assertThat(context.getBean(SpannerTuningEndpoint.class).clients().clients())
                   .containsOnlyKeys("spannerA", "spannerB");
+            });
+  }
+
+  /** The endpoint's property is bound with it: a bad value stops startup, explained. */
+  @Test
+  void aBadShowStatementsStopsStartupNamingTheValuesItAccepts() {
+    this.contextRunner
+        .withPropertyValues(
+            "management.endpoints.web.exposure.include=spannertuning",
+            "management.endpoint.spannertuning.show-statements=sometimes")
+        .run(
+            (context) -> {
+              assertThat(context).hasFailed();
+              FailureAnalysis analysis =
+                  new SpannerTuningPropertiesFailureAnalyzer().analyze(context.getStartupFailure());
+              assertThat(analysis).isNotNull();
+              assertThat(analysis.getAction())
+                  .isEqualTo(
+                      "Set 'management.endpoint.spannertuning.show-statements' to never,"
+                          + " when-authorized or always.");
             });
   }
 

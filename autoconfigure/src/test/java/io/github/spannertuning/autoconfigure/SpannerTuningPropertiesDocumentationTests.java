@@ -15,15 +15,20 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The property tables of the README and of docs/configuration.md list exactly the keys of the
- * configuration metadata that Boot's processor generated from {@link SpannerTuningProperties}: a
- * property added to the class and not to the docs, or dropped from the class and left in them,
- * fails here.
+ * configuration metadata that Boot's processor generated from {@link SpannerTuningProperties} and
+ * {@link SpannerTuningEndpointProperties}: a property added to a class and not to the docs, or
+ * dropped from it and left in them, fails here.
  */
 class SpannerTuningPropertiesDocumentationTests {
 
-  /** A table row whose first cell is a {@code spanner.tuning.*} key in backquotes. */
+  /**
+   * A table row whose first cell is a {@code spanner.tuning.*} or {@code
+   * management.endpoint.spannertuning.*} key in backquotes.
+   */
   private static final Pattern TABLE_ROW =
-      Pattern.compile("^\\|\\s*`(spanner\\.tuning\\.[a-z0-9.-]+)`\\s*\\|", Pattern.MULTILINE);
+      Pattern.compile(
+          "^\\|\\s*`((?:spanner\\.tuning|management\\.endpoint\\.spannertuning)\\.[a-z0-9.-]+)`\\s*\\|",
+          Pattern.MULTILINE);
 
   @ParameterizedTest
   @ValueSource(strings = {"README.md", "docs/configuration.md"})
@@ -34,8 +39,10 @@ class SpannerTuningPropertiesDocumentationTests {
     while (row.find()) {
       documented.add(row.group(1));
     }
+    Set<String> keys = new TreeSet<>(ConfigurationMetadata.spannerTuningKeys().keySet());
+    keys.addAll(ConfigurationMetadata.endpointKeys().keySet());
     assertThat(documented)
-        .as("spanner.tuning.* keys in the property table of " + document)
-        .containsExactlyElementsOf(ConfigurationMetadata.spannerTuningKeys().keySet());
+        .as("spanner.tuning.* and the endpoint's keys in the property tables of " + document)
+        .containsExactlyElementsOf(keys);
   }
 }

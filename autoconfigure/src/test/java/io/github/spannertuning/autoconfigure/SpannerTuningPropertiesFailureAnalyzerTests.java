@@ -8,6 +8,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.springframework.boot.actuate.endpoint.Show;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.diagnostics.FailureAnalysis;
@@ -108,6 +110,45 @@ class SpannerTuningPropertiesFailureAnalyzerTests {
         .doesNotContain("a valid value");
   }
 
+  @ParameterizedTest(name = "show-statements={0}")
+  @ValueSource(strings = {"sometimes", "authorized", "true"})
+  void aBadShowStatementsIsNamedWithTheValuesItAccepts(String value) {
+    String property = "management.endpoint.spannertuning.show-statements";
+    FailureAnalysis analysis =
+        analyze(
+            new ApplicationContextRunner().withUserConfiguration(BindEndpointProperties.class),
+            property + "=" + value);
+    assertThat(analysis.getDescription())
+        .startsWith("Invalid value '" + value + "' for property '" + property + "'")
+        .endsWith(": must be never, when-authorized or always");
+    assertThat(analysis.getAction())
+        .isEqualTo("Set '" + property + "' to never, when-authorized or always.");
+  }
+
+  @ParameterizedTest(name = "show-statements={0}")
+  @CsvSource({"never, NEVER", "when-authorized, WHEN_AUTHORIZED", "always, ALWAYS"})
+  void showStatementsTakesBootsValues(String value, Show bound) {
+    new ApplicationContextRunner()
+        .withUserConfiguration(BindEndpointProperties.class)
+        .withPropertyValues(
+            "management.endpoint.spannertuning.show-statements=" + value,
+            "management.endpoint.spannertuning.roles=ops,admin")
+        .run(
+            (context) -> {
+              SpannerTuningEndpointProperties properties =
+                  context.getBean(SpannerTuningEndpointProperties.class);
+              assertThat(properties.getShowStatements()).isEqualTo(bound);
+              assertThat(properties.getRoles()).containsExactlyInAnyOrder("ops", "admin");
+            });
+    new ApplicationContextRunner()
+        .withUserConfiguration(BindEndpointProperties.class)
+        .run(
+            (context) ->
+                assertThat(
+                        context.getBean(SpannerTuningEndpointProperties.class).getShowStatements())
+                    .isEqualTo(Show.NEVER));
+  }
+
   @Test
   void leavesOtherPropertiesToBoot() {
     new ApplicationContextRunner()
@@ -124,8 +165,13 @@ class SpannerTuningPropertiesFailureAnalyzerTests {
   }
 
   private FailureAnalysis analyze(String... properties) {
+    return analyze(this.contextRunner, properties);
+  }
+
+  private static FailureAnalysis analyze(
+      ApplicationContextRunner contextRunner, String... properties) {
     FailureAnalysis[] analysis = new FailureAnalysis[1];
-    this.contextRunner
+    contextRunner
         .withPropertyValues(properties)
         .run(
             (context) -> {
@@ -140,6 +186,10 @@ class SpannerTuningPropertiesFailureAnalyzerTests {
   @Configuration(proxyBeanMethods = false)
   @EnableConfigurationProperties(SpannerTuningProperties.class)
   static class BindTuningProperties {}
+
+  @Configuration(proxyBeanMethods = false)
+  @EnableConfigurationProperties(SpannerTuningEndpointProperties.class)
+  static class BindEndpointProperties {}
 
   @Configuration(proxyBeanMethods = false)
   @EnableConfigurationProperties(OtherProperties.class)

@@ -15,6 +15,7 @@ import java.util.Properties;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.springframework.boot.actuate.endpoint.Show;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
 import org.springframework.boot.autoconfigure.jdbc.JdbcTemplateAutoConfiguration;
@@ -73,7 +74,7 @@ class JdbcMissingHookIT {
               assertThat(name).isEqualTo("Alice");
               SpannerTuningRegistry registry = context.getBean(SpannerTuningRegistry.class);
               ClientDescriptor client =
-                  new SpannerTuningEndpoint(registry::clients, registry::jdbcClient)
+                  new SpannerTuningEndpoint(registry::clients, registry::jdbcClient, Show.NEVER)
                       .client("dataSource");
               assertThat(client).as("the endpoint's entry for DataSource 'dataSource'").isNotNull();
               assertThat(client.features())

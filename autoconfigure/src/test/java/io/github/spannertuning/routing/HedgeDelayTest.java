@@ -76,7 +76,7 @@ class HedgeDelayTest {
     int placed = 0;
     for (long key = 1; key <= 10 * HedgeDelay.SHAPES; key++) {
       HedgeDelay.Shape shape = this.delay.shape(key, "s" + key, now);
-      if (shape.label() != null) {
+      if (shape.text() != null) {
         this.delay.record(shape, MS, now);
         placed++;
       }
@@ -84,7 +84,7 @@ class HedgeDelayTest {
     assertThat(placed).as("shapes with a way of their own").isEqualTo(HedgeDelay.SHAPES);
     assertThat(this.delay.busiest(Integer.MAX_VALUE)).hasSize(placed);
     HedgeDelay.Shape late = this.delay.shape(99_999, "late", now + HedgeDelay.IDLE_NANOS + 1);
-    assertThat(late.label()).as("a shape once the others were idle for a second").isEqualTo("late");
+    assertThat(late.text()).as("a shape once the others were idle for a second").isEqualTo("late");
   }
 
   @Test
@@ -93,7 +93,7 @@ class HedgeDelayTest {
     HedgeDelay.Shape often = this.delay.shape(2, "often", T0);
     feed(seldom, 3 * MS, 10, T0);
     feed(often, 3 * MS, 50, T0);
-    assertThat(this.delay.busiest(1)).extracting(HedgeDelay.Shape::label).containsExactly("often");
+    assertThat(this.delay.busiest(1)).extracting(HedgeDelay.Shape::text).containsExactly("often");
   }
 
   private void feed(HedgeDelay.Shape shape, long latency, int samples, long from) {
