@@ -339,17 +339,18 @@ class DynamicPoolIT {
   }
 
   /**
-   * Streams whose trailers never come, on a pool grown by a burst that then goes idle: each stream
-   * closed at its last row holds its channel's stream slot while it drains, and the pool closes a
-   * channel it removed only once its calls have ended. The stream-end guard's drain timeout (2 s
-   * here) ends them, so every channel the pool removes is closed within the timeout and the pool's
-   * own wait; stock's figure is printed beside it (6.125+ sends no cancel after {@code last} and
-   * has no timeout: its removed channels stay open).
+   * Streams whose trailers never come: 200 threads read twice each from a server that takes 100 ms
+   * per query, which grows the pool, then stop. Each stream closed at its last row holds a stream
+   * slot of its channel while it drains, counts in the pool's load, and keeps a channel the pool
+   * removed from being closed. The stream-end guard's drain timeout (2 s here) ends them: 8 s after
+   * the load, no stream is left open on the server, the pool has shrunk, and every channel it
+   * removed is closed. Stock's figures are printed beside (from 6.125 the client sends no cancel
+   * after {@code last} and has no timeout: its streams stay open, and so does its pool).
    */
   @Test
-  void aDrainingStreamHoldsARemovedChannelNoLongerThanTheDrainTimeout() throws Exception {
+  void aDrainingStreamHoldsNoChannelPastTheDrainTimeout() throws Exception {
     Duration drainTimeout = Duration.ofSeconds(2);
-    StockAndTuned<Integer> open =
+    StockAndTuned<Held> held =
         StockAndTuned.measure(
             (tuned) -> {
               MockSpannerServer server =
@@ -369,20 +370,47 @@ class DynamicPoolIT {
                       : null;
               try (RoutingSubject subject =
                   RoutingSubject.of(server, builder.build().getService(), state)) {
-                closedLoop(subject, 200, Duration.ofSeconds(2));
-                // Idle: the pool removes channels at its checks, each holding the streams that
-                // drain on it, and closes each once its calls have ended.
-                sleep(drainTimeout.plusSeconds(6));
-                return removedButOpen(subject);
+                PoolSampler sampler = new PoolSampler(subject, Duration.ofMillis(250));
+                try (sampler) {
+                  Loops.onThreads(
+                      200,
+                      (thread) -> {
+                        for (int i = 0; i < 2; i++) {
+                          subject.pointSelect();
+                        }
+                        return null;
+                      });
+                  sleep(drainTimeout.plusSeconds(6));
+                  return new Held(
+                      server.awaitingTrailers(),
+                      sampler.sizes().stream().mapToInt(Integer::intValue).max().orElse(0),
+                      poolSize(subject),
+                      removedButOpen(subject));
+                }
               }
             });
     String figures =
-        open.print(
+        held.print(
             String.format(
-                "[dynamic pool %s] trailers never come, drain timeout %s: channels the pool removed"
-                    + " that are still open 8 s after the load",
+                "[dynamic pool %s] trailers never come, drain timeout %s, 8 s after the load",
                 VERSION, drainTimeout));
-    assertThat(open.tuned()).as("tuned: " + figures).isZero();
+    Held tuned = held.tuned();
+    assertThat(tuned.open()).as("tuned: streams left open on the server: " + figures).isZero();
+    assertThat(tuned.after()).as("tuned: the pool shrank: " + figures).isLessThan(tuned.peak());
+    assertThat(tuned.removedButOpen())
+        .as("tuned: channels the pool removed and has not closed: " + figures)
+        .isZero();
+  }
+
+  /** What streams without trailers left of the pool. */
+  record Held(int open, int peak, int after, int removedButOpen) {
+
+    @Override
+    public String toString() {
+      return String.format(
+          "%d streams open, pool %d at its peak -> %d, %d removed channels not closed",
+          this.open, this.peak, this.after, this.removedButOpen);
+    }
   }
 
   /** Channels grpc-gcp removed from the pool and has not closed, as grpc-gcp has them. */

@@ -82,6 +82,9 @@ public final class MockSpannerServer implements AutoCloseable {
 
   public static final String BIG_QUERY = "SELECT id FROM Numbers";
 
+  /** The statement a client primes a new channel with. */
+  public static final String PRIMING_QUERY = "SELECT 1";
+
   /**
    * A trailers delay for {@link Builder#trailersDelay} and {@link #setTrailersDelay}: the stream
    * sends its {@code last} message and then nothing; it stays open until the client cancels it.
@@ -271,6 +274,10 @@ public final class MockSpannerServer implements AutoCloseable {
         StatementResult.query(Statement.of(POINT_SELECT), ResultSets.pointRow()));
     this.mock.putStatementResult(
         StatementResult.query(Statement.of(BIG_QUERY), ResultSets.numbers(10_000)));
+    // What a client that primes its channels sends (6.125+'s dynamic pool, before a channel it
+    // adds takes calls), and what Spanner answers.
+    this.mock.putStatementResult(
+        StatementResult.query(Statement.of(PRIMING_QUERY), ResultSets.int64Row("", 1)));
     this.settings = builder;
     this.server = newServer(0);
     this.proxy = builder.countFrames ? new FrameCountingProxy(this.server.getPort()) : null;
