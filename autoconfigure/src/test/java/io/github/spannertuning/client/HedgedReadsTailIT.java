@@ -77,13 +77,15 @@ class HedgedReadsTailIT {
 
   /**
    * As {@link #hedgingCutsATailOfSingleCallsWithinTheBudget()}, on grpc-gcp's dynamic pool at
-   * Spanner's defaults (4 channels, which 8 threads do not grow): the hedge goes to another channel
-   * of the pool as it is at that moment, with the same bounds.
+   * Spanner's defaults (4 channels, which 8 threads do not grow, nor shrink within the check's 15
+   * s): the hedge goes to another channel of the pool as it is at that moment, with the same
+   * bounds.
    */
   @Test
   @Tag("dynamic-pool")
   void onTheDynamicPoolHedgingCutsTheTailWithinTheBudget() throws Exception {
-    withWarmClients(DynamicPoolIT.poolOptions(), HedgedReadsTailIT::stragglers);
+    withWarmClients(
+        SpannerOptions.createDefaultDynamicChannelPoolOptions(), HedgedReadsTailIT::stragglers);
   }
 
   private static void stragglers(MockSpannerServer server, Client hedged, Client plain) {
