@@ -3,6 +3,7 @@ package io.github.spannertuning.client;
 import java.io.InputStream;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
+import java.lang.reflect.Constructor;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
@@ -100,6 +101,10 @@ public final class ClientReflection {
   /** A channel reference's channel id, which routing sets to the channel picked (6.119+). */
   public static final Member AFFINITY_REF_STATE =
       field(GCP_MANAGED_CHANNEL_NAME + "$ChannelAffinityRef", "state");
+
+  /** A new channel reference, for a hedge's call (grpc-gcp 1.12+, absent before). */
+  public static final Member AFFINITY_REF_CONSTRUCTOR =
+      method(Access.INVOKE, GCP_MANAGED_CHANNEL_NAME + "$ChannelAffinityRef", "<init>");
 
   static final Member EXECUTE_QUERY =
       method(
@@ -378,6 +383,24 @@ public final class ClientReflection {
 
   public static Method method(Member member) throws ReflectiveOperationException {
     return method(member, OWN_LOADER);
+  }
+
+  /**
+   * A constructor of {@link #members()} that the starter calls, made accessible.
+   *
+   * @param member a constructor ({@code <init>}) to invoke
+   * @return the constructor
+   * @throws ReflectiveOperationException when it is not there
+   */
+  public static Constructor<?> constructor(Member member) throws ReflectiveOperationException {
+    requireAccess(member, Access.INVOKE);
+    if (!member.name().equals("<init>")) {
+      throw new IllegalArgumentException(member + " is not a constructor");
+    }
+    Constructor<?> constructor =
+        load(member).getDeclaredConstructor(parameterTypes(member, OWN_LOADER));
+    constructor.setAccessible(true);
+    return constructor;
   }
 
   /**

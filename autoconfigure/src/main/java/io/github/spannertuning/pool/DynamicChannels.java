@@ -1,7 +1,6 @@
 package io.github.spannertuning.pool;
 
 import com.google.cloud.grpc.GcpManagedChannel;
-import com.google.cloud.grpc.GcpManagedChannel.ChannelAffinityRef;
 import com.google.cloud.grpc.GcpManagedChannelOptions.GcpChannelPoolOptions;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.spi.v1.SpannerRpc.Option;
@@ -13,6 +12,7 @@ import io.github.spannertuning.pool.PoolRouting.Snapshot;
 import io.github.spannertuning.routing.ChannelPicker;
 import io.github.spannertuning.routing.Connection;
 import io.grpc.ManagedChannel;
+import java.lang.reflect.Constructor;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
@@ -90,7 +90,7 @@ final class DynamicChannels extends PoolRouting.Channels {
     Pool followed;
     try {
       followed = new GrpcGcpPool(pool);
-      state(new ChannelAffinityRef());
+      state(newReference());
     } catch (ReflectiveOperationException | RuntimeException | LinkageError ex) {
       throw new IllegalStateException("cannot follow grpc-gcp's dynamic pool: " + ex, ex);
     }
@@ -208,7 +208,7 @@ final class DynamicChannels extends PoolRouting.Channels {
   @Override
   boolean unused(Map<Option, ?> options) {
     Object reference = (options != null) ? options.get(PoolRouting.CHANNEL_REFERENCE) : null;
-    return !(reference instanceof ChannelAffinityRef ref) || state(ref).get() == 0;
+    return reference == null || state(reference).get() == 0;
   }
 
   @Override
@@ -217,13 +217,13 @@ final class DynamicChannels extends PoolRouting.Channels {
       return options;
     }
     int state = ((Seen) pool).states[index];
-    if (naming == Naming.OWN
-        && options != null
-        && options.get(PoolRouting.CHANNEL_REFERENCE) instanceof ChannelAffinityRef own
-        && state(own).compareAndSet(0, state)) {
-      return options;
+    if (naming == Naming.OWN && options != null) {
+      Object own = options.get(PoolRouting.CHANNEL_REFERENCE);
+      if (own != null && state(own).compareAndSet(0, state)) {
+        return options;
+      }
     }
-    ChannelAffinityRef fresh = new ChannelAffinityRef();
+    Object fresh = newReference();
     state(fresh).set(state);
     Map<Option, Object> copy = new EnumMap<>(Option.class);
     if (options != null) {
@@ -239,20 +239,41 @@ final class DynamicChannels extends PoolRouting.Channels {
     return null;
   }
 
-  private static final Field REFERENCE_STATE = referenceState();
+  /** grpc-gcp's {@code ChannelAffinityRef} state; {@code null} on a grpc-gcp without it. */
+  private static final Field REFERENCE_STATE =
+      (Field) reflect(ClientReflection.AFFINITY_REF_STATE, true);
 
-  /** The state of a channel reference: {@code 0} for none, else the channel's id plus one. */
-  static AtomicInteger state(ChannelAffinityRef reference) {
+  /** grpc-gcp's {@code ChannelAffinityRef()}; {@code null} on a grpc-gcp without it. */
+  private static final Constructor<?> NEW_REFERENCE =
+      (Constructor<?>) reflect(ClientReflection.AFFINITY_REF_CONSTRUCTOR, false);
+
+  /**
+   * The state of a grpc-gcp channel reference: {@code 0} for none, else the channel's id plus one.
+   */
+  static AtomicInteger state(Object reference) {
     try {
       return (AtomicInteger) REFERENCE_STATE.get(reference);
-    } catch (IllegalAccessException ex) {
-      throw new IllegalStateException(ex);
+    } catch (IllegalAccessException | RuntimeException ex) {
+      throw new IllegalStateException("cannot read a grpc-gcp channel reference: " + ex, ex);
     }
   }
 
-  private static Field referenceState() {
+  /** A new grpc-gcp channel reference, naming no channel yet. */
+  static Object newReference() {
     try {
-      return ClientReflection.field(ClientReflection.AFFINITY_REF_STATE);
+      return NEW_REFERENCE.newInstance();
+    } catch (ReflectiveOperationException | RuntimeException ex) {
+      throw new IllegalStateException("cannot make a grpc-gcp channel reference: " + ex, ex);
+    }
+  }
+
+  /**
+   * The field or constructor of a member, or {@code null} where this grpc-gcp lacks it (before
+   * 1.12): {@link #install} then fails, with the reason, before either is used.
+   */
+  private static Object reflect(ClientReflection.Member member, boolean field) {
+    try {
+      return field ? ClientReflection.field(member) : ClientReflection.constructor(member);
     } catch (ReflectiveOperationException | RuntimeException | LinkageError ex) {
       return null;
     }

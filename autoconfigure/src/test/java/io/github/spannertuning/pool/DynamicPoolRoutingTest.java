@@ -2,7 +2,6 @@ package io.github.spannertuning.pool;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.google.cloud.grpc.GcpManagedChannel.ChannelAffinityRef;
 import com.google.cloud.spanner.spi.v1.SpannerRpc.Option;
 import io.github.spannertuning.client.FakeChannel;
 import io.github.spannertuning.pool.ChannelLoad.ChannelState;
@@ -31,7 +30,7 @@ import org.junit.jupiter.api.Test;
  * DynamicPoolIT}'s.
  *
  * <p>Tagged {@code default-line}: the logic is the starter's own on every client line; it needs
- * grpc-gcp's channel reference (6.119+) to name channels.
+ * grpc-gcp's channel reference (6.119+) to name channels, reached as the runtime reaches it.
  */
 @Tag("default-line")
 class DynamicPoolRoutingTest {
@@ -187,7 +186,7 @@ class DynamicPoolRoutingTest {
   void aTransactionFollowsItsChannelWhileThePoolGivesItCallsThenThePoolsRule() {
     List<Ref> refs = this.pool.add(4);
     PoolRouting routing = routing();
-    ChannelAffinityRef transaction = new ChannelAffinityRef();
+    Object transaction = DynamicChannels.newReference();
     Map<Option, Object> options = options(transaction);
 
     ChannelReservation begin = routing.reserveFirst(transaction, options, null);
@@ -208,7 +207,7 @@ class DynamicPoolRoutingTest {
         .as("a later call once the pool drained the channel")
         .isNull();
 
-    ChannelAffinityRef used = new ChannelAffinityRef();
+    Object used = DynamicChannels.newReference();
     DynamicChannels.state(used).set(refs.get(0).id + 1);
     assertThat(routing.reserveFirst(used, options(used), null)).isNull();
   }
@@ -222,7 +221,7 @@ class DynamicPoolRoutingTest {
     this.pool.add(4);
     PoolRouting routing = routing();
     for (int i = 0; i < 200; i++) {
-      ChannelAffinityRef read = new ChannelAffinityRef();
+      Object read = DynamicChannels.newReference();
       Map<Option, Object> options = options(read);
       Call first = pick(routing, options);
       assertThat(DynamicChannels.state(read).get())
@@ -233,7 +232,7 @@ class DynamicPoolRoutingTest {
       assertThat(hedge.reserved()).isNotSameAs(first.channel);
       Object reference = hedge.options().get(PoolRouting.CHANNEL_REFERENCE);
       assertThat(reference).isNotSameAs(read);
-      assertThat(DynamicChannels.state((ChannelAffinityRef) reference).get())
+      assertThat(DynamicChannels.state(reference).get())
           .isEqualTo(this.pool.refOf(hedge.reserved()).id + 1);
       assertThat(DynamicChannels.state(read).get())
           .isEqualTo(this.pool.refOf(first.channel).id + 1);
@@ -252,7 +251,7 @@ class DynamicPoolRoutingTest {
     return ref.stats.state();
   }
 
-  private static Map<Option, Object> options(ChannelAffinityRef reference) {
+  private static Map<Option, Object> options(Object reference) {
     Map<Option, Object> options = new EnumMap<>(Option.class);
     options.put(PoolRouting.CHANNEL_REFERENCE, reference);
     return options;
