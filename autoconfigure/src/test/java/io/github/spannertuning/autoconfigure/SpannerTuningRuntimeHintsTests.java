@@ -36,6 +36,8 @@ class SpannerTuningRuntimeHintsTests {
       Set.of(
           // grpc-gcp 1.12+ (the 6.119 line) only.
           "com.google.cloud.grpc.GcpManagedChannel.CHANNEL_AFFINITY_REF_KEY",
+          "com.google.cloud.grpc.GcpManagedChannel$ChannelAffinityRef.state",
+          "com.google.cloud.grpc.GcpManagedChannel$ChannelAffinityRef.<init>",
           // google-cloud-spanner 6.125+ only: the iterator that drops its call at last.
           "com.google.cloud.spanner.GrpcStreamIterator.clearCall",
           // Clients whose streaming methods take no request id (6.89 to 6.104): the compat lines.
