@@ -41,9 +41,9 @@ import org.junit.jupiter.api.Test;
  *
  * <p>The pool's options are Spanner's defaults (4 channels to start, 2 to 10, one added past 25
  * calls in flight per channel, removed below 15) but for its timing, shortened so that a test sees
- * it scale in seconds: the scale-down is checked every second (3 minutes in production), and on
- * grpc-gcp 1.20 a scale-up may follow another after half a second (10 s) and a removed channel is
- * closed a second after its last call (a minute).
+ * it scale in seconds: the scale-down is checked every half second (3 minutes in production), and
+ * on grpc-gcp 1.20 a scale-up may follow another after half a second (10 s) and a removed channel
+ * is closed a second after its last call (a minute).
  *
  * <p>Tagged {@code dynamic-pool}: the suite runs it on 6.119 (grpc-gcp 1.12) and 6.127 (grpc-gcp
  * 1.20, whose pool primes the channels it adds and penalises failing ones), the two pools it
@@ -58,7 +58,7 @@ class DynamicPoolIT {
   static GcpChannelPoolOptions poolOptions() {
     GcpChannelPoolOptions.Builder builder =
         GcpChannelPoolOptions.newBuilder(SpannerOptions.createDefaultDynamicChannelPoolOptions())
-            .setDynamicScaling(15, 25, Duration.ofSeconds(1));
+            .setDynamicScaling(15, 25, Duration.ofMillis(500));
     // grpc-gcp 1.20's knobs, absent from 1.12.
     setIfPresent(builder, "setScaleUpCooldown", Duration.ofMillis(500));
     setIfPresent(builder, "setDrainIdleGrace", Duration.ofSeconds(1));
@@ -77,7 +77,7 @@ class DynamicPoolIT {
   }
 
   /**
-   * 950 reads a second for 4 s from a server that takes 200 ms per query, so about 190 calls in
+   * 950 reads a second for 3 s from a server that takes 200 ms per query, so about 190 calls in
    * flight, then none: the pool grows from 4 channels to 8 or more and, idle, shrinks back. Tuned,
    * it does so at the load where stock does, within one of the pool's own steps, while no call goes
    * to a channel it drains, no query fails and no finished stream is cancelled. The reads arrive on
@@ -100,7 +100,7 @@ class DynamicPoolIT {
     String figures =
         runs.print(
             String.format(
-                "[dynamic pool %s] 950 reads/s for 4 s, then idle: pool size every 0.25 s (the"
+                "[dynamic pool %s] 950 reads/s for 3 s, then idle: pool size every 0.25 s (the"
                     + " pool's step: %d)",
                 VERSION, step));
     Scaling stock = runs.stock();
@@ -128,11 +128,11 @@ class DynamicPoolIT {
   private static Scaling scaling(RoutingSubject subject) {
     PoolSampler sampler = new PoolSampler(subject, Duration.ofMillis(250));
     try (sampler) {
-      Load load = openLoop(subject, 950, Duration.ofSeconds(4));
+      Load load = openLoop(subject, 950, Duration.ofSeconds(3));
       int atEnd = sampler.sample();
-      // Idle: grpc-gcp 1.12 removes what the last second's load did not need at its next check;
+      // Idle: grpc-gcp 1.12 removes what the last check's load did not need at its next check;
       // 1.20 after three checks in a row, two channels at a time.
-      sleep(Duration.ofSeconds(6));
+      sleep(Duration.ofSeconds(4));
       return new Scaling(
           sampler.sizes(),
           atEnd,
@@ -345,7 +345,7 @@ class DynamicPoolIT {
    * Streams whose trailers never come: 200 threads read twice each from a server that takes 100 ms
    * per query, which grows the pool, then stop. Each stream closed at its last row holds a stream
    * slot of its channel while it drains, counts in the pool's load, and keeps a channel the pool
-   * removed from being closed. The stream-end guard's drain timeout (2 s here) ends them: 8 s after
+   * removed from being closed. The stream-end guard's drain timeout (2 s here) ends them: 6 s after
    * the load, no stream is left open on the server, the pool has shrunk, and every channel it
    * removed is closed. Stock's figures are printed beside (from 6.125 the client sends no cancel
    * after {@code last} and has no timeout: its streams stay open, and so does its pool).
@@ -383,7 +383,7 @@ class DynamicPoolIT {
                         }
                         return null;
                       });
-                  sleep(drainTimeout.plusSeconds(6));
+                  sleep(drainTimeout.plusSeconds(4));
                   return new Held(
                       server.awaitingTrailers(),
                       sampler.sizes().stream().mapToInt(Integer::intValue).max().orElse(0),
@@ -395,7 +395,7 @@ class DynamicPoolIT {
     String figures =
         held.print(
             String.format(
-                "[dynamic pool %s] trailers never come, drain timeout %s, 8 s after the load",
+                "[dynamic pool %s] trailers never come, drain timeout %s, 6 s after the load",
                 VERSION, drainTimeout));
     Held tuned = held.tuned();
     assertThat(tuned.open()).as("tuned: streams left open on the server: " + figures).isZero();
