@@ -190,6 +190,27 @@ class ChannelPickerTest {
     assertThat(picks).as("8 calls on the connections at 12 and 27 ms").containsExactly(8, 0);
   }
 
+  /**
+   * A pool of two under load, one connection answering in 5 ms and one 20 ms later: 40 calls in
+   * flight all go to the fast one, which serves them in parallel. Half again the mean would call it
+   * hot at 31 and hand the slow one the rest; a connection more than four times slower than the
+   * fastest takes none of a hot one's calls while the fast one has room.
+   */
+  @Test
+  void aHotConnectionShedsNoCallToOneFarSlower() {
+    Connection fast = new Connection(this.now);
+    Connection slow = new Connection(this.now);
+    answer(fast, 5 * MS);
+    answer(slow, 25 * MS);
+    Connection[] pool = {fast, slow};
+    ChannelPicker picker = new ChannelPicker(RULE);
+    int[] picks = new int[2];
+    for (int i = 0; i < 40; i++) {
+      picks[picker.pick(pool, this.now)]++;
+    }
+    assertThat(picks).as("40 calls on the connections at 5 and 25 ms").containsExactly(40, 0);
+  }
+
   @Test
   void aChannelWhoseCallFailedCarriesOneCallAtATime() {
     Connection failed = this.channels.get(6);
