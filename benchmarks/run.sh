@@ -13,6 +13,11 @@
 #   benchmarks/run.sh --client-cpus 1 --workloads "" --limited-rounds 2 --limited-window-s 8
 #                                          # only the CPU-limited part, shorter
 #   benchmarks/run.sh --scale 0.5 --rounds 3
+#   benchmarks/run.sh --pool dynamic --client-cpus 0
+#                                          # every client on grpc-gcp's dynamic channel pool: the
+#                                          # degraded, stragglers, fresh-client and grow-shrink
+#                                          # workloads, stock, tuned and tuned + hedging, on 6.119
+#                                          # and 6.127 (6.113 does not route that pool)
 #
 # Extra arguments are flags of BenchmarkMain (see docs/benchmarking.md). SKIP_JMH=1 skips JMH; JMH_ARGS adds
 # JMH options (e.g. JMH_ARGS="-wi 1 -i 2" for a shorter run); JMH_INCLUDE picks the JMH benchmarks by a
@@ -41,7 +46,14 @@ fi
 if [ -z "${SKIP_JMH:-}" ] && [ -n "${JMH_ARGS:-}" ]; then command+="JMH_ARGS=\"$JMH_ARGS\" "; fi
 command+="benchmarks/run.sh${*:+ $*}"
 
-for line_name in ${LINES:-6.119 6.113}; do
+default_lines="6.119 6.113"
+for arg in "$@"; do
+  if [ "$arg" = "--pool=dynamic" ] || { [ "${previous:-}" = "--pool" ] && [ "$arg" = dynamic ]; }; then
+    default_lines="6.119 6.127"
+  fi
+  previous=$arg
+done
+for line_name in ${LINES:-$default_lines}; do
   case "$line_name" in
     6.119) profile="" ;;
     6.113) profile=client-6.113 ;;

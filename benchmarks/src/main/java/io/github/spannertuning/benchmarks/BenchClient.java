@@ -78,13 +78,13 @@ final class BenchClient implements AutoCloseable {
     return base.withValue(SpannerOptions.CALL_CONTEXT_CONFIGURATOR_KEY, deadline);
   }
 
-  static BenchClient open(Variant variant, int port, int channels) {
-    return open(variant, port, channels, 0);
+  static BenchClient open(Variant variant, int port, ClientPool pool) {
+    return open(variant, port, pool, 0);
   }
 
   /** A client whose queries each have the given deadline (0 for the client's own). */
-  static BenchClient open(Variant variant, int port, int channels, long deadlineMillis) {
-    SpannerOptions.Builder builder = options(port, channels);
+  static BenchClient open(Variant variant, int port, ClientPool pool, long deadlineMillis) {
+    SpannerOptions.Builder builder = options(port, pool);
     SpannerTuningState state = variant.configure(builder);
     return new BenchClient(variant, builder.build().getService(), state, deadlineMillis);
   }
@@ -95,18 +95,18 @@ final class BenchClient implements AutoCloseable {
    * slices.
    */
   static BenchClient tuned(SpannerTuning tuning, int port, int channels) {
-    SpannerOptions.Builder builder = options(port, channels);
+    SpannerOptions.Builder builder = options(port, ClientPool.fixed(channels));
     SpannerTuningState state = tuning.applyTo(builder);
     return new BenchClient(Variant.TUNED, builder.build().getService(), state, 0);
   }
 
-  private static SpannerOptions.Builder options(int port, int channels) {
-    return SpannerOptions.newBuilder()
-        .setProjectId("bench-project")
-        .setHost("http://127.0.0.1:" + port)
-        .setChannelConfigurator(ManagedChannelBuilder::usePlaintext)
-        .setCredentials(NoCredentials.getInstance())
-        .setNumChannels(channels);
+  private static SpannerOptions.Builder options(int port, ClientPool pool) {
+    return pool.apply(
+        SpannerOptions.newBuilder()
+            .setProjectId("bench-project")
+            .setHost("http://127.0.0.1:" + port)
+            .setChannelConfigurator(ManagedChannelBuilder::usePlaintext)
+            .setCredentials(NoCredentials.getInstance()));
   }
 
   /**
@@ -120,11 +120,11 @@ final class BenchClient implements AutoCloseable {
     return new BenchClient(variant, JdbcPointSelects.open(variant, port, channels));
   }
 
-  /** The client for the workload: the client's own API, or the JDBC driver. */
-  static BenchClient open(Workload workload, Variant variant, int port, int channels) {
+  /** The client for the workload: the client's own API, or the JDBC driver (on a fixed pool). */
+  static BenchClient open(Workload workload, Variant variant, int port, ClientPool pool) {
     return workload.jdbc()
-        ? openJdbc(variant, port, channels, workload.deadlineMs())
-        : open(variant, port, channels, workload.deadlineMs());
+        ? openJdbc(variant, port, pool.channels(), workload.deadlineMs())
+        : open(variant, port, pool, workload.deadlineMs());
   }
 
   /**
@@ -202,11 +202,25 @@ final class BenchClient implements AutoCloseable {
       return new long[0];
     }
     List<ChannelLoad.ChannelStats> channels = this.state.channelLoad().channels();
-    long[] calls = new long[channels.size()];
+    // A dynamic pool's channels keep the index they were first found at while others leave.
+    int size = channels.stream().mapToInt((channel) -> channel.index() + 1).max().orElse(0);
+    long[] calls = new long[size];
     for (ChannelLoad.ChannelStats channel : channels) {
       calls[channel.index()] = channel.calls();
     }
     return calls;
+  }
+
+  /** The channels the client's grpc-gcp pool has now; the client's own API only. */
+  int poolSize() {
+    return ClientPool.size(this.spanner);
+  }
+
+  /**
+   * Whether the starter's routing follows the client's dynamic pool; false for the stock client.
+   */
+  boolean routesOnDynamicPool() {
+    return this.state != null && this.state.channelLoad().isDynamic();
   }
 
   @Override

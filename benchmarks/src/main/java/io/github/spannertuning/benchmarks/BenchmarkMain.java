@@ -16,7 +16,10 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.HdrHistogram.Histogram;
@@ -48,9 +51,38 @@ public final class BenchmarkMain {
   static final String DEFAULT_WORKLOADS =
       "steady,bursty,spiky,degraded,stalled,recovered,fresh-client";
 
+  /** The workload that makes the dynamic pool grow and then shrink; on the dynamic pool only. */
+  static final String GROW_SHRINK = "grow-shrink";
+
+  /** The workloads run on the dynamic pool when {@code --workloads} is not given. */
+  static final String DYNAMIC_POOL_WORKLOADS = "degraded,stragglers,fresh-client," + GROW_SHRINK;
+
+  /** The variants run on the dynamic pool when {@code --variants} is not given. */
+  static final String DYNAMIC_POOL_VARIANTS = "stock,tuned,hedged";
+
+  /**
+   * Workloads that do not run on the dynamic pool, and why: their connection counts or faults are
+   * set for a fixed pool.
+   */
+  static final Map<String, String> NOT_ON_DYNAMIC_POOL =
+      Map.of(
+          "stalled",
+          "its stalled connection is the busiest since the warm-up, which the pool may since have"
+              + " removed",
+          "recovered",
+          "its recovery is read against an even share of a fixed pool",
+          JDBC_POINT_SELECTS,
+          "the JDBC driver builds its own client, on a fixed pool",
+          "slow-trailers-1ch",
+          "it runs on a fixed pool of 1 channel",
+          "slow-trailers-8ch",
+          "it runs on a fixed pool of 8 channels");
+
   private final Flags flags;
 
   private final Path out;
+
+  private final ClientPool pool;
 
   private final int channels;
 
@@ -80,16 +112,40 @@ public final class BenchmarkMain {
     this.flags = flags;
     flags.string("command", "java " + BenchmarkMain.class.getName());
     this.out = Paths.get(flags.string("out", "target/benchmark-results"));
-    this.channels = flags.integer("channels", 8, 1, 256);
+    this.pool = ClientPool.from(flags);
+    this.channels = this.pool.channels();
     this.rounds = flags.integer("rounds", 2, 1, 1000);
     this.windowSeconds = flags.positive("window-s", 12);
     this.bucketSeconds = flags.positive("bucket-s", 0.25);
     this.warmupQueries = flags.integer("warmup-queries", 300, 0, 1_000_000);
     this.floorQueries = flags.integer("floor-queries", 300, 1, 1_000_000);
     this.seed = (long) flags.number("seed", 1);
-    List<Workload> all = allWorkloads(flags);
-    this.workloads = choose(all, flags.string("workloads", DEFAULT_WORKLOADS));
+    List<Workload> all = allWorkloads(flags, this.pool);
+    String names =
+        flags.string("workloads", this.pool.dynamic() ? DYNAMIC_POOL_WORKLOADS : DEFAULT_WORKLOADS);
+    if (!this.pool.dynamic() && Arrays.asList(names.split(",")).contains(GROW_SHRINK)) {
+      throw new IllegalArgumentException(
+          "--workloads " + GROW_SHRINK + " needs --pool dynamic: a fixed pool does not grow");
+    }
+    this.workloads = choose(all, names);
+    if (this.pool.dynamic()) {
+      for (Workload workload : this.workloads) {
+        String why = NOT_ON_DYNAMIC_POOL.get(workload.name());
+        if (why != null) {
+          throw new IllegalArgumentException(
+              "--workloads "
+                  + workload.name()
+                  + " is not on the dynamic pool (--pool dynamic): "
+                  + why);
+        }
+      }
+    }
     this.cpuLimited = new CpuLimitedRun(flags, all, this);
+    if (this.pool.dynamic() && this.cpuLimited.enabled()) {
+      throw new IllegalArgumentException(
+          "--pool dynamic runs on an unlimited client only: add --client-cpus 0 (the CPU-limited"
+              + " part's capacity sweep and reference workloads run on the fixed pool)");
+    }
   }
 
   public static void main(String[] args) throws Exception {
@@ -118,18 +174,27 @@ public final class BenchmarkMain {
     return main.run(frontendFlags);
   }
 
-  private static List<Workload> allWorkloads(Flags flags) {
+  private static List<Workload> allWorkloads(Flags flags, ClientPool pool) {
     double scale = flags.positive("scale", 1.0);
     double period = flags.positive("burst-period-s", 5);
     double length = flags.positive("burst-length-s", 1);
     List<Variant> variants =
         Arrays.stream(
                 flags
-                    .string("variants", "stock,tuned,distribution-only,guard-only,round-robin")
+                    .string(
+                        "variants",
+                        pool.dynamic()
+                            ? DYNAMIC_POOL_VARIANTS
+                            : "stock,tuned,distribution-only,guard-only,round-robin")
                     .split(","))
             .map(String::trim)
             .map(Variant::of)
             .toList();
+    if (pool.dynamic() && variants.contains(Variant.ROUND_ROBIN)) {
+      throw new IllegalArgumentException(
+          "--variants round-robin is not on the dynamic pool (--pool dynamic): it is gax's fixed"
+              + " pool with grpc-gcp off");
+    }
     // The reference's spiky shape; degraded, stalled and recovered are it with one connection at
     // fault.
     Workload spiky = spiky(flags, scale, period, length, variants);
@@ -184,12 +249,56 @@ public final class BenchmarkMain {
                 .rebased(spikyRate, spikyThreads, stockAndTuned(variants))
                 .withFault(Workload.Fault.SLOWED, degradeMillis, 0)
                 .viaJdbc(),
-            freshClient(flags, variants),
+            freshClient(flags, pool, variants),
             slowTrailers(flags, 1, variants),
             slowTrailers(flags, 8, variants),
             stragglers(flags, spiky, variants, false),
             stragglers(flags, spiky, variants, true));
-    return all;
+    if (!pool.dynamic()) {
+      return all;
+    }
+    List<Workload> dynamic = new ArrayList<>(all);
+    dynamic.add(growShrink(flags, variants));
+    return List.copyOf(dynamic);
+  }
+
+  /**
+   * A load that makes the dynamic pool grow and then shrink: {@code --grow-shrink-threads} threads
+   * in a closed loop against a slower frontend ({@code --grow-shrink-service-ms}), well past the
+   * calls in flight per channel at which the pool adds one, for {@code --grow-shrink-high-s}; then
+   * {@code --grow-shrink-low-threads} of them for {@code --grow-shrink-low-s}, well below the calls
+   * per channel under which it removes them. At 200 ms per query, 200 threads keep 200 calls in
+   * flight: the pool grows from 4 channels past 8 at 25 per channel, and 8 threads then need 1. The
+   * client is not warmed up, so that every window starts on the pool's first 4 channels: a warm-up
+   * can outlast the first scale-down check, which then shrinks the pool to 2.
+   */
+  private static Workload growShrink(Flags flags, List<Variant> variants) {
+    int threads = flags.integer("grow-shrink-threads", 200, 1, 10_000);
+    double floorMs = flags.positive("grow-shrink-service-ms", 200);
+    double randomMs = flags.positive("grow-shrink-service-random-ms", 2);
+    Workload.Phases phases =
+        new Workload.Phases(
+            flags.positive("grow-shrink-high-s", 4),
+            flags.integer("grow-shrink-low-threads", 8, 0, threads),
+            flags.positive("grow-shrink-low-s", 8));
+    return Workload.closedLoop(
+            GROW_SHRINK,
+            String.format(
+                java.util.Locale.ROOT,
+                "the pool grows and shrinks: closed-loop point select, %s ms + exponential(mean %s"
+                    + " ms) per query, %d threads for %s s, then %d for %s s",
+                VariantTally.trim(floorMs),
+                VariantTally.trim(randomMs),
+                threads,
+                VariantTally.trim(phases.highSeconds()),
+                phases.lowThreads(),
+                VariantTally.trim(phases.lowSeconds())),
+            threads,
+            0,
+            -1,
+            variants)
+        .freshClient(floorMs, randomMs)
+        .withPhases(phases);
   }
 
   /**
@@ -267,9 +376,14 @@ public final class BenchmarkMain {
    * well past what a few connections carry (100 streams each), no warm-up. The shape of
    * googleapis/google-cloud-java#12725 (32 channels, concurrency 400), on 8 channels.
    */
-  private static Workload freshClient(Flags flags, List<Variant> variants) {
+  private static Workload freshClient(Flags flags, ClientPool pool, List<Variant> variants) {
     int threads = flags.integer("fresh-threads", 400, 1, 10_000);
-    int channels = flags.integer("fresh-channels", 8, 1, 256);
+    if (pool.dynamic() && flags.optional("fresh-channels") != null) {
+      throw new IllegalArgumentException(
+          "--fresh-channels sets a fixed pool's size; with --pool dynamic a fresh client's pool"
+              + " starts at Spanner's 4 channels and grows");
+    }
+    int channels = pool.dynamic() ? 0 : flags.integer("fresh-channels", 8, 1, 256);
     double floorMs = flags.positive("fresh-service-ms", 400);
     double randomMs = flags.positive("fresh-service-random-ms", 25);
     return Workload.closedLoop(
@@ -277,14 +391,18 @@ public final class BenchmarkMain {
             String.format(
                 java.util.Locale.ROOT,
                 "fresh client, closed-loop point select, %s ms + exponential(mean %s ms) per query,"
-                    + " %d channels",
+                    + " %s",
                 VariantTally.trim(floorMs),
                 VariantTally.trim(randomMs),
-                channels),
+                pool.dynamic()
+                    ? "the dynamic pool from its first channels"
+                    : channels + " channels"),
             threads,
             channels,
             -1,
-            stockAndTuned(variants))
+            // On the dynamic pool, the variants compared there: its first burst is one of the
+            // issue's workloads for stock, tuned and tuned + hedging alike.
+            pool.dynamic() ? variants : stockAndTuned(variants))
         .freshClient(floorMs, randomMs);
   }
 
@@ -329,6 +447,11 @@ public final class BenchmarkMain {
     return (workload.channels() > 0) ? workload.channels() : this.channels;
   }
 
+  /** The workload's pool: the run's, fixed at the workload's own size where it has one. */
+  private ClientPool poolOf(Workload workload) {
+    return this.pool.withChannels(channelsOf(workload));
+  }
+
   /** The workloads named in a comma-separated list ("" for none), in the order of {@code all}. */
   static List<Workload> choose(List<Workload> all, String names) {
     List<String> chosen =
@@ -356,6 +479,7 @@ public final class BenchmarkMain {
     results.put("client", versions);
     results.put("started", Instant.ofEpochMilli(started).toString());
     results.put("flags", this.flags.used());
+    results.put("pool", this.pool.describe());
     results.put(
         "machine",
         Map.of(
@@ -375,6 +499,9 @@ public final class BenchmarkMain {
       results.put("frontend", frontend.knobs());
       log("frontend on port %d: %s", frontend.port(), frontend.knobs());
       results.put("floor", floor(frontend));
+      if (this.pool.dynamic()) {
+        jvmWarmUp(frontend);
+      }
       List<Map<String, Object>> workloadResults = new ArrayList<>();
       Phase phase = new Phase(this.rounds, this.windowSeconds, this.warmupQueries);
       for (Workload workload : this.workloads) {
@@ -393,12 +520,33 @@ public final class BenchmarkMain {
     return this.out;
   }
 
+  /**
+   * On the dynamic pool, {@code --jvm-warmup-queries} point selects on a client of each variant,
+   * not recorded, before the first workload: the dynamic pool's workloads come first in the run,
+   * where the fixed pool's come after steady, bursty and spiky, whose windows compile the client's
+   * code; without it, the first variant's first window would pay for that.
+   */
+  private void jvmWarmUp(Frontend frontend) throws Exception {
+    int queries = this.cpuLimited.jvmWarmupQueries();
+    List<Variant> variants =
+        this.workloads.stream().flatMap((w) -> w.variants().stream()).distinct().toList();
+    for (Variant variant : variants) {
+      long started = System.nanoTime();
+      try (BenchClient client = BenchClient.open(variant, frontend.port(), this.pool)) {
+        warmUp(client, 16, queries);
+      }
+      log(
+          "JVM warm-up %-17s %d queries in %.1f s",
+          variant.label(), queries, (System.nanoTime() - started) / 1e9);
+    }
+  }
+
   /** Single point selects at idle, one at a time: the best latency this server model allows. */
   private Map<String, Object> floor(Frontend frontend) throws Exception {
     Map<String, Object> floor = new LinkedHashMap<>();
     for (Variant variant : List.of(Variant.STOCK, Variant.TUNED)) {
       frontend.mark();
-      try (BenchClient client = BenchClient.open(variant, frontend.port(), this.channels)) {
+      try (BenchClient client = BenchClient.open(variant, frontend.port(), this.pool)) {
         warmUp(client, 8, this.warmupQueries);
         Histogram latency = new Histogram(3);
         for (int i = 0; i < this.floorQueries; i++) {
@@ -422,12 +570,19 @@ public final class BenchmarkMain {
 
   /** Every variant of the workload in rounds; see {@link OpenLoop#run} for the queue limit. */
   Map<String, Object> runWorkload(
-      Frontend frontend, ProcessMeters meters, Workload workload, Phase phase, int queueLimit)
+      Frontend frontend, ProcessMeters meters, Workload workload, Phase runPhase, int queueLimit)
       throws Exception {
+    Phase phase =
+        (workload.phases() == null)
+            ? runPhase
+            : new Phase(
+                runPhase.rounds(), workload.phases().windowSeconds(), runPhase.warmupQueries());
     int seriesLength = (int) Math.ceil(phase.windowSeconds() / this.bucketSeconds);
     Map<Variant, VariantTally> tallies = new LinkedHashMap<>();
     for (Variant variant : workload.variants()) {
-      tallies.put(variant, new VariantTally(variant, channelsOf(workload), seriesLength));
+      tallies.put(
+          variant,
+          new VariantTally(variant, channelsOf(workload), this.pool.dynamic(), seriesLength));
     }
     List<VariantTally> order = new ArrayList<>(tallies.values());
     for (int round = 0; round < phase.rounds(); round++) {
@@ -481,8 +636,22 @@ public final class BenchmarkMain {
     }
     if (workload.serviceMs() != null) {
       result.put("serviceMs", workload.serviceMs());
-      result.put("idealQueriesPerSecond", workload.idealThroughput());
+      if (workload.phases() == null) {
+        result.put("idealQueriesPerSecond", workload.idealThroughput());
+      }
       result.put("warmedUp", workload.warmUp());
+    }
+    if (workload.phases() != null) {
+      Map<String, Object> phases = new LinkedHashMap<>();
+      phases.put("highThreads", workload.threads());
+      phases.put("highS", workload.phases().highSeconds());
+      phases.put("lowThreads", workload.phases().lowThreads());
+      phases.put("lowS", workload.phases().lowSeconds());
+      result.put("phases", phases);
+    }
+    if (this.pool.dynamic()) {
+      result.put("pool", ClientPool.DYNAMIC);
+      result.put("poolSampleS", this.bucketSeconds);
     }
     result.put("rounds", phase.rounds());
     List<Map<String, Object>> variants = new ArrayList<>();
@@ -542,41 +711,57 @@ public final class BenchmarkMain {
       // hedging's delay is learned from the client's own reads.
       frontend.stragglers(workload.stragglers()[0], workload.stragglers()[1]);
     }
-    try (BenchClient client =
-        BenchClient.open(workload, tally.variant(), frontend.port(), channelsOf(workload))) {
+    // The load's threads start before the client: a client that is not warmed up then makes its
+    // first call at once, before a dynamic pool's first scale-down check could shrink it.
+    try (ClosedLoop closed = workload.closedLoop() ? new ClosedLoop(workload.threads()) : null;
+        OpenLoop open = workload.closedLoop() ? null : new OpenLoop(workload.threads());
+        BenchClient client =
+            BenchClient.open(workload, tally.variant(), frontend.port(), poolOf(workload))) {
       if (workload.warmUp()) {
         warmUp(client, Math.min(16, workload.threads()), phase.warmupQueries());
       }
+      double settled =
+          (this.pool.dynamic() && workload.warmUp() && workload.phases() == null)
+              ? settle(client)
+              : 0;
       if (workload.serviceMs() != null) {
         frontend.serviceTime(workload.serviceMs()[0], workload.serviceMs()[1]);
       }
-      String degraded =
-          (workload.fault() == Workload.Fault.STALLED)
-              ? frontend.stall()
-              : frontend.degrade(workload.degradeMillis(), this.seed + round);
+      String degraded;
+      if (workload.fault() == Workload.Fault.STALLED) {
+        degraded = frontend.stall();
+      } else if (this.pool.dynamic()) {
+        degraded =
+            frontend.degrade(workload.degradeMillis(), this.seed + round, RECENT_CONNECTION_MS);
+      } else {
+        degraded = frontend.degrade(workload.degradeMillis(), this.seed + round);
+      }
       long serverCpuStart = frontend.resetCounters();
       MachineCpu machineStart = MachineCpu.now();
       if (workload.fault() == Workload.Fault.RECOVERED) {
         restorer = restoreAfter(frontend, phase.windowSeconds() / 2);
       }
-      long[] before = client.clientChannelCalls();
+      // The dynamic pool's channels come and go: the server's counts per connection stand for them.
+      long[] before = this.pool.dynamic() ? new long[0] : client.clientChannelCalls();
       long[] hedgesBefore = client.hedges();
       OpenLoop.Window window;
       ProcessMeters.Reading cost;
       long cancelledAtLimit = client.cancelledAtLimit();
+      List<Integer> poolSizes = null;
       if (workload.closedLoop()) {
-        try (ClosedLoop loop = new ClosedLoop(workload.threads())) {
-          loop.onEachThread(client::prepareThread);
+        try (ClientPool.Sampler sampler = sampler(client)) {
+          closed.onEachThread(client::prepareThread);
           ProcessMeters.Snapshot start = meters.start();
-          window = loop.run(client, phase.windowSeconds(), this.bucketSeconds);
+          window = closed.run(client, phase.windowSeconds(), this.bucketSeconds, workload.phases());
           cost = meters.end(start);
+          poolSizes = (sampler != null) ? sampler.stop(client) : null;
         }
       } else {
-        try (OpenLoop loop = new OpenLoop(workload.threads())) {
-          loop.onEachThread(client::prepareThread);
+        try (ClientPool.Sampler sampler = sampler(client)) {
+          open.onEachThread(client::prepareThread);
           ProcessMeters.Snapshot start = meters.start();
           window =
-              loop.run(
+              open.run(
                   client,
                   workload,
                   phase.windowSeconds(),
@@ -584,6 +769,7 @@ public final class BenchmarkMain {
                   this.seed + round,
                   queueLimit);
           cost = meters.end(start);
+          poolSizes = (sampler != null) ? sampler.stop(client) : null;
           if (this.watch != null) {
             this.watch.sample();
           }
@@ -592,7 +778,7 @@ public final class BenchmarkMain {
       tally.addCancelledAtLimit(client.cancelledAtLimit() - cancelledAtLimit);
       long[] hedgesAfter = client.hedges();
       JsonNode stats = frontend.stats();
-      long[] after = client.clientChannelCalls();
+      long[] after = this.pool.dynamic() ? new long[0] : client.clientChannelCalls();
       long[] delta = new long[after.length];
       for (int i = 0; i < after.length; i++) {
         delta[i] = after[i] - ((i < before.length) ? before[i] : 0);
@@ -601,6 +787,15 @@ public final class BenchmarkMain {
       tally.add(window, cost, stats, serverCpu, delta);
       MachineCpu.Share machine = machineStart.until(MachineCpu.now(), serverCpu);
       tally.addMachineCpu(machine);
+      if (poolSizes != null) {
+        tally.addPoolSizes(
+            poolSizes,
+            (workload.phases() == null)
+                ? -1
+                : (int) Math.round(workload.phases().highSeconds() / this.bucketSeconds),
+            settled,
+            client.routesOnDynamicPool());
+      }
       if (hedgesBefore != null) {
         long[] hedges = new long[hedgesAfter.length];
         for (int i = 0; i < hedges.length; i++) {
@@ -626,7 +821,8 @@ public final class BenchmarkMain {
                       + " "
                       + degraded
                   : "")
-              + (window.unsent() > 0 ? " fell behind, unsent " + window.unsent() : ""));
+              + (window.unsent() > 0 ? " fell behind, unsent " + window.unsent() : "")
+              + ((poolSizes != null) ? poolLog(poolSizes, settled) : ""));
     } finally {
       if (restorer != null) {
         restorer.interrupt();
@@ -639,6 +835,86 @@ public final class BenchmarkMain {
         frontend.defaultServiceTime();
       }
     }
+  }
+
+  /**
+   * On the dynamic pool, the connection a window slows is one that carried a call in this last
+   * stretch before the window, which the pool has not removed.
+   */
+  static final long RECENT_CONNECTION_MS = 1000;
+
+  /** Threads, and the pause after each query, of the light load that lets the pool settle. */
+  private static final int SETTLE_THREADS = 2;
+
+  private static final long SETTLE_PAUSE_NANOS = 5_000_000;
+
+  /** Scale-down intervals the pool's size must hold for it to count as settled. */
+  private static final int SETTLE_INTERVALS = 4;
+
+  /**
+   * On the dynamic pool, after a warm-up: light load ({@value #SETTLE_THREADS} threads, a point
+   * select then a 5 ms pause each) until the pool's size has held for {@value #SETTLE_INTERVALS}
+   * scale-down intervals, or {@code --dcp-settle-s} at most. The window then starts on the pool
+   * that a light load keeps, as on a service that has run for a while, and the connection it slows
+   * is one that pool keeps: grpc-gcp removes channels at its checks (1.20 after three low checks in
+   * a row), which would otherwise take a window's slowed connection away in its first seconds.
+   * Returns the seconds it ran.
+   */
+  private double settle(BenchClient client) throws InterruptedException {
+    long started = System.nanoTime();
+    long limit = this.pool.settle().toNanos();
+    if (limit == 0) {
+      return 0;
+    }
+    long quiet = SETTLE_INTERVALS * this.pool.scaleDown().toNanos();
+    AtomicBoolean stop = new AtomicBoolean();
+    ExecutorService load = Executors.newFixedThreadPool(SETTLE_THREADS);
+    try {
+      for (int i = 0; i < SETTLE_THREADS; i++) {
+        load.submit(
+            () -> {
+              while (!stop.get()) {
+                try {
+                  client.pointSelect();
+                } catch (RuntimeException ex) {
+                  // As in the warm-up: the measured window counts failures, this does not.
+                }
+                LockSupport.parkNanos(SETTLE_PAUSE_NANOS);
+              }
+            });
+      }
+      int size = client.poolSize();
+      long since = System.nanoTime();
+      while (System.nanoTime() - started < limit && System.nanoTime() - since < quiet) {
+        Thread.sleep(50);
+        int now = client.poolSize();
+        if (now != size) {
+          size = now;
+          since = System.nanoTime();
+        }
+      }
+    } finally {
+      stop.set(true);
+      load.shutdown();
+      load.awaitTermination(30, TimeUnit.SECONDS);
+    }
+    return (System.nanoTime() - started) / 1e9;
+  }
+
+  /** On the dynamic pool, a sampler of the client's pool size at the series' period. */
+  private ClientPool.Sampler sampler(BenchClient client) {
+    return this.pool.dynamic() ? new ClientPool.Sampler(client, this.bucketSeconds) : null;
+  }
+
+  /** The pool's sizes in a window's log line: at its start, its peak and at its end. */
+  private static String poolLog(List<Integer> sizes, double settled) {
+    return String.format(
+        java.util.Locale.ROOT,
+        " pool %d -> peak %d -> %d%s",
+        sizes.get(0),
+        sizes.stream().mapToInt(Integer::intValue).max().orElse(0),
+        sizes.get(sizes.size() - 1),
+        (settled > 0) ? String.format(java.util.Locale.ROOT, " (settled %.1f s)", settled) : "");
   }
 
   /** Ends the frontend's fault on the window's connection after the given time. */
@@ -694,6 +970,10 @@ public final class BenchmarkMain {
 
   int channels() {
     return this.channels;
+  }
+
+  ClientPool pool() {
+    return this.pool;
   }
 
   void watch(CpuLimit.Watch watch) {

@@ -46,6 +46,16 @@ final class ClosedLoop implements AutoCloseable {
 
   OpenLoop.Window run(BenchClient client, double seconds, double bucketSeconds)
       throws InterruptedException {
+    return run(client, seconds, bucketSeconds, null);
+  }
+
+  /**
+   * As {@link #run(BenchClient, double, double)}; with phases, the threads past the low phase's
+   * count stop at the end of the high phase, and the window lasts both.
+   */
+  OpenLoop.Window run(
+      BenchClient client, double seconds, double bucketSeconds, Workload.Phases phases)
+      throws InterruptedException {
     Histogram latency = new Histogram(3);
     Histogram[] series = new Histogram[(int) Math.ceil(seconds / bucketSeconds)];
     for (int i = 0; i < series.length; i++) {
@@ -57,13 +67,15 @@ final class ClosedLoop implements AutoCloseable {
     long bucketNanos = (long) (bucketSeconds * 1e9);
     long origin = System.nanoTime();
     long end = origin + (long) (seconds * 1e9);
+    long highEnd = (phases == null) ? end : origin + (long) (phases.highSeconds() * 1e9);
     List<Future<?>> workers = new ArrayList<>();
     for (int t = 0; t < this.threads; t++) {
+      long threadEnd = (phases == null || t < phases.lowThreads()) ? end : highEnd;
       workers.add(
           this.pool.submit(
               () -> {
                 long start;
-                while ((start = System.nanoTime()) - end < 0) {
+                while ((start = System.nanoTime()) - threadEnd < 0) {
                   try {
                     client.pointSelect();
                     long micros = Math.max(1, (System.nanoTime() - start) / 1000);

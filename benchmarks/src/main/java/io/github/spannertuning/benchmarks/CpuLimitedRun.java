@@ -117,6 +117,11 @@ final class CpuLimitedRun {
     }
   }
 
+  /** {@code --jvm-warmup-queries}: point selects per variant that warm the JVM, not recorded. */
+  int jvmWarmupQueries() {
+    return this.jvmWarmupQueries;
+  }
+
   boolean enabled() {
     return this.clientCpus > 0 && !this.workloadNames.isEmpty();
   }
@@ -196,8 +201,7 @@ final class CpuLimitedRun {
           CpuLimit.allowed("self"),
           CpuLimit.allowed(Long.toString(frontend.pid())));
       for (Variant variant : this.variants) {
-        try (BenchClient client =
-            BenchClient.open(variant, frontend.port(), this.main.channels())) {
+        try (BenchClient client = BenchClient.open(variant, frontend.port(), this.main.pool())) {
           BenchmarkMain.warmUp(client, 16, this.jvmWarmupQueries);
         }
       }

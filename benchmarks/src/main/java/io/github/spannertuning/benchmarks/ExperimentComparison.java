@@ -237,7 +237,7 @@ public final class ExperimentComparison {
 
   private BenchClient open(String arm, Frontend frontend) {
     return arm.equals(STOCK)
-        ? BenchClient.open(Variant.STOCK, frontend.port(), this.channels)
+        ? BenchClient.open(Variant.STOCK, frontend.port(), ClientPool.fixed(this.channels))
         : BenchClient.tuned(this.tuning, frontend.port(), this.channels);
   }
 

@@ -92,6 +92,14 @@ final class Frontend implements AutoCloseable {
   }
 
   /**
+   * As {@link #degrade(long, long)}, one of the connections that carried a call in the last {@code
+   * recentMillis}: on a dynamic pool, one the pool still has.
+   */
+  String degrade(long millis, long seed, long recentMillis) throws Exception {
+    return command("degrade " + millis + " " + seed + " " + recentMillis).trim();
+  }
+
+  /**
    * Stops the busiest connection of the current client from answering; returns it as the server
    * names it, or "null".
    */

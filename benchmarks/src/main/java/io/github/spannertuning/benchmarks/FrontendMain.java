@@ -27,8 +27,10 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <ul>
  *   <li>{@code mark}: the connections open so far belong to earlier clients; counters restart;
- *   <li>{@code degrade <ms> <seed>}: slow down one connection opened since the mark, picked at
- *       random with the seed ({@code 0} ms clears it);
+ *   <li>{@code degrade <ms> <seed> [<recent ms>]}: slow down one connection opened since the mark,
+ *       picked at random with the seed ({@code 0} ms clears it); with {@code recent ms}, one of
+ *       those that carried a call in that last stretch of time, which a client's dynamic pool has
+ *       not removed;
  *   <li>{@code stall}: the busiest connection opened since the mark stops answering: calls that
  *       arrive on it from now on are held unanswered until the client gives up on them;
  *   <li>{@code restore}: the slowed or stalled connection answers as the others again, for calls
@@ -119,6 +121,9 @@ public final class FrontendMain {
       case "degrade" -> {
         long millis = Long.parseLong(command[1]);
         List<SocketAddress> fresh = freshConnections();
+        if (command.length > 3) {
+          fresh.retainAll(usedSince(System.nanoTime() - Long.parseLong(command[3]) * 1_000_000));
+        }
         fresh.sort((a, b) -> a.toString().compareTo(b.toString()));
         this.degraded =
             (millis > 0 && !fresh.isEmpty())
@@ -196,6 +201,17 @@ public final class FrontendMain {
     this.server.reset();
     this.lateCalls.set(0);
     this.resetNanos = System.nanoTime();
+  }
+
+  /** The connections that carried a call that arrived after the given time. */
+  private Set<SocketAddress> usedSince(long nanos) {
+    Set<SocketAddress> used = new HashSet<>();
+    for (MockSpannerServer.Arrival arrival : this.server.arrivals()) {
+      if (arrival.nanos() - nanos > 0) {
+        used.add(arrival.connection());
+      }
+    }
+    return used;
   }
 
   private List<SocketAddress> freshConnections() {

@@ -181,10 +181,13 @@ public final class Report {
             ratio(
                 path(workload(line, "bursty"), "stock", "p90Ms"),
                 path(workload(line, "bursty"), "tuned", "p90Ms")));
+    boolean dynamic = lines.stream().anyMatch(Report::dynamicPool);
     target(
         md,
         lines,
-        "degraded: P99 at most 0.5x, goal 0.35x (tuned / stock)",
+        dynamic
+            ? "degraded on the dynamic pool: P99 at most 0.45x stock (tuned / stock)"
+            : "degraded: P99 at most 0.5x, goal 0.35x (tuned / stock)",
         List.of("degraded"),
         (line) ->
             ratio(
@@ -280,6 +283,7 @@ public final class Report {
                 + fmt(path(workload(line, "spiky"), "round robin", "serverBusiestOverMean"), 2)
                 + ")");
     hedgingTargets(md, lines);
+    growShrinkTarget(md, lines);
     md.append(
         "\nTargets on transactional overhead (under 300 ns and 100 B per call) are in the JMH"
             + " table below.\n");
@@ -306,8 +310,11 @@ public final class Report {
     target(
         md,
         lines,
-        "stragglers: P99 at most 0.30x stock on 6.127, tuned + hedging / stock (stock -> tuned +"
-            + " hedging, ms)",
+        lines.stream().anyMatch(Report::dynamicPool)
+            ? "stragglers on the dynamic pool: P99 at most 0.30x stock, tuned + hedging / stock"
+                + " (stock -> tuned + hedging, ms)"
+            : "stragglers: P99 at most 0.30x stock on 6.127, tuned + hedging / stock (stock -> tuned"
+                + " + hedging, ms)",
         List.of(stragglers),
         (line) -> ratioWithFigures(workload(line, stragglers), "stock", HEDGED, "p99Ms"));
     target(
@@ -363,6 +370,145 @@ public final class Report {
                     .filter((name) -> workload(line, name) != null)
                     .map((name) -> name + " " + threeVariants(workload(line, name), "goAways"))
                     .toList()));
+  }
+
+  /**
+   * The dynamic pool grows and shrinks at the load where stock's does: per round, each variant's
+   * peak, its size at the end of the high phase and its size at the end of the window, within one
+   * of the pool's steps (the largest change between two of stock's samples, at least 1) of stock's.
+   */
+  private static void growShrinkTarget(StringBuilder md, List<JsonNode> lines) {
+    String name = BenchmarkMain.GROW_SHRINK;
+    target(
+        md,
+        lines,
+        "grow-shrink: pool's peak / size as the high phase ends / size at the end, within one"
+            + " step of stock's, per round (stock's sizes and step; each variant's, and its"
+            + " difference from stock's)",
+        List.of(name),
+        (line) -> withinOneStep(workload(line, name)));
+  }
+
+  /** Per round: whether every variant's pool kept within one of stock's steps, with the sizes. */
+  static String withinOneStep(JsonNode workload) {
+    JsonNode stock = (workload == null) ? null : variant(workload, "stock");
+    if (stock == null) {
+      return "n/a";
+    }
+    List<String> rounds = new ArrayList<>();
+    for (int r = 0; r < stock.path("rounds").size(); r++) {
+      JsonNode base = stock.path("rounds").get(r);
+      int step = Math.max(1, base.path("poolLargestStep").asInt());
+      boolean within = true;
+      List<String> sizes = new ArrayList<>();
+      for (JsonNode other : workload.path("variants")) {
+        if (other == stock) {
+          continue;
+        }
+        JsonNode round = other.path("rounds").path(r);
+        List<String> differences = new ArrayList<>();
+        for (String key : POOL_CHECKS) {
+          int difference = round.path(key).asInt() - base.path(key).asInt();
+          within &= Math.abs(difference) <= step;
+          differences.add(String.format(Locale.ROOT, "%+d", difference));
+        }
+        sizes.add(
+            other.path("variant").asText()
+                + " "
+                + poolTriple(round)
+                + " ("
+                + String.join("/", differences)
+                + ")");
+      }
+      rounds.add(
+          "r"
+              + (r + 1)
+              + " "
+              + (within ? "yes" : "NO")
+              + ": stock "
+              + poolTriple(base)
+              + " (step "
+              + step
+              + "), "
+              + String.join(", ", sizes));
+    }
+    return String.join("; ", rounds);
+  }
+
+  /** The pool sizes the grow-and-shrink check compares. */
+  private static final List<String> POOL_CHECKS =
+      List.of("poolPeak", "poolAtEndOfHigh", "poolLast");
+
+  private static String poolTriple(JsonNode round) {
+    return POOL_CHECKS.stream()
+        .map((key) -> round.path(key).asText("n/a"))
+        .reduce((a, b) -> a + "/" + b)
+        .orElse("");
+  }
+
+  /** Whether a client line's run was on grpc-gcp's dynamic pool. */
+  static boolean dynamicPool(JsonNode line) {
+    return line.path("pool").path("kind").asText().equals(ClientPool.DYNAMIC);
+  }
+
+  /** The run's pool, for the report's first lines. */
+  static String poolDescription(JsonNode line) {
+    JsonNode pool = line.path("pool");
+    if (pool.isMissingNode()) {
+      return "";
+    }
+    if (!dynamicPool(line)) {
+      return "grpc-gcp's fixed pool of " + pool.path("channels").asText() + " channels";
+    }
+    StringBuilder text =
+        new StringBuilder("grpc-gcp's dynamic pool (`--pool dynamic`), Spanner's defaults: ")
+            .append(pool.path("initSize").asText())
+            .append(" channels to start, ")
+            .append(pool.path("minSize").asText())
+            .append(" to ")
+            .append(pool.path("maxSize").asText())
+            .append(", one added past ")
+            .append(pool.path("maxRpcPerChannel").asText())
+            .append(" calls in flight per channel, removed below ")
+            .append(pool.path("minRpcPerChannel").asText())
+            .append(" per channel");
+    if (pool.has("scaleDownConsecutiveLowLoadChecks")) {
+      text.append(" (")
+          .append(pool.path("scaleDownConsecutiveLowLoadChecks").asText())
+          .append(" checks in a row, at most ")
+          .append(pool.path("maxScaleDownChannels").asText())
+          .append(" at a time)");
+    }
+    text.append("; shortened so that a window sees it scale: scale-down interval ")
+        .append(seconds(pool, "scaleDownIntervalS"))
+        .append(" (production ")
+        .append(seconds(pool, "productionScaleDownIntervalS"))
+        .append(")");
+    if (pool.has("scaleUpCooldownS")) {
+      text.append(", scale-up cooldown ")
+          .append(seconds(pool, "scaleUpCooldownS"))
+          .append(" (production ")
+          .append(seconds(pool, "productionScaleUpCooldownS"))
+          .append("), a removed idle channel closed after ")
+          .append(seconds(pool, "drainIdleGraceS"))
+          .append(" (production ")
+          .append(seconds(pool, "productionDrainIdleGraceS"))
+          .append(")");
+    } else {
+      text.append("; this grpc-gcp has no scale-up cooldown or drain grace to set");
+    }
+    return text.append(". `--channels` does not apply. Before each warmed window, light load (2")
+        .append(" threads) until the pool's size has held for 4 scale-down intervals, ")
+        .append(seconds(pool, "settleMaxS"))
+        .append(" at most (`--dcp-settle-s`); a fresh client and grow-shrink start as built.")
+        .toString();
+  }
+
+  private static String seconds(JsonNode pool, String key) {
+    double value = pool.path(key).asDouble();
+    return (value >= 60 && value % 60 == 0)
+        ? fmt(value / 60, 0) + " min"
+        : VariantTally.trim(value) + " s";
   }
 
   /** A ratio of one figure of two variants, with the figures: {@code x0.25 (40.00 -> 10.00)}. */
@@ -793,7 +939,18 @@ public final class Report {
                     .append(' ');
               }
             });
-    md.append("`\n\nFrontend model: ");
+    md.append("`\n\n");
+    for (JsonNode results : lines) {
+      String pool = poolDescription(results);
+      if (!pool.isEmpty()) {
+        md.append("Channel pool, ")
+            .append(results.path("client").path("spanner").asText())
+            .append(": ")
+            .append(pool)
+            .append("\n\n");
+      }
+    }
+    md.append("Frontend model: ");
     first
         .path("frontend")
         .fields()
@@ -872,7 +1029,9 @@ public final class Report {
             .append(" |\n");
       }
     }
-    md.append(hedgingHeadline(lines)).append(hedgingPointer(lines));
+    md.append(dynamicPoolHeadline(lines))
+        .append(hedgingHeadline(lines))
+        .append(hedgingPointer(lines));
     for (JsonNode results : lines) {
       md.append("\n## ")
           .append(line(results))
@@ -917,6 +1076,7 @@ public final class Report {
               .append(" threads)\n\n");
         }
         table(md, workload);
+        poolSizes(md, workload);
       }
       CpuLimitedReport.section(md, results);
     }
@@ -935,6 +1095,130 @@ public final class Report {
             + " window's wall time and the cores the process may use; unless the client is CPU-limited, the two JVMs share the machine's cores), and arrivals"
             + " queued for want of a free client thread.\n");
     return md.toString();
+  }
+
+  /**
+   * Each variant on the dynamic pool beside stock, per client line and workload: the latency, the
+   * failed queries and the pool's size. Empty when no line ran on the dynamic pool.
+   */
+  static String dynamicPoolHeadline(List<JsonNode> lines) {
+    StringBuilder rows = new StringBuilder();
+    for (JsonNode results : lines) {
+      if (!dynamicPool(results)) {
+        continue;
+      }
+      for (JsonNode workload : results.path("workloads")) {
+        JsonNode stock = variant(workload, "stock");
+        for (JsonNode variant : workload.path("variants")) {
+          rows.append("| ")
+              .append(results.path("client").path("spanner").asText())
+              .append(" | ")
+              .append(workload.path("name").asText())
+              .append(" | ")
+              .append(variant.path("variant").asText())
+              .append(" | ")
+              .append(fmt(variant.path("p50Ms"), 2))
+              .append(" | ")
+              .append(fmt(variant.path("p99Ms"), 2))
+              .append(" | ")
+              .append(ratio(field(stock, "p50Ms"), variant.path("p50Ms")))
+              .append(" | ")
+              .append(ratio(field(stock, "p99Ms"), variant.path("p99Ms")))
+              .append(" | ")
+              .append(fmt(variant.path("p999Ms"), 2))
+              .append(" | ")
+              .append(variant.path("errors").asText("n/a"))
+              .append(" | ")
+              .append(poolPerRound(variant))
+              .append(" |\n");
+        }
+      }
+    }
+    if (rows.length() == 0) {
+      return "";
+    }
+    return "\n## Headline: dynamic channel pool\n\n"
+        + "Every variant on grpc-gcp's dynamic pool, its ratios over stock on the same pool."
+        + " Latency pooled over the rounds. Pool: its size as grpc-gcp counts it at the window's"
+        + " start, its peak and at the window's end, per round; every size, a sample each "
+        + "bucket, is in the tables below each workload.\n\n"
+        + "| client line | workload | variant | P50 (ms) | P99 (ms) | P50 / stock | P99 / stock"
+        + " | P99.9 (ms) | failed queries | pool: start / peak / end, per round |\n"
+        + "|---|---|---|---|---|---|---|---|---|---|\n"
+        + rows;
+  }
+
+  /** The pool's size at a window's start, its peak and at its end, per round. */
+  static String poolPerRound(JsonNode variant) {
+    List<String> rounds = new ArrayList<>();
+    variant
+        .path("rounds")
+        .forEach(
+            (round) ->
+                rounds.add(
+                    round.path("poolAtStart").asText("n/a")
+                        + " / "
+                        + round.path("poolPeak").asText("n/a")
+                        + " / "
+                        + round.path("poolLast").asText("n/a")));
+    return String.join(", ", rounds);
+  }
+
+  /**
+   * A dynamic-pool workload's pool size over each window, one line per variant and round, one
+   * sample per series bucket; nothing on a fixed pool.
+   */
+  static void poolSizes(StringBuilder md, JsonNode workload) {
+    if (!workload.path("pool").asText().equals(ClientPool.DYNAMIC)) {
+      return;
+    }
+    boolean phases = workload.has("phases");
+    md.append("\nPool size every ")
+        .append(VariantTally.trim(workload.path("poolSampleS").asDouble()))
+        .append(" s from the window's start, as grpc-gcp counts its channels");
+    if (phases) {
+      md.append(" (")
+          .append(workload.path("phases").path("highThreads").asText())
+          .append(" threads until ")
+          .append(VariantTally.trim(workload.path("phases").path("highS").asDouble()))
+          .append(" s, then ")
+          .append(workload.path("phases").path("lowThreads").asText())
+          .append(")");
+    }
+    md.append(":\n\n| variant | round | start / peak")
+        .append(phases ? " / as the high phase ends" : "")
+        .append(
+            " / end | largest step | settled before (s) | sizes |\n|---|---|---|---|---|---|\n");
+    for (JsonNode variant : workload.path("variants")) {
+      int r = 0;
+      for (JsonNode round : variant.path("rounds")) {
+        List<String> sizes = new ArrayList<>();
+        round.path("poolSizes").forEach((size) -> sizes.add(size.asText()));
+        md.append("| ")
+            .append(variant.path("variant").asText())
+            .append(" | ")
+            .append(++r)
+            .append(" | ")
+            .append(round.path("poolAtStart").asText("n/a"))
+            .append(" / ")
+            .append(round.path("poolPeak").asText("n/a"))
+            .append(phases ? " / " + round.path("poolAtEndOfHigh").asText("n/a") : "")
+            .append(" / ")
+            .append(round.path("poolLast").asText("n/a"))
+            .append(" | ")
+            .append(round.path("poolLargestStep").asText("n/a"))
+            .append(" | ")
+            .append(fmt(round.path("settleS"), 1))
+            .append(" | ")
+            .append(String.join(" ", sizes))
+            .append(" |\n");
+      }
+    }
+    if (phases) {
+      md.append("\nWithin one of stock's steps, per round: ")
+          .append(withinOneStep(workload))
+          .append("\n");
+    }
   }
 
   /** What the workload does to one connection, for the scale table. */
@@ -996,8 +1280,19 @@ public final class Report {
           (v) -> fmt(v.path("opsPerSecond"), 0),
           (pair) -> ratio(pair[0].path("opsPerSecond"), pair[1].path("opsPerSecond")));
     }
+    boolean dynamic = workload.path("pool").asText().equals(ClientPool.DYNAMIC);
+    if (dynamic) {
+      row(
+          md,
+          "routing follows the dynamic pool",
+          columns,
+          delta,
+          (v) -> v.path("routesOnDynamicPool").asBoolean() ? "yes" : "no",
+          null);
+      row(md, "pool: start / peak / end, per round", columns, delta, Report::poolPerRound, null);
+    }
     // Where one noisy round could carry a pooled tail, the median of rounds beside it.
-    if (jdbc || workload.has("stragglers")) {
+    if (jdbc || workload.has("stragglers") || dynamic) {
       row(md, "failed queries per round", columns, delta, (v) -> perRound(v, "errors", 0), null);
       List<String[]> metrics = new ArrayList<>();
       metrics.add(new String[] {"P50, median of rounds (ms)", "p50Ms", "2"});
@@ -1461,7 +1756,8 @@ public final class Report {
             "window bucket, all rounds merged (solid P99,"
                 + " dashed P50, log scale); bursts shaded. Per-channel load: each variant's share of point"
                 + " selects per connection, busiest first, as the server counted them; the line is the"
-                + " even share.</p>\n");
+                + " even share. On the dynamic pool, each variant's pool size over the window, a"
+                + " line per round.</p>\n");
     for (JsonNode results : lines) {
       html.append("<h2>").append(line(results)).append("</h2>\n");
       for (JsonNode workload : results.path("workloads")) {
@@ -1478,6 +1774,7 @@ public final class Report {
         html.append("</div>\n")
             .append(latencyChart(workload))
             .append(loadChart(workload))
+            .append(poolChart(workload))
             .append("\n");
       }
       CpuLimitedReport.html(html, results);
@@ -1618,6 +1915,89 @@ public final class Report {
               height - 22.0,
               variant.path("variant").asText(),
               fmt(variant.path("serverBusiestOverMean"), 2)));
+    }
+    return svg.append("</svg>").toString();
+  }
+
+  /**
+   * On the dynamic pool, each variant's pool size over the window, every round a line; empty on a
+   * fixed pool.
+   */
+  static String poolChart(JsonNode workload) {
+    if (!workload.path("pool").asText().equals(ClientPool.DYNAMIC)) {
+      return "";
+    }
+    int width = 760;
+    int height = 200;
+    int left = 50;
+    int bottom = 30;
+    double period = workload.path("poolSampleS").asDouble();
+    int maxSize = 1;
+    int samples = 1;
+    for (JsonNode variant : workload.path("variants")) {
+      for (JsonNode round : variant.path("rounds")) {
+        samples = Math.max(samples, round.path("poolSizes").size());
+        for (JsonNode size : round.path("poolSizes")) {
+          maxSize = Math.max(maxSize, size.asInt());
+        }
+      }
+    }
+    double window = Math.max(period, (samples - 1) * period);
+    double plotWidth = width - left - 10;
+    double plotHeight = height - bottom - 10;
+    int top = maxSize + 1;
+    Function<Double, Double> x = (t) -> left + t / window * plotWidth;
+    Function<Double, Double> y = (size) -> 10 + (top - size) / top * plotHeight;
+    StringBuilder svg = new StringBuilder();
+    svg.append("<svg width=\"")
+        .append(width)
+        .append("\" height=\"")
+        .append(height)
+        .append("\" xmlns=\"http://www.w3.org/2000/svg\" font-size=\"10\">");
+    for (int size = 0; size <= top; size += 2) {
+      double yy = y.apply((double) size);
+      svg.append(
+          String.format(
+              Locale.ROOT,
+              "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>"
+                  + "<text x=\"4\" y=\"%.1f\">%d ch</text>",
+              left,
+              width - 10,
+              yy,
+              yy,
+              yy + 3,
+              size));
+    }
+    for (int t = 0; t <= window; t += Math.max(1, (int) (window / 10))) {
+      svg.append(
+          String.format(
+              Locale.ROOT,
+              "<text x=\"%.1f\" y=\"%d\">%d s</text>",
+              x.apply((double) t) - 6,
+              height - 12,
+              t));
+    }
+    int index = 0;
+    for (JsonNode variant : workload.path("variants")) {
+      String color = COLORS[index++ % COLORS.length];
+      for (JsonNode round : variant.path("rounds")) {
+        StringBuilder points = new StringBuilder();
+        int i = 0;
+        Double last = null;
+        for (JsonNode size : round.path("poolSizes")) {
+          double t = i++ * period;
+          if (last != null) {
+            points.append(String.format(Locale.ROOT, "%.1f,%.1f ", x.apply(t), y.apply(last)));
+          }
+          last = size.asDouble();
+          points.append(String.format(Locale.ROOT, "%.1f,%.1f ", x.apply(t), y.apply(last)));
+        }
+        svg.append("<polyline fill=\"none\" stroke=\"")
+            .append(color)
+            .append("\" stroke-width=\"1.5\" stroke-opacity=\"0.7\" points=\"")
+            .append(points)
+            .append("\"/>");
+      }
     }
     return svg.append("</svg>").toString();
   }

@@ -21,6 +21,12 @@ final class VariantTally {
 
   private final int channels;
 
+  /**
+   * Whether the client's pool was grpc-gcp's dynamic pool: an even share is then over the
+   * connections that carried calls, not over a fixed size.
+   */
+  private final boolean dynamic;
+
   private final Histogram latency = new Histogram(3);
 
   private final Histogram[] series;
@@ -70,9 +76,16 @@ final class VariantTally {
 
   private final long[] clientChannelCalls;
 
-  VariantTally(Variant variant, int channels, int seriesLength) {
+  /** Whether the starter's routing followed the dynamic pool; {@code null} on a fixed pool. */
+  private Boolean routesOnDynamicPool;
+
+  /**
+   * @param channels the pool's size; on a dynamic pool, its largest
+   */
+  VariantTally(Variant variant, int channels, boolean dynamic, int seriesLength) {
     this.variant = variant;
     this.channels = channels;
+    this.dynamic = dynamic;
     this.series = new Histogram[seriesLength];
     for (int i = 0; i < seriesLength; i++) {
       this.series[i] = new Histogram(2);
@@ -149,7 +162,8 @@ final class VariantTally {
       long slow = serverStats.path("queriesPerConnection").path(degraded).asLong();
       long total = Arrays.stream(perConnection).sum();
       round.put(
-          "degradedShareOfEven", (total == 0) ? null : slow / ((double) total / this.channels));
+          "degradedShareOfEven",
+          (total == 0) ? null : slow / ((double) total / evenOver(perConnection)));
     }
     JsonNode faultArrivals = serverStats.path("faultArrivals");
     if (!faultArrivals.isMissingNode()) {
@@ -246,17 +260,60 @@ final class VariantTally {
     return counts.stream().mapToLong(Long::longValue).toArray();
   }
 
-  /** Busiest channel over the even share; a channel that carried nothing counts as 0. */
+  /**
+   * Busiest channel over the even share; on a fixed pool a channel that carried nothing counts as
+   * 0.
+   */
   private Double busiestOverMean(long[] perChannel) {
     long total = Arrays.stream(perChannel).sum();
     long max = Arrays.stream(perChannel).max().orElse(0);
-    return (total == 0) ? null : max / ((double) total / this.channels);
+    return (total == 0) ? null : max / ((double) total / evenOver(perChannel));
+  }
+
+  /**
+   * How many channels an even share is taken over: the fixed pool's size, or on a dynamic pool the
+   * channels that carried calls, as it removes some and adds others within a window.
+   */
+  private long evenOver(long[] perChannel) {
+    return this.dynamic
+        ? Math.max(1, Arrays.stream(perChannel).filter((count) -> count > 0).count())
+        : this.channels;
+  }
+
+  /**
+   * The dynamic pool's size over the round just added, sampled from its start at the series'
+   * period, and how long the client ran light load before it for the pool to settle.
+   *
+   * @param highEnd the sample at the end of a two-phase workload's high phase; -1 for none
+   * @param routesOnDynamicPool whether the starter's routing followed the pool (false for stock)
+   */
+  void addPoolSizes(
+      List<Integer> sizes, int highEnd, double settleSeconds, boolean routesOnDynamicPool) {
+    this.routesOnDynamicPool = routesOnDynamicPool;
+    Map<String, Object> round = this.rounds.get(this.rounds.size() - 1);
+    round.put("poolSizes", sizes);
+    round.put("poolAtStart", sizes.get(0));
+    round.put("poolPeak", sizes.stream().mapToInt(Integer::intValue).max().orElse(0));
+    if (highEnd >= 0) {
+      round.put("poolAtEndOfHigh", sizes.get(Math.min(highEnd, sizes.size() - 1)));
+    }
+    round.put("poolLast", sizes.get(sizes.size() - 1));
+    int step = 0;
+    for (int i = 1; i < sizes.size(); i++) {
+      step = Math.max(step, Math.abs(sizes.get(i) - sizes.get(i - 1)));
+    }
+    round.put("poolLargestStep", step);
+    round.put("settleS", settleSeconds);
   }
 
   Map<String, Object> toJson(double bucketSeconds) {
     long queries = this.ops + this.errors;
     Map<String, Object> json = new LinkedHashMap<>();
     json.put("variant", this.variant.label());
+    if (this.dynamic) {
+      json.put("pool", ClientPool.DYNAMIC);
+      json.put("routesOnDynamicPool", this.routesOnDynamicPool);
+    }
     json.put("ops", this.ops);
     json.put("errors", this.errors);
     json.put("unsent", this.unsent);

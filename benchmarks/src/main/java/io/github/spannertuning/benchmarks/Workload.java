@@ -21,6 +21,7 @@ import java.util.List;
  *     instead of the client's own API
  * @param stragglers the frontend's straggler tail during this workload, {@code {share of calls, ms
  *     late}}, each call late or not independently; {@code null} for none
+ * @param phases a closed loop's two phases, many threads then few; {@code null} for one phase
  */
 record Workload(
     String name,
@@ -41,7 +42,8 @@ record Workload(
     double[] serviceMs,
     boolean warmUp,
     boolean jdbc,
-    double[] stragglers) {
+    double[] stragglers,
+    Phases phases) {
 
   /** What the frontend does to one connection of the client once it is warmed up. */
   enum Fault {
@@ -59,6 +61,17 @@ record Workload(
      * gives up on them.
      */
     STALLED
+  }
+
+  /**
+   * A closed loop in two phases: all its threads for {@code highSeconds}, then {@code lowThreads}
+   * of them for {@code lowSeconds}, the window being both.
+   */
+  record Phases(double highSeconds, int lowThreads, double lowSeconds) {
+
+    double windowSeconds() {
+      return this.highSeconds + this.lowSeconds;
+    }
   }
 
   /** An open-loop workload on the run's pool and frontend settings. */
@@ -92,6 +105,7 @@ record Workload(
         null,
         true,
         false,
+        null,
         null);
   }
 
@@ -122,6 +136,7 @@ record Workload(
         null,
         true,
         false,
+        null,
         null);
   }
 
@@ -146,7 +161,8 @@ record Workload(
         this.serviceMs,
         this.warmUp,
         this.jdbc,
-        this.stragglers);
+        this.stragglers,
+        this.phases);
   }
 
   /** The same shape under another name. */
@@ -170,7 +186,8 @@ record Workload(
         this.serviceMs,
         this.warmUp,
         this.jdbc,
-        this.stragglers);
+        this.stragglers,
+        this.phases);
   }
 
   /** This workload on a fresh client, with the frontend taking this long per query. */
@@ -194,7 +211,33 @@ record Workload(
         new double[] {floorMs, randomMs},
         false,
         this.jdbc,
-        this.stragglers);
+        this.stragglers,
+        this.phases);
+  }
+
+  /** This closed loop in two phases. */
+  Workload withPhases(Phases phases) {
+    return new Workload(
+        this.name,
+        this.description,
+        this.referenceRate,
+        this.baseRate,
+        this.burstMultiplier,
+        this.burstPeriodSeconds,
+        this.burstLengthSeconds,
+        this.threads,
+        this.degradeMillis,
+        this.variants,
+        this.closedLoop,
+        this.channels,
+        this.trailersDelayMs,
+        this.fault,
+        this.deadlineMs,
+        this.serviceMs,
+        this.warmUp,
+        this.jdbc,
+        this.stragglers,
+        phases);
   }
 
   /** The same workload, each point select sent through Google's JDBC driver. */
@@ -218,7 +261,8 @@ record Workload(
         this.serviceMs,
         this.warmUp,
         true,
-        this.stragglers);
+        this.stragglers,
+        this.phases);
   }
 
   /**
@@ -245,7 +289,8 @@ record Workload(
         this.serviceMs,
         this.warmUp,
         this.jdbc,
-        new double[] {share, lateMs});
+        new double[] {share, lateMs},
+        this.phases);
   }
 
   /**
@@ -292,7 +337,8 @@ record Workload(
         this.serviceMs,
         this.warmUp,
         this.jdbc,
-        this.stragglers);
+        this.stragglers,
+        this.phases);
   }
 
   double scale() {
