@@ -16,10 +16,7 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.HdrHistogram.Histogram;
@@ -447,9 +444,16 @@ public final class BenchmarkMain {
     return (workload.channels() > 0) ? workload.channels() : this.channels;
   }
 
-  /** The workload's pool: the run's, fixed at the workload's own size where it has one. */
+  /**
+   * The workload's pool: the run's, fixed at the workload's own size where it has one. On the
+   * dynamic pool only grow-shrink, the workload of phases that makes the pool grow and shrink in a
+   * window, has the pool's timing shortened; every other workload runs on Spanner's own, whose
+   * scale-down (every 3 minutes) no window of seconds sees, so that its window starts and ends on
+   * the 4 channels a client starts with (or those a burst added).
+   */
   private ClientPool poolOf(Workload workload) {
-    return this.pool.withChannels(channelsOf(workload));
+    ClientPool pool = this.pool.withChannels(channelsOf(workload));
+    return (workload.phases() == null) ? pool.withProductionTiming() : pool;
   }
 
   /** The workloads named in a comma-separated list ("" for none), in the order of {@code all}. */
@@ -720,10 +724,6 @@ public final class BenchmarkMain {
       if (workload.warmUp()) {
         warmUp(client, Math.min(16, workload.threads()), phase.warmupQueries());
       }
-      double settled =
-          (this.pool.dynamic() && workload.warmUp() && workload.phases() == null)
-              ? settle(client)
-              : 0;
       if (workload.serviceMs() != null) {
         frontend.serviceTime(workload.serviceMs()[0], workload.serviceMs()[1]);
       }
@@ -793,7 +793,6 @@ public final class BenchmarkMain {
             (workload.phases() == null)
                 ? -1
                 : (int) Math.round(workload.phases().highSeconds() / this.bucketSeconds),
-            settled,
             client.routesOnDynamicPool());
       }
       if (hedgesBefore != null) {
@@ -822,7 +821,7 @@ public final class BenchmarkMain {
                       + degraded
                   : "")
               + (window.unsent() > 0 ? " fell behind, unsent " + window.unsent() : "")
-              + ((poolSizes != null) ? poolLog(poolSizes, settled) : ""));
+              + ((poolSizes != null) ? poolLog(poolSizes) : ""));
     } finally {
       if (restorer != null) {
         restorer.interrupt();
@@ -843,78 +842,19 @@ public final class BenchmarkMain {
    */
   static final long RECENT_CONNECTION_MS = 1000;
 
-  /** Threads, and the pause after each query, of the light load that lets the pool settle. */
-  private static final int SETTLE_THREADS = 2;
-
-  private static final long SETTLE_PAUSE_NANOS = 5_000_000;
-
-  /** Scale-down intervals the pool's size must hold for it to count as settled. */
-  private static final int SETTLE_INTERVALS = 4;
-
-  /**
-   * On the dynamic pool, after a warm-up: light load ({@value #SETTLE_THREADS} threads, a point
-   * select then a 5 ms pause each) until the pool's size has held for {@value #SETTLE_INTERVALS}
-   * scale-down intervals, or {@code --dcp-settle-s} at most. The window then starts on the pool
-   * that a light load keeps, as on a service that has run for a while, and the connection it slows
-   * is one that pool keeps: grpc-gcp removes channels at its checks (1.20 after three low checks in
-   * a row), which would otherwise take a window's slowed connection away in its first seconds.
-   * Returns the seconds it ran.
-   */
-  private double settle(BenchClient client) throws InterruptedException {
-    long started = System.nanoTime();
-    long limit = this.pool.settle().toNanos();
-    if (limit == 0) {
-      return 0;
-    }
-    long quiet = SETTLE_INTERVALS * this.pool.scaleDown().toNanos();
-    AtomicBoolean stop = new AtomicBoolean();
-    ExecutorService load = Executors.newFixedThreadPool(SETTLE_THREADS);
-    try {
-      for (int i = 0; i < SETTLE_THREADS; i++) {
-        load.submit(
-            () -> {
-              while (!stop.get()) {
-                try {
-                  client.pointSelect();
-                } catch (RuntimeException ex) {
-                  // As in the warm-up: the measured window counts failures, this does not.
-                }
-                LockSupport.parkNanos(SETTLE_PAUSE_NANOS);
-              }
-            });
-      }
-      int size = client.poolSize();
-      long since = System.nanoTime();
-      while (System.nanoTime() - started < limit && System.nanoTime() - since < quiet) {
-        Thread.sleep(50);
-        int now = client.poolSize();
-        if (now != size) {
-          size = now;
-          since = System.nanoTime();
-        }
-      }
-    } finally {
-      stop.set(true);
-      load.shutdown();
-      load.awaitTermination(30, TimeUnit.SECONDS);
-    }
-    return (System.nanoTime() - started) / 1e9;
-  }
-
   /** On the dynamic pool, a sampler of the client's pool size at the series' period. */
   private ClientPool.Sampler sampler(BenchClient client) {
     return this.pool.dynamic() ? new ClientPool.Sampler(client, this.bucketSeconds) : null;
   }
 
   /** The pool's sizes in a window's log line: at its start, its peak and at its end. */
-  private static String poolLog(List<Integer> sizes, double settled) {
+  private static String poolLog(List<Integer> sizes) {
     return String.format(
         java.util.Locale.ROOT,
-        " pool %d -> peak %d -> %d%s",
+        " pool %d -> peak %d -> %d",
         sizes.get(0),
         sizes.stream().mapToInt(Integer::intValue).max().orElse(0),
-        sizes.get(sizes.size() - 1),
-        (settled > 0) ? String.format(java.util.Locale.ROOT, " (settled %.1f s)", settled) : "");
+        sizes.get(sizes.size() - 1));
   }
 
   /** Ends the frontend's fault on the window's connection after the given time. */

@@ -22,8 +22,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>The dynamic pool has Spanner's defaults ({@link
  * SpannerOptions#createDefaultDynamicChannelPoolOptions()}: 4 channels to start, 2 to 10, one added
- * past 25 calls in flight per channel, removed below 15) but for its timing, shortened so that a
- * window of seconds sees it grow and shrink: the scale-down interval ({@code --dcp-scale-down-s}, 3
+ * past 25 calls in flight per channel, removed below 15). The grow-shrink workload has its timing
+ * shortened so that a window of seconds sees it grow and shrink ({@link #withProductionTiming()}
+ * gives the other workloads Spanner's own): the scale-down interval ({@code --dcp-scale-down-s}, 3
  * minutes in production) and, on grpc-gcp 1.20, the cooldown between two scale-ups ({@code
  * --dcp-scale-up-cooldown-s}, 10 s) and the grace before a removed idle channel is closed ({@code
  * --dcp-drain-grace-s}, a minute). grpc-gcp 1.12 has neither of the last two.
@@ -34,16 +35,13 @@ import java.util.concurrent.TimeUnit;
  * @param scaleUpCooldown the dynamic pool's cooldown between scale-ups, where grpc-gcp has one
  * @param drainIdleGrace how long the dynamic pool keeps a removed idle channel open, where grpc-gcp
  *     has that setting
- * @param settle on the dynamic pool, the longest a warmed client runs light load before its window
- *     while its pool still changes size; zero for none
  */
 record ClientPool(
     boolean dynamic,
     int channels,
     Duration scaleDown,
     Duration scaleUpCooldown,
-    Duration drainIdleGrace,
-    Duration settle) {
+    Duration drainIdleGrace) {
 
   static final String STATIC = "static";
 
@@ -55,11 +53,11 @@ record ClientPool(
 
   /** The flags that set the dynamic pool's timing; an error on a fixed pool. */
   private static final List<String> DYNAMIC_FLAGS =
-      List.of("dcp-scale-down-s", "dcp-scale-up-cooldown-s", "dcp-drain-grace-s", "dcp-settle-s");
+      List.of("dcp-scale-down-s", "dcp-scale-up-cooldown-s", "dcp-drain-grace-s");
 
   /** A fixed pool of this many channels. */
   static ClientPool fixed(int channels) {
-    return new ClientPool(false, channels, null, null, null, Duration.ZERO);
+    return new ClientPool(false, channels, null, null, null);
   }
 
   /** The pool that {@code --pool} and its flags ask for. */
@@ -94,17 +92,27 @@ record ClientPool(
         SpannerOptions.createDefaultDynamicChannelPoolOptions().getMaxSize(),
         seconds(flags.positive("dcp-scale-down-s", 0.5)),
         seconds(flags.positive("dcp-scale-up-cooldown-s", 0.5)),
-        seconds(flags.positive("dcp-drain-grace-s", 1)),
-        seconds(flags.positive("dcp-settle-s", 20)));
+        seconds(flags.positive("dcp-drain-grace-s", 1)));
   }
 
   private static Duration seconds(double seconds) {
     return Duration.ofNanos((long) (seconds * 1e9));
   }
 
+  /**
+   * This dynamic pool with Spanner's own timing (a scale-down every 3 minutes; on grpc-gcp 1.20 a
+   * scale-up cooldown of 10 s and a minute's grace): a window of seconds sees the pool as a
+   * production client has it between two scale-downs. A fixed pool is returned as it is.
+   */
+  ClientPool withProductionTiming() {
+    return this.dynamic
+        ? new ClientPool(true, this.channels, PRODUCTION_SCALE_DOWN, null, null)
+        : this;
+  }
+
   /** This pool with another size where it is fixed; the dynamic pool sizes itself. */
   ClientPool withChannels(int channels) {
-    return this.dynamic ? this : new ClientPool(false, channels, null, null, null, Duration.ZERO);
+    return this.dynamic ? this : new ClientPool(false, channels, null, null, null);
   }
 
   /** Sets the pool on a client's options. */
@@ -164,7 +172,6 @@ record ClientPool(
         }
       }
     }
-    pool.put("settleMaxS", this.settle.toMillis() / 1000.0);
     return pool;
   }
 

@@ -1,10 +1,7 @@
 package io.github.spannertuning.benchmarks;
 
-import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServer.ServiceTime;
-import io.github.spannertuning.testing.ResultSets;
-import io.github.spannertuning.testing.StatementResult;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -18,9 +15,10 @@ import java.util.Map;
  * connection, {@code Http2FrameCodecBuilder.decoderEnforceMaxRstFramesPerWindow}); Spanner's is not
  * documented.
  *
- * <p>The frontend answers {@value #PRIME_SQL} with one row, as Spanner does: on grpc-gcp 1.20 (the
- * 6.127 line) the client primes each channel its dynamic pool adds with that query, and adds the
- * channel only once it has answered. It takes the frontend's time per query, as any query does.
+ * <p>The frontend answers {@code SELECT 1} with one row, as Spanner does ({@link
+ * MockSpannerServer#PRIMING_QUERY}): on grpc-gcp 1.20 (the 6.127 line) the client primes each
+ * channel its dynamic pool adds with that query, and adds the channel only once it has answered. It
+ * takes the frontend's time per query, as any query does.
  */
 record FrontendKnobs(
     double serviceFloorMs,
@@ -36,9 +34,6 @@ record FrontendKnobs(
     "service-floor-ms", "service-random-ms", "trailers-delay-ms", "mark-last",
     "max-concurrent-streams", "max-rst-frames", "rst-window-s", "count-frames"
   };
-
-  /** The query the client's dynamic pool primes a channel it adds with. */
-  static final String PRIME_SQL = "SELECT 1";
 
   static FrontendKnobs from(Flags flags) {
     FrontendKnobs knobs =
@@ -68,12 +63,7 @@ record FrontendKnobs(
     if (this.countFrames) {
       builder.countFrames();
     }
-    MockSpannerServer server = builder.start();
-    server
-        .mock()
-        .putStatementResult(
-            StatementResult.query(Statement.of(PRIME_SQL), ResultSets.int64Row("", 1)));
-    return server;
+    return builder.start();
   }
 
   ServiceTime serviceTime() {

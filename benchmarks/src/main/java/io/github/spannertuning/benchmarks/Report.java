@@ -497,10 +497,10 @@ public final class Report {
     } else {
       text.append("; this grpc-gcp has no scale-up cooldown or drain grace to set");
     }
-    return text.append(". `--channels` does not apply. Before each warmed window, light load (2")
-        .append(" threads) until the pool's size has held for 4 scale-down intervals, ")
-        .append(seconds(pool, "settleMaxS"))
-        .append(" at most (`--dcp-settle-s`); a fresh client and grow-shrink start as built.")
+    return text.append(". These shortened settings are grow-shrink's; every other workload runs")
+        .append(" on Spanner's own (a scale-down every ")
+        .append(seconds(pool, "productionScaleDownIntervalS"))
+        .append("), which no window of seconds sees. `--channels` does not apply.")
         .toString();
   }
 
@@ -1187,8 +1187,7 @@ public final class Report {
     }
     md.append(":\n\n| variant | round | start / peak")
         .append(phases ? " / as the high phase ends" : "")
-        .append(
-            " / end | largest step | settled before (s) | sizes |\n|---|---|---|---|---|---|\n");
+        .append(" / end | largest step | sizes |\n|---|---|---|---|---|\n");
     for (JsonNode variant : workload.path("variants")) {
       int r = 0;
       for (JsonNode round : variant.path("rounds")) {
@@ -1207,8 +1206,6 @@ public final class Report {
             .append(round.path("poolLast").asText("n/a"))
             .append(" | ")
             .append(round.path("poolLargestStep").asText("n/a"))
-            .append(" | ")
-            .append(fmt(round.path("settleS"), 1))
             .append(" | ")
             .append(String.join(" ", sizes))
             .append(" |\n");

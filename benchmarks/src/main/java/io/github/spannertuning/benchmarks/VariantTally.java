@@ -282,13 +282,12 @@ final class VariantTally {
 
   /**
    * The dynamic pool's size over the round just added, sampled from its start at the series'
-   * period, and how long the client ran light load before it for the pool to settle.
+   * period.
    *
    * @param highEnd the sample at the end of a two-phase workload's high phase; -1 for none
    * @param routesOnDynamicPool whether the starter's routing followed the pool (false for stock)
    */
-  void addPoolSizes(
-      List<Integer> sizes, int highEnd, double settleSeconds, boolean routesOnDynamicPool) {
+  void addPoolSizes(List<Integer> sizes, int highEnd, boolean routesOnDynamicPool) {
     this.routesOnDynamicPool = routesOnDynamicPool;
     Map<String, Object> round = this.rounds.get(this.rounds.size() - 1);
     round.put("poolSizes", sizes);
@@ -303,7 +302,6 @@ final class VariantTally {
       step = Math.max(step, Math.abs(sizes.get(i) - sizes.get(i - 1)));
     }
     round.put("poolLargestStep", step);
-    round.put("settleS", settleSeconds);
   }
 
   Map<String, Object> toJson(double bucketSeconds) {

@@ -329,7 +329,6 @@ class BenchmarkSmokeTest {
         "--out", out.toString(),
         "--pool", "dynamic",
         "--dcp-scale-down-s", "0.1",
-        "--dcp-settle-s", "0.5",
         "--client-cpus", "0",
         "--jvm-warmup-queries", "0",
         "--scale", "0.1",
