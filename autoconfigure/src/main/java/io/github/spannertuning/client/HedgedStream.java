@@ -180,9 +180,14 @@ final class HedgedStream extends HedgeRace implements StreamingCall, ResultStrea
     long sentAtNanos = (trace != null) ? System.nanoTime() : 0;
     Context previous = this.context.attach();
     try {
-      try (ChannelReservation reservation =
-          this.routing.reserveExcept(this.first.channel(), this.options, hedge)) {
-        hedge.attach(this.starter.start(hedge, reservation.options()));
+      ChannelReservation reservation =
+          this.routing.reserveExcept(this.first.channel(), this.options, hedge);
+      if (reservation == null) {
+        hedge.start(this.options, this.starter);
+      } else {
+        try (reservation) {
+          hedge.attach(this.starter.start(hedge, reservation.options()));
+        }
       }
     } catch (RuntimeException ex) {
       logger.log(Level.FINE, "spanner-tuning: a hedge could not be sent", ex);

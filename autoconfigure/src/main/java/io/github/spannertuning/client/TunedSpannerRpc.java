@@ -408,12 +408,15 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
               : Feature.TRANSACTION_ROUTING)) {
         return leftToClient(route, options, span);
       }
+      reservation = pool.reserve(options, stream);
+      if (reservation == null) {
+        return leftToClient(route, options, span);
+      }
       if (route == Route.SINGLE_USE) {
         this.state.singleUseRouted();
       } else {
         this.state.transactionRouted();
       }
-      reservation = pool.reserve(options, stream);
     } else {
       Object transaction = PoolRouting.transactionOf(options);
       if (transaction == null) {

@@ -139,10 +139,15 @@ public final class PoolRouting {
    * @param options the client's options of the call; the reservation's {@link
    *     ChannelReservation#options()} are the ones to make it with
    * @param stream the stream-end guard's stream the call is the first attempt of, or {@code null}
+   * @return the reservation; {@code null} to leave the call to the client, when a dynamic pool has
+   *     no channel that takes calls (it is being shut down)
    */
   public ChannelReservation reserve(Map<Option, ?> options, StreamLink stream) {
     long now = this.clock.getAsLong();
     Snapshot pool = this.channels.current();
+    if (pool.connections.length == 0) {
+      return null;
+    }
     return this.channels.reserve(
         pool,
         this.picker.pick(pool.connections, now),
@@ -166,7 +171,9 @@ public final class PoolRouting {
       return null;
     }
     ChannelReservation reservation = reserve(options, stream);
-    this.transactions.bind(transaction, reservation.reserved().connection());
+    if (reservation != null) {
+      this.transactions.bind(transaction, reservation.reserved().connection());
+    }
     return reservation;
   }
 
@@ -195,12 +202,16 @@ public final class PoolRouting {
   /**
    * As {@link #reserve}, for a hedge of a read whose first attempt went to {@code first}: the best
    * channel but that one, which a pool of one has no other than. The hedge names its channel on its
-   * own, so that the read's or its transaction's channel stays as it is.
+   * own, so that the read's or its transaction's channel stays as it is. {@code null} as {@link
+   * #reserve} returns it.
    */
   public ChannelReservation reserveExcept(
       ChannelStats first, Map<Option, ?> options, StreamLink stream) {
     long now = this.clock.getAsLong();
     Snapshot pool = this.channels.current();
+    if (pool.connections.length == 0) {
+      return null;
+    }
     int excluded = (first != null) ? pool.indexOf(first.connection()) : -1;
     return this.channels.reserve(
         pool,

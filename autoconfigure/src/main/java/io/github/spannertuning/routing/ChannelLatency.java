@@ -31,7 +31,11 @@ public final class ChannelLatency {
     /** The call's deadline passed with no answer: a penalty, and no sign of life. */
     DEADLINE,
 
-    /** The client cancelled it: nothing is learned of the channel. */
+    /**
+     * The client cancelled it. A call that had answered tells nothing more; one cancelled with no
+     * answer yet, after longer than the channel was expected to take, tells that it takes at least
+     * that long (a hedged read's loser, cancelled once the hedge answered elsewhere).
+     */
     CANCELLED
   }
 
@@ -202,8 +206,9 @@ public final class ChannelLatency {
 
   /**
    * The close of a call. A call that answered before has been sampled already; one that did not is
-   * sampled now, as a penalty when it failed in a way that says the channel may be at fault. A
-   * close the client made itself (a cancel, a deadline) is no sign of life.
+   * sampled now, as a penalty when it failed in a way that says the channel may be at fault, and
+   * when the client cancelled it after longer than the channel's estimate, as having taken at least
+   * that long. A close the client made itself (a cancel, a deadline) is no sign of life.
    */
   public void closed(Close close, long startNanos, long nowNanos, boolean answered) {
     switch (close) {
@@ -213,7 +218,14 @@ public final class ChannelLatency {
       }
       case DEADLINE -> sample(Math.max(PENALTY_NANOS, nowNanos - startNanos), nowNanos, true);
       case CANCELLED -> {
-        // The client's own doing; the call tells nothing of the channel.
+        // The client's own doing, and no sign of life; but a call that waited past what the
+        // channel was expected to take is a lower bound of its latency. Without it, a slow
+        // channel whose every probe is hedged and its loser cancelled would never be measured,
+        // its estimate forgotten down to the least, and probed on.
+        long waited = nowNanos - startNanos;
+        if (!answered && waited > forgotten(nowNanos)) {
+          sample(waited, nowNanos, false);
+        }
       }
       case ANSWERED -> {
         this.heardAtNanos = nowNanos;

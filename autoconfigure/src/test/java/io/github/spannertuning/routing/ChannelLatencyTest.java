@@ -57,13 +57,31 @@ class ChannelLatencyTest {
   }
 
   @Test
-  void aCancelTellsNothingOfTheChannel() {
+  void aCancelOfACallThatAnsweredOrWasCancelledSoonTellsNothingOfTheChannel() {
     ChannelLatency latency = answering(3 * MS);
     long estimate = latency.estimateNanos();
     long now = T0 + 1000 * MS;
-    latency.closed(ChannelLatency.Close.CANCELLED, now - 900 * MS, now, false);
+    latency.closed(ChannelLatency.Close.CANCELLED, now - 900 * MS, now, true);
+    latency.closed(ChannelLatency.Close.CANCELLED, now - 2 * MS, now, false);
     assertThat(latency.estimateNanos()).isEqualTo(estimate);
     assertThat(latency.suspect()).isFalse();
+  }
+
+  /**
+   * A hedged read's loser on a slow channel is cancelled once the hedge answered elsewhere, before
+   * its own answer: its wait is what is known of the channel. Taken as at least that long, a slow
+   * channel probed by hedged reads stays measured, rather than forgotten down to the least and
+   * probed on.
+   */
+  @Test
+  void aCallCancelledUnansweredAfterLongerThanExpectedCountsAtLeastItsWait() {
+    ChannelLatency latency = answering(3 * MS);
+    long now = T0 + 1000 * MS + ChannelLatency.FORGET_HALF_LIFE_NANOS;
+    latency.closed(ChannelLatency.Close.CANCELLED, now - 13 * MS, now, false);
+    assertThat(latency.estimateNanos())
+        .as("a channel unheard for a half-life, a call of it cancelled unanswered after 13 ms")
+        .isEqualTo(13 * MS);
+    assertThat(latency.suspect()).as("a cancel is no failure").isFalse();
   }
 
   @Test
