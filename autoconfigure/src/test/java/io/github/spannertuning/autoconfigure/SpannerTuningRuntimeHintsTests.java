@@ -171,7 +171,10 @@ class SpannerTuningRuntimeHintsTests {
     return switch (member.access()) {
       case TYPE -> reflection.onType((Class<?>) target).test(hints);
       case FIELD -> reflection.onField((Field) target).test(hints);
-      case INVOKE -> reflection.onMethod((Method) target).invoke().test(hints);
+      case INVOKE ->
+          target instanceof Constructor<?> constructor
+              ? reflection.onConstructor(constructor).invoke().test(hints)
+              : reflection.onMethod((Method) target).invoke().test(hints);
       case INTROSPECT ->
           target instanceof Constructor<?> constructor
               ? reflection.onConstructor(constructor).introspect().test(hints)
