@@ -180,8 +180,8 @@ public final class ChannelLoad {
 
   /**
    * The interceptor of a client whose rpc is being built, which traces its calls or not (as the
-   * client's tuning state decided when the rpc was built): decided once, so that a client that
-   * does not trace pays a final field's check for it per call.
+   * client's tuning state decided when the rpc was built): decided once, so that a client that does
+   * not trace pays a final field's check for it per call.
    */
   public ClientInterceptor interceptor(boolean traced) {
     return traced ? new CountingInterceptor(this, this.experiment, true) : this.interceptor;
