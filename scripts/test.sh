@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The whole test suite, fastest lines first; stops at the first line that fails.
 #   1. default line (google-cloud-spanner 6.119) with the release checks: sources, Javadoc, doclint
-#   2. the 6.113 client line (what Boot 4.0 applications get from spring-cloud-gcp 8.0), then the
-#      6.122 one (grpc-gcp 1.15): the autoconfigure unit and integration tests; the application on
-#      6.113 is the Boot 4.0 and AOT compat lines
+#   2. the 6.113 client line (what Boot 4.0 applications get from spring-cloud-gcp 8.0): the
+#      autoconfigure unit and integration tests; the application on 6.113 is the Boot 4.0 and AOT
+#      compat lines
 #   3. the starter as a dependency of a Boot 4.0 application, then of a Boot 4.1 one (spring-cloud-gcp
 #      8.1, client 6.119), then of a Boot 3.4 one (google-cloud-spanner 6.89, whose streaming
-#      methods take no request id), then on the 6.123 client (grpc-gcp 1.16)
+#      methods take no request id), then on the 6.123 client (grpc-gcp 1.16). The 6.122 and 6.123
+#      clients sit between the two lines whose autoconfigure tests run (6.119 with grpc-gcp 1.12,
+#      6.127 with grpc-gcp 1.20) and use their hooks: their application runs here, and
+#      -P client-6.122 runs autoconfigure's tests on demand
 #   4. the same application processed by Spring AOT and run from the generated code on the JVM
 #   5. the Boot 4.1 application on Java 25 with virtual threads, where a JDK 25 is installed
 #   6. the newest client lines, as libraries-bom 26.93.0 brings them: 6.127 (grpc-gcp 1.20, gax 2.90,
@@ -17,14 +20,13 @@
 # 6.119 runs every test. Those tagged default-line run there only: the picker's statistics under
 # load, the switchback experiment and its simulation, the emulator process helper, all the starter's
 # own code on every line. Those tagged dynamic-pool run on 6.119 and 6.127, whose dynamic pools
-# (grpc-gcp 1.12 and 1.20) routing follows. 6.113 runs every other test; the newer lines also skip
+# (grpc-gcp 1.12 and 1.20) routing follows. 6.113 runs every other test; 6.127 also skips
 # the soak (tagged any-line, run on 6.119 and 6.113). The compat lines that change only the client
 # skip the one tagged boot-line (the switches and the failure analysis).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 compat=(-pl compat -am verify -Dtest=NONE -Dsurefire.failIfNoSpecifiedTests=false)
-line=(-pl autoconfigure -am verify -DexcludedGroups=any-line,default-line,dynamic-pool)
 # The dynamic channel pool's checks run on the lines whose dynamic pool routing follows, and whose
 # pools differ: 6.119 (grpc-gcp 1.12) and 6.127 (grpc-gcp 1.20).
 newest=(-pl autoconfigure -am verify -DexcludedGroups=any-line,default-line)
@@ -39,8 +41,6 @@ step "default line with the release profile"
 mvn -B -P release verify
 step "client 6.113 (autoconfigure)"
 mvn -B -P client-6.113 -pl autoconfigure -am verify -DexcludedGroups=default-line,dynamic-pool
-step "client 6.122 (autoconfigure)"
-mvn -B -P client-6.122 "${line[@]}"
 step "compat: Spring Boot 4.0"
 mvn -B -P boot-4 "${compat[@]}"
 step "compat: Spring Boot 4.1 (spring-cloud-gcp 8.1, client 6.119)"
