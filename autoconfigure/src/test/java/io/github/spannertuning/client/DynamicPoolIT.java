@@ -384,11 +384,16 @@ class DynamicPoolIT {
                         return null;
                       });
                   sleep(drainTimeout.plusSeconds(4));
-                  return new Held(
-                      server.awaitingTrailers(),
-                      sampler.sizes().stream().mapToInt(Integer::intValue).max().orElse(0),
-                      poolSize(subject),
-                      removedButOpen(subject));
+                  Held result =
+                      new Held(
+                          server.awaitingTrailers(),
+                          sampler.sizes().stream().mapToInt(Integer::intValue).max().orElse(0),
+                          poolSize(subject),
+                          removedButOpen(subject));
+                  // The server goes first: a client that still holds its streams (stock from
+                  // 6.125) would otherwise wait out its shutdown timeout for them.
+                  server.stop();
+                  return result;
                 }
               }
             });

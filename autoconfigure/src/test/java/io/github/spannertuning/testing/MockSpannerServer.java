@@ -265,6 +265,9 @@ public final class MockSpannerServer implements AutoCloseable {
 
   private volatile Server server;
 
+  /** The port of the server while {@link #stop}ped. */
+  private volatile int stoppedPort;
+
   private final FrameCountingProxy proxy;
 
   private MockSpannerServer(Builder builder) throws IOException {
@@ -317,6 +320,21 @@ public final class MockSpannerServer implements AutoCloseable {
     this.server = newServer(port);
   }
 
+  /**
+   * Stops the server, every connection dropped, until {@link #startAgain}: an unreachable Spanner.
+   * Its port stays reserved for it.
+   */
+  public void stop() throws InterruptedException {
+    this.stoppedPort = this.server.getPort();
+    this.server.shutdownNow();
+    this.server.awaitTermination(30, TimeUnit.SECONDS);
+  }
+
+  /** Starts the server stopped by {@link #stop} again, on its port, with the same backend state. */
+  public void startAgain() throws IOException {
+    this.server = newServer(this.stoppedPort);
+  }
+
   /** A production-like server: see the class description. */
   public static MockSpannerServer start() throws IOException {
     return builder().start();
@@ -333,7 +351,10 @@ public final class MockSpannerServer implements AutoCloseable {
 
   /** The port clients connect to: the frame-counting proxy's when there is one. */
   public int port() {
-    return (this.proxy != null) ? this.proxy.port() : this.server.getPort();
+    if (this.proxy != null) {
+      return this.proxy.port();
+    }
+    return this.server.isTerminated() ? this.stoppedPort : this.server.getPort();
   }
 
   /** Changes the service time of calls that arrive from now on. */
