@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -84,8 +85,9 @@ class EmulatorIT {
    * does nothing.
    */
   @AfterAll
-  static synchronized void stopEmulator(@Autowired Spanner spanner) throws InterruptedException {
-    spanner.close();
+  static synchronized void stopEmulator(@Autowired ObjectProvider<Spanner> spanner)
+      throws InterruptedException {
+    spanner.ifAvailable(Spanner::close);
     if (emulator != null) {
       emulator.close();
     }

@@ -27,6 +27,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -90,8 +91,8 @@ class OwnClientIT {
    * does nothing.
    */
   @AfterAll
-  static void stopServer(@Autowired Spanner spanner) throws InterruptedException {
-    spanner.close();
+  static void stopServer(@Autowired ObjectProvider<Spanner> spanner) throws InterruptedException {
+    spanner.ifAvailable(Spanner::close);
     SERVER.close();
   }
 
