@@ -8,7 +8,7 @@
 #      8.1, client 6.119), then of a Boot 3.4 one (google-cloud-spanner 6.89, whose streaming
 #      methods take no request id), then on the 6.123 client (grpc-gcp 1.16). The 6.122 and 6.123
 #      clients sit between the two lines whose autoconfigure tests run (6.119 with grpc-gcp 1.12,
-#      6.127 with grpc-gcp 1.20) and use their hooks: their application runs here, and
+#      6.127 with grpc-gcp 1.20) and use their hooks: the 6.123 application runs here, and
 #      -P client-6.122 runs autoconfigure's tests on demand
 #   4. the same application processed by Spring AOT and run from the generated code on the JVM
 #   5. the Boot 4.1 application on Java 25 with virtual threads, where a JDK 25 is installed

@@ -1,12 +1,9 @@
 package io.github.spannertuning.client;
 
-import static io.github.spannertuning.testing.MockSpannerServer.POINT_SELECT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.cloud.grpc.GcpManagedChannelOptions.GcpChannelPoolOptions;
-import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.SpannerOptions;
-import com.google.cloud.spanner.Statement;
 import com.google.cloud.spanner.spi.v1.GapicSpannerRpc;
 import io.github.spannertuning.pool.ChannelLoad.ChannelState;
 import io.github.spannertuning.pool.ChannelLoad.ChannelStats;
@@ -27,7 +24,6 @@ import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -128,7 +124,7 @@ class DynamicPoolIT {
   private static Scaling scaling(RoutingSubject subject) {
     PoolSampler sampler = new PoolSampler(subject, Duration.ofMillis(250));
     try (sampler) {
-      Load load = openLoop(subject, 950, Duration.ofSeconds(3));
+      PointSelectLoads.Load load = PointSelectLoads.openLoop(subject, 950, Duration.ofSeconds(3));
       int atEnd = sampler.sample();
       // Idle: grpc-gcp 1.12 removes what the last check's load did not need at its next check;
       // 1.20 after three checks in a row, two channels at a time.
@@ -204,13 +200,13 @@ class DynamicPoolIT {
                     tuned,
                     SpannerOptions.createDefaultDynamicChannelPoolOptions(),
                     (subject) -> {
-                      closedLoop(subject, threads, Duration.ofSeconds(1));
+                      PointSelectLoads.closedLoop(subject, threads, Duration.ofSeconds(1));
                       SocketAddress slow = subject.server.busiestConnection();
                       subject.server.slowDown(slow, slowerMillis);
                       // The share measured is the settled one: the first second learns the change.
-                      closedLoop(subject, threads, Duration.ofSeconds(1));
+                      PointSelectLoads.closedLoop(subject, threads, Duration.ofSeconds(1));
                       subject.server.reset();
-                      closedLoop(subject, threads, Duration.ofSeconds(3));
+                      PointSelectLoads.closedLoop(subject, threads, Duration.ofSeconds(3));
                       return shareOf(slow, subject.server.arrivals());
                     }));
     String figures =
@@ -240,7 +236,7 @@ class DynamicPoolIT {
                     tuned,
                     steady,
                     (subject) -> {
-                      closedLoop(subject, 8, Duration.ofSeconds(1));
+                      PointSelectLoads.closedLoop(subject, 8, Duration.ofSeconds(1));
                       SocketAddress slowed = subject.server.busiestConnection();
                       subject.server.slowDown(slowed, 200);
                       subject.server.reset();
@@ -286,7 +282,7 @@ class DynamicPoolIT {
                           ServiceTime.uniform(Duration.ofMillis(200), Duration.ofMillis(202)));
                       int grown;
                       try (PoolSampler sampler = new PoolSampler(subject, Duration.ofMillis(100))) {
-                        closedLoop(subject, 200, Duration.ofSeconds(2));
+                        PointSelectLoads.closedLoop(subject, 200, Duration.ofSeconds(2));
                         grown =
                             sampler.sizes().stream().mapToInt(Integer::intValue).max().orElse(0);
                       }
@@ -485,62 +481,6 @@ class DynamicPoolIT {
     } catch (NoSuchMethodException ex) {
       return 1;
     }
-  }
-
-  /** Queries made and failed. */
-  record Load(int ok, int failed) {}
-
-  /**
-   * Point selects arriving at {@code perSecond} for {@code time}, on a schedule: 400 threads, each
-   * sending its share at fixed times, never two of its own at once (a query takes far less than a
-   * thread's period here).
-   */
-  static Load openLoop(RoutingSubject subject, int perSecond, Duration time) {
-    int threads = 400;
-    AtomicInteger ok = new AtomicInteger();
-    AtomicInteger failed = new AtomicInteger();
-    long start = System.nanoTime();
-    long end = start + time.toNanos();
-    long interval = TimeUnit.SECONDS.toNanos(1) / perSecond;
-    Loops.onThreads(
-        threads,
-        (thread) -> {
-          for (long at = start + thread * interval; at < end; at += threads * interval) {
-            long wait = at - System.nanoTime();
-            if (wait > 0) {
-              TimeUnit.NANOSECONDS.sleep(wait);
-            }
-            try (ResultSet rs =
-                subject.client.singleUse().executeQuery(Statement.of(POINT_SELECT))) {
-              (rs.next() ? ok : failed).incrementAndGet();
-            } catch (RuntimeException ex) {
-              failed.incrementAndGet();
-            }
-          }
-          return null;
-        });
-    return new Load(ok.get(), failed.get());
-  }
-
-  /** {@code threads} threads send point selects one after another for {@code time}. */
-  static Load closedLoop(RoutingSubject subject, int threads, Duration time) {
-    AtomicInteger ok = new AtomicInteger();
-    AtomicInteger failed = new AtomicInteger();
-    long end = System.nanoTime() + time.toNanos();
-    Loops.onThreads(
-        threads,
-        (thread) -> {
-          while (System.nanoTime() < end) {
-            try (ResultSet rs =
-                subject.client.singleUse().executeQuery(Statement.of(POINT_SELECT))) {
-              (rs.next() ? ok : failed).incrementAndGet();
-            } catch (RuntimeException ex) {
-              failed.incrementAndGet();
-            }
-          }
-          return null;
-        });
-    return new Load(ok.get(), failed.get());
   }
 
   static void sleep(Duration time) {
