@@ -128,6 +128,10 @@ public final class SpannerTuning {
     return this.settings.streamEndGuard;
   }
 
+  public boolean isWarmUp() {
+    return this.settings.warmUp;
+  }
+
   public boolean isHedging() {
     return this.settings.hedging;
   }
@@ -513,6 +517,8 @@ public final class SpannerTuning {
 
     private boolean hedging = false;
 
+    private boolean warmUp = true;
+
     private double hedgingMaxExtra = DEFAULT_HEDGING_MAX_EXTRA;
 
     private Duration hedgingMinDelay = DEFAULT_HEDGING_MIN_DELAY;
@@ -563,6 +569,18 @@ public final class SpannerTuning {
 
     public Builder streamEndGuard(boolean enabled) {
       this.streamEndGuard = enabled;
+      return this;
+    }
+
+    /**
+     * Keep the pool's connections warm, on by default where routing picks channels: each channel
+     * connects as soon as the client is built and again as soon as its connection goes (a GOAWAY, a
+     * break), is primed with one {@code SELECT 1} on the client's first session before routing
+     * sends it reads, and no read goes to a channel that is not warm while another has room. Wait
+     * for it with {@link SpannerTuningState#warmUp}.
+     */
+    public Builder warmUp(boolean enabled) {
+      this.warmUp = enabled;
       return this;
     }
 

@@ -12,6 +12,7 @@ import io.github.spannertuning.experiment.GuardRail;
 import io.github.spannertuning.experiment.InvalidExperimentPlanException;
 import io.github.spannertuning.experiment.RecordedCallListener;
 import io.github.spannertuning.pool.ChannelLoad;
+import io.github.spannertuning.pool.ChannelWarmer;
 import io.github.spannertuning.pool.PoolRouting;
 import io.github.spannertuning.routing.HedgeDelay;
 import io.github.spannertuning.routing.Hedging;
@@ -101,6 +102,9 @@ public final class SpannerTuningState {
   private volatile boolean open;
 
   private volatile boolean builtWithoutPicker;
+
+  /** The open client's channel warmth, where it is watched; else {@code null}. */
+  private volatile ChannelWarmer warmer;
 
   private final List<Runnable> closeListeners = new CopyOnWriteArrayList<>();
 
@@ -528,6 +532,11 @@ public final class SpannerTuningState {
 
   void closed() {
     this.experiment.abort("the client was closed");
+    ChannelWarmer warmer = this.warmer;
+    if (warmer != null) {
+      warmer.close();
+      this.warmer = null;
+    }
     if (this.open) {
       this.open = false;
       // A client built again from these options sets up its picker by the state it finds then.
@@ -638,6 +647,64 @@ public final class SpannerTuningState {
    */
   void builtWithPicker(boolean installed) {
     this.builtWithoutPicker = !installed;
+  }
+
+  void warmer(ChannelWarmer warmer) {
+    this.warmer = warmer;
+  }
+
+  /**
+   * The open client's channel warmth ({@link SpannerTuning.Builder#warmUp}), or {@code null} where
+   * it is not watched: warm-up off, no channel picker, or a dynamic pool.
+   */
+  public ChannelWarmer warmer() {
+    return this.warmer;
+  }
+
+  /**
+   * Waits until every channel of the client's pool is connected and primed, at most {@code
+   * timeout}: for an application to call before it takes traffic. The warm-up itself starts when
+   * the client is built; priming needs the client's first session, which the client creates when
+   * the application asks it for a database client.
+   *
+   * @return what was warm when this returned; never throws for a channel that did not get warm
+   *     (fail open: the client works, its first reads on a cold channel wait for its set-up)
+   */
+  public WarmUp warmUp(Duration timeout) throws InterruptedException {
+    ChannelWarmer warmer = this.warmer;
+    if (warmer == null) {
+      return WarmUp.NOT_WATCHED;
+    }
+    boolean warm = warmer.awaitWarm(timeout);
+    int channels = warmer.warmth().size();
+    int warmChannels = 0;
+    for (var channel : warmer.warmth()) {
+      if (channel.isWarm()) {
+        warmChannels++;
+      }
+    }
+    return new WarmUp(true, warm, channels, warmChannels, warmer.hasSession(), warmer.warmUpTime());
+  }
+
+  /**
+   * What a warm-up found.
+   *
+   * @param watched whether the client's channel warmth is watched at all
+   * @param warm whether every channel was warm
+   * @param channels the pool's channels
+   * @param warmChannels those warm
+   * @param sessionKnown whether the client had a session to prime with
+   * @param took from the client's start until every channel was warm; {@code null} if not yet
+   */
+  public record WarmUp(
+      boolean watched,
+      boolean warm,
+      int channels,
+      int warmChannels,
+      boolean sessionKnown,
+      Duration took) {
+
+    static final WarmUp NOT_WATCHED = new WarmUp(false, false, 0, 0, false, null);
   }
 
   void singleUseRouted() {

@@ -1,6 +1,7 @@
 package io.github.spannertuning.client;
 
 import com.google.api.core.ApiFuture;
+import com.google.api.core.ApiFutures;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.XGoogSpannerRequestId;
 import com.google.cloud.spanner.spi.v1.GapicSpannerRpc;
@@ -18,16 +19,20 @@ import com.google.spanner.v1.PartitionResponse;
 import com.google.spanner.v1.ReadRequest;
 import com.google.spanner.v1.ResultSet;
 import com.google.spanner.v1.RollbackRequest;
+import com.google.spanner.v1.Session;
 import com.google.spanner.v1.Transaction;
 import com.google.spanner.v1.TransactionSelector;
 import io.github.spannertuning.experiment.CallKind;
+import io.github.spannertuning.pool.ChannelLoad.ChannelStats;
 import io.github.spannertuning.pool.ChannelReservation;
+import io.github.spannertuning.pool.ChannelWarmer;
 import io.github.spannertuning.pool.PoolRouting;
 import io.github.spannertuning.routing.HedgeDelay;
 import io.github.spannertuning.routing.TransactionTable;
 import io.github.spannertuning.trace.Traces;
 import io.grpc.Context;
 import io.opentelemetry.api.trace.Span;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 
@@ -87,10 +92,79 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
   /** Whether the client traces its calls ({@link Traces#on}), as it was when this rpc was built. */
   private final boolean traced;
 
+  /** The channels' warmth, where it is watched; else {@code null}. */
+  private final ChannelWarmer warmer;
+
   TunedSpannerRpc(SpannerOptions options, SpannerTuningState state) {
     super(options, state);
     this.pool = pool(options, state);
     this.traced = state.traced();
+    this.warmer =
+        (this.pool != null && state.tuning().isWarmUp()) ? this.pool.watchWarmth() : null;
+    state.warmer(this.warmer);
+  }
+
+  @Override
+  public Session createSession(
+      String databaseName,
+      String databaseRole,
+      Map<String, String> labels,
+      Map<Option, ?> options,
+      boolean isMultiplexed) {
+    return primeWith(
+        super.createSession(databaseName, databaseRole, labels, options, isMultiplexed));
+  }
+
+  @Override
+  public Session createSession(
+      String databaseName,
+      String databaseRole,
+      Map<String, String> labels,
+      Map<Option, ?> options) {
+    return primeWith(super.createSession(databaseName, databaseRole, labels, options));
+  }
+
+  @Override
+  public List<Session> batchCreateSessions(
+      String databaseName,
+      int sessionCount,
+      String databaseRole,
+      Map<String, String> labels,
+      Map<Option, ?> options) {
+    List<Session> sessions =
+        super.batchCreateSessions(databaseName, sessionCount, databaseRole, labels, options);
+    if (!sessions.isEmpty()) {
+      primeWith(sessions.get(0));
+    }
+    return sessions;
+  }
+
+  /**
+   * The client's first session is the one its channels are primed with: the warm-up's priming
+   * call is a single-use {@code SELECT 1} on it, as the dynamic pool primes the channels it adds.
+   */
+  private Session primeWith(Session session) {
+    ChannelWarmer warmer = this.warmer;
+    if (warmer != null && !warmer.hasSession()) {
+      ExecuteSqlRequest priming =
+          ExecuteSqlRequest.newBuilder().setSession(session.getName()).setSql(PRIMING_SQL).build();
+      warmer.sessionKnown((channel) -> prime(priming, channel));
+    }
+    return session;
+  }
+
+  /** The priming query: the cheapest query Spanner answers, touching no table. */
+  static final String PRIMING_SQL = "SELECT 1";
+
+  private ApiFuture<?> prime(ExecuteSqlRequest priming, ChannelStats channel) {
+    ChannelReservation reservation = this.pool.reservePriming(channel);
+    if (reservation == null) {
+      return ApiFutures.immediateFailedFuture(
+          new IllegalStateException("the pool no longer has the channel"));
+    }
+    try (reservation) {
+      return super.executeQueryAsync(priming, reservation.options(), false);
+    }
   }
 
   /**

@@ -10,6 +10,7 @@ import io.github.spannertuning.pool.PoolRouting.Snapshot;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.Context;
+import io.grpc.ManagedChannel;
 import java.lang.reflect.Method;
 import java.util.HashSet;
 import java.util.List;
@@ -37,8 +38,12 @@ final class FixedChannels extends PoolRouting.Channels {
 
   private final String[] keys;
 
-  private FixedChannels(ChannelStats[] channels) {
+  /** grpc-gcp's channel {@code i}, or {@code null} for channels counted without one ({@link #over}). */
+  private final ManagedChannel[] managed;
+
+  private FixedChannels(ChannelStats[] channels, ManagedChannel[] managed) {
     this.pool = new Snapshot(channels);
+    this.managed = managed;
     this.keys = new String[channels.length];
     for (int i = 0; i < channels.length; i++) {
       this.keys[i] = String.valueOf(i);
@@ -62,6 +67,7 @@ final class FixedChannels extends PoolRouting.Channels {
       bindKeysToChannels(pool, numChannels);
     }
     ChannelStats[] channels = new ChannelStats[numChannels];
+    ManagedChannel[] managed = new ManagedChannel[numChannels];
     Set<ChannelStats> distinct = new HashSet<>();
     Method getChannelRef;
     Method getChannel;
@@ -81,6 +87,7 @@ final class FixedChannels extends PoolRouting.Channels {
             "cannot reach grpc-gcp's channel for key " + key + ": " + ex, ex);
       }
       channels[i] = landing(ref, getChannel);
+      managed[i] = managedChannel(ref, getChannel);
       if (channels[i] == null) {
         throw new IllegalStateException("its channels are not counted");
       }
@@ -91,12 +98,30 @@ final class FixedChannels extends PoolRouting.Channels {
           "grpc-gcp put " + numChannels + " new keys on " + distinct.size() + " channels");
     }
     bindNegativeKeys(pool, numChannels);
-    return new FixedChannels(channels);
+    return new FixedChannels(channels, managed);
+  }
+
+  /** Watches each channel's warmth from now. */
+  void watch(ChannelWarmer warmer) {
+    if (this.managed == null) {
+      throw new IllegalStateException("the channels were counted without grpc-gcp's");
+    }
+    for (int i = 0; i < this.managed.length; i++) {
+      warmer.watch(this.pool.channels[i], this.managed[i]);
+    }
+  }
+
+  private static ManagedChannel managedChannel(Object channelRef, Method getChannel) {
+    try {
+      return (ManagedChannel) getChannel.invoke(channelRef);
+    } catch (ReflectiveOperationException | RuntimeException | LinkageError ex) {
+      throw new IllegalStateException("cannot reach a grpc-gcp channel: " + ex, ex);
+    }
   }
 
   /** Channels already counted, channel {@code i} named by the key {@code "i"}. */
   static FixedChannels over(List<ChannelStats> channels) {
-    return new FixedChannels(channels.toArray(new ChannelStats[0]));
+    return new FixedChannels(channels.toArray(new ChannelStats[0]), null);
   }
 
   @Override

@@ -64,6 +64,12 @@ public final class PoolRouting {
 
   private final TransactionTable transactions = new TransactionTable();
 
+  /** The channels' warmth, where it is watched; else {@code null}. */
+  private volatile ChannelWarmer warmer;
+
+  /** The route of a priming call ({@link #reservePriming}): untimed, not an application call. */
+  public static final String PRIMING = "priming";
+
   /** {@code System::nanoTime}, or a test's clock. */
   private final LongSupplier clock;
 
@@ -148,14 +154,56 @@ public final class PoolRouting {
     if (pool.connections.length == 0) {
       return null;
     }
-    return this.channels.reserve(
-        pool,
-        this.picker.pick(pool.connections, now),
-        options,
-        Naming.OWN,
-        stream,
-        now,
-        Traces.LATENCY);
+    int index = this.picker.pick(pool.connections, now);
+    countIfCold(pool, index);
+    return this.channels.reserve(pool, index, options, Naming.OWN, stream, now, Traces.LATENCY);
+  }
+
+  /**
+   * Reserves {@code channel} for the call that primes its connection: not counted in flight and not
+   * timed, so that the connection's set-up does not enter its estimate; {@code null} when the pool
+   * no longer has the channel.
+   */
+  public ChannelReservation reservePriming(ChannelStats channel) {
+    Snapshot pool = this.channels.current();
+    for (int i = 0; i < pool.channels.length; i++) {
+      if (pool.channels[i] == channel) {
+        // Reserving nothing, as a probe does: the call is neither counted nor timed.
+        return new ChannelReservation(
+                null, null, 0, this.channels.options(pool, i, NO_OPTIONS, Naming.FRESH), PRIMING)
+            .attach(this.channels.key(pool, i));
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Watches the warmth of the pool's channels from now ({@link ChannelWarmer}): on a fixed pool,
+   * each channel connects at once, is primed once a session is known, and again after each
+   * reconnect; routing sends no read to a cold channel while a warm one has room.
+   *
+   * @return the warmer, or {@code null} on a dynamic pool, whose channels are not watched
+   */
+  public ChannelWarmer watchWarmth() {
+    if (!(this.channels instanceof FixedChannels fixed)) {
+      return null;
+    }
+    ChannelWarmer warmer = ChannelWarmer.create();
+    fixed.watch(warmer);
+    this.warmer = warmer;
+    return warmer;
+  }
+
+  /** The channels' warmth, or {@code null} where it is not watched. */
+  public ChannelWarmer warmer() {
+    return this.warmer;
+  }
+
+  private void countIfCold(Snapshot pool, int index) {
+    ChannelWarmer warmer = this.warmer;
+    if (warmer != null && pool.connections[index].isCold()) {
+      warmer.coldRead();
+    }
   }
 
   /**
@@ -213,14 +261,9 @@ public final class PoolRouting {
       return null;
     }
     int excluded = (first != null) ? pool.indexOf(first.connection()) : -1;
-    return this.channels.reserve(
-        pool,
-        this.picker.pickExcept(pool.connections, excluded, now),
-        options,
-        Naming.FRESH,
-        stream,
-        now,
-        Traces.LATENCY);
+    int index = this.picker.pickExcept(pool.connections, excluded, now);
+    countIfCold(pool, index);
+    return this.channels.reserve(pool, index, options, Naming.FRESH, stream, now, Traces.LATENCY);
   }
 
   /** Records that a transaction is read-only, so that its reads may be hedged. */

@@ -18,7 +18,8 @@ import java.util.concurrent.ThreadLocalRandom;
  *       last call failed, it joined the pool and has not answered yet, or its estimate has not been
  *       updated for a half-life and is being forgotten. That is how a connection left alone because
  *       it was slow, stuck or failing is tried again with one call at a time, and found again once
- *       it recovers.
+ *       it recovers. A cold connection (one being set up, or not primed yet, where warmth is
+ *       watched: {@link ChannelWarmth}) takes no call at all while another has room.
  *   <li>A connection is hot while it carries half again as many calls as the pool's mean, at least
  *       one more, and more than a few (the rule's calm): an estimate that happens to be low does
  *       not draw every call until it is full, and a connection that answers first takes the few
@@ -34,7 +35,7 @@ import java.util.concurrent.ThreadLocalRandom;
  *       takes none while a fast one has room, however few connections the pool has (a dynamic pool
  *       shrunk to two, one of them slow); one a few times slower still takes a hot one's share.
  *   <li>When every connection is full or in doubt, the one with the fewest calls in flight takes
- *       the call, a failed one last.
+ *       the call, a failed or cold one last.
  * </ol>
  *
  * <p>The connection is counted before the pick returns, and the pick is repeated if another thread
@@ -106,12 +107,12 @@ public final class ChannelPicker {
 
   /**
    * What a call sent to {@code connection} now may expect to take: the latency its estimate
-   * expects; {@link #CLOSED} while it has no room, or carries a call while what is known of it is
-   * in doubt.
+   * expects; {@link #CLOSED} while it has no room, is cold ({@link Connection#isCold}), or carries
+   * a call while what is known of it is in doubt.
    */
   public static long expected(Connection connection, long nowNanos, Rule rule) {
     int inFlight = connection.inFlight();
-    if (inFlight >= rule.room()) {
+    if (inFlight >= rule.room() || connection.isCold()) {
       return CLOSED;
     }
     ChannelLatency latency = connection.latency();
@@ -240,7 +241,7 @@ public final class ChannelPicker {
           int i = (start + k < n) ? start + k : start + k - n;
           int inFlight = connections[i].inFlight();
           long rank =
-              (inFlight > 0 && connections[i].latency().suspect())
+              ((inFlight > 0 && connections[i].latency().suspect()) || connections[i].isCold())
                   ? FAILED_RANK + inFlight
                   : inFlight;
           if (i != excluded && rank < bestRank) {

@@ -21,9 +21,29 @@ public final class Connection {
 
   private final AtomicInteger resetsInWindow = new AtomicInteger();
 
+  /** Whether the connection is being set up, or not primed yet ({@link ChannelWarmth}). */
+  private volatile boolean cold;
+
   public Connection(long nowNanos) {
     this.latency = new ChannelLatency(nowNanos);
     this.resetWindowStart = new AtomicLong(nowNanos);
+  }
+
+  /**
+   * Whether the connection is cold: a channel whose warmth is watched ({@link ChannelWarmth}) and
+   * whose connection is not up and primed. A read sent there would wait for its set-up, so the
+   * picker sends it none while another connection has room. False where warmth is not watched.
+   */
+  public boolean isCold() {
+    return this.cold;
+  }
+
+  void markCold() {
+    this.cold = true;
+  }
+
+  void markWarm() {
+    this.cold = false;
   }
 
   /** Calls in flight now. */

@@ -64,6 +64,11 @@ import java.util.stream.Collectors;
  * also limits RST_STREAM frames per connection (HTTP/2 rapid-reset protection, grpc-java's {@code
  * maxRstFramesPerWindow}: past it the server sends GOAWAY ENHANCE_YOUR_CALM) and puts a {@link
  * FrameCountingProxy} in front of itself that counts the RST_STREAM and GOAWAY frames on the wire.
+ * It can also make a new connection cost time, as a frontend's does ({@link
+ * Builder#connectionSetUp}: every call on a connection, session calls too, waits until that long
+ * after the connection's first call, and is counted as having waited), and retire connections by
+ * age, as Google's frontends do about hourly ({@link Builder#maxConnectionAge}: grpc-java's {@code
+ * maxConnectionAge} and its grace, a GOAWAY, then the connection's end once its calls are done).
  *
  * <p>Recorded: every call with the TCP connection it arrived on (one connection per client channel)
  * and the cancels the server saw.
@@ -261,6 +266,11 @@ public final class MockSpannerServer implements AutoCloseable {
 
   private final Queue<Arrival> arrivals = new ConcurrentLinkedQueue<>();
 
+  /** When each connection's set-up is done: its first call's arrival plus the set-up time. */
+  private final Map<SocketAddress, Long> setUpDone = new ConcurrentHashMap<>();
+
+  private final Queue<Call> waitedForSetUp = new ConcurrentLinkedQueue<>();
+
   private final Builder settings;
 
   private volatile Server server;
@@ -300,6 +310,11 @@ public final class MockSpannerServer implements AutoCloseable {
     }
     if (this.settings.maxResets > 0) {
       server.maxRstFramesPerWindow(this.settings.maxResets, this.settings.resetWindowSeconds);
+    }
+    if (this.settings.maxConnectionAge != null) {
+      server.maxConnectionAge(this.settings.maxConnectionAge.toNanos(), TimeUnit.NANOSECONDS);
+      server.maxConnectionAgeGrace(
+          this.settings.maxConnectionAgeGrace.toNanos(), TimeUnit.NANOSECONDS);
     }
     return server.build().start();
   }
@@ -596,6 +611,7 @@ public final class MockSpannerServer implements AutoCloseable {
   public void reset() {
     this.arrivals.clear();
     this.calls.clear();
+    this.waitedForSetUp.clear();
     this.cancels.set(0);
     this.cancelsByConnection.clear();
     this.endings.reset();
@@ -603,6 +619,20 @@ public final class MockSpannerServer implements AutoCloseable {
     if (this.proxy != null) {
       this.proxy.resetCounts();
     }
+  }
+
+  /**
+   * The calls that waited for their connection's set-up ({@link Builder#connectionSetUp}) since the
+   * start or the last {@link #reset()}, with the connection each came on. Each is recorded at its
+   * arrival; its request is not kept.
+   */
+  public List<Call> callsThatWaitedForSetUp() {
+    return List.copyOf(this.waitedForSetUp);
+  }
+
+  /** Connections that have had a call, over the server's life: each one set up once. */
+  public int connectionsSetUp() {
+    return this.setUpDone.size();
   }
 
   /** Closes a client of this server, then the server, even where the client's close fails. */
@@ -677,8 +707,28 @@ public final class MockSpannerServer implements AutoCloseable {
       if (slowConnections.contains(connection)) {
         delayNanos += TimeUnit.MILLISECONDS.toNanos(slowMillis);
       }
+      delayNanos += setUpWait(connection, method, id);
       return (delayNanos > 0) ? new DelayedListener<>(listener, delayNanos, scheduler) : listener;
     }
+  }
+
+  /**
+   * How long a call arriving now on {@code connection} waits for the connection's set-up: until the
+   * set-up time after the connection's first call.
+   */
+  private long setUpWait(SocketAddress connection, String method, String requestId) {
+    Duration setUp = this.settings.connectionSetUp;
+    if (setUp.isZero()) {
+      return 0;
+    }
+    long now = System.nanoTime();
+    long done = this.setUpDone.computeIfAbsent(connection, (key) -> now + setUp.toNanos());
+    long wait = done - now;
+    if (wait <= 0) {
+      return 0;
+    }
+    this.waitedForSetUp.add(new Call(method, connection, null, requestId));
+    return wait;
   }
 
   private <ReqT, RespT> ServerCall.Listener<ReqT> failAtStart(
@@ -754,6 +804,12 @@ public final class MockSpannerServer implements AutoCloseable {
 
     private boolean countFrames;
 
+    private Duration connectionSetUp = Duration.ZERO;
+
+    private Duration maxConnectionAge;
+
+    private Duration maxConnectionAgeGrace;
+
     private Builder() {}
 
     /**
@@ -794,6 +850,27 @@ public final class MockSpannerServer implements AutoCloseable {
     public Builder resetLimit(int maxResets, int seconds) {
       this.maxResets = maxResets;
       this.resetWindowSeconds = seconds;
+      return this;
+    }
+
+    /**
+     * What a new connection costs: every call on a connection, session calls too, waits until this
+     * long after the connection's first call, as the frontend sets up its own state for the
+     * connection (TCP and TLS are loopback here). Zero (the default) for none.
+     */
+    public Builder connectionSetUp(Duration setUp) {
+      this.connectionSetUp = setUp;
+      return this;
+    }
+
+    /**
+     * Retires each connection at {@code age} (grpc-java's {@code maxConnectionAge}, which adds a
+     * jitter of up to a tenth): a GOAWAY, then up to {@code grace} for the calls in flight to
+     * finish, as Google's frontends do with their connections about every hour.
+     */
+    public Builder maxConnectionAge(Duration age, Duration grace) {
+      this.maxConnectionAge = age;
+      this.maxConnectionAgeGrace = grace;
       return this;
     }
 

@@ -1,0 +1,238 @@
+package io.github.spannertuning.pool;
+
+import com.google.api.core.ApiFuture;
+import com.google.api.core.ApiFutureCallback;
+import com.google.api.core.ApiFutures;
+import com.google.common.util.concurrent.MoreExecutors;
+import io.github.spannertuning.pool.ChannelLoad.ChannelStats;
+import io.github.spannertuning.routing.ChannelWarmth;
+import io.github.spannertuning.routing.ChannelWarmth.Action;
+import io.grpc.ConnectivityState;
+import io.grpc.ManagedChannel;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+
+/**
+ * Keeps the channels of a client's pool warm: each channel connects as soon as the client is built
+ * and again as soon as its connection goes (a GOAWAY, a break), not when the next read needs it, and
+ * is primed with one cheap call on each new connection before routing sends it reads. The hook into
+ * the client: grpc-java's connectivity callbacks of each channel, and the priming call the rpc
+ * makes; each channel's {@link ChannelWarmth} decides.
+ *
+ * <p>Priming needs a session: the first one the client creates ({@link #sessionKnown}). Until then
+ * channels connect, and are primed once it is known.
+ */
+public final class ChannelWarmer {
+
+  /** Sends the priming call on one channel. */
+  @FunctionalInterface
+  public interface Primer {
+
+    /** The priming call, sent on {@code channel}; its future ends when it answers or fails. */
+    ApiFuture<?> prime(ChannelStats channel);
+  }
+
+  private final List<Watched> channels = new CopyOnWriteArrayList<>();
+
+  private final LongSupplier clockMillis;
+
+  private final AtomicLong coldReads = new AtomicLong();
+
+  private final long startedMillis;
+
+  private volatile Primer primer;
+
+  private volatile boolean closed;
+
+  /** When every channel was first warm, or {@code -1} until then. */
+  private volatile long warmAtMillis = -1;
+
+  ChannelWarmer(LongSupplier clockMillis) {
+    this.clockMillis = clockMillis;
+    this.startedMillis = clockMillis.getAsLong();
+  }
+
+  /** A warmer on the system clock. */
+  public static ChannelWarmer create() {
+    return new ChannelWarmer(System::currentTimeMillis);
+  }
+
+  /** Watches a channel of the pool from now: it connects at once. */
+  public void watch(ChannelStats stats, ManagedChannel channel) {
+    Watched watched = new Watched(stats, channel, new ChannelWarmth(stats.connection()));
+    this.channels.add(watched);
+    observe(watched, channel.getState(true));
+  }
+
+  /**
+   * A session to prime with is known: every connected channel that is not warm is primed now, and
+   * any that connects later once it is up. Only the first call counts.
+   */
+  public void sessionKnown(Primer primer) {
+    synchronized (this) {
+      if (this.primer != null) {
+        return;
+      }
+      this.primer = primer;
+    }
+    for (Watched watched : this.channels) {
+      act(watched, watched.warmth.sessionKnown());
+    }
+  }
+
+  /** Whether a session to prime with is known. */
+  public boolean hasSession() {
+    return this.primer != null;
+  }
+
+  /** Stops watching: the client is closing. */
+  public void close() {
+    this.closed = true;
+    synchronized (this) {
+      notifyAll();
+    }
+  }
+
+  /**
+   * Waits until every channel is warm, at most {@code timeout}.
+   *
+   * @return whether every channel is warm
+   */
+  public boolean awaitWarm(Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    synchronized (this) {
+      while (!allWarm() && !this.closed) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return false;
+        }
+        TimeUnit.NANOSECONDS.timedWait(this, left);
+      }
+    }
+    return allWarm();
+  }
+
+  /** Whether every channel watched is warm now. */
+  public boolean allWarm() {
+    for (Watched watched : this.channels) {
+      if (!watched.warmth.isWarm()) {
+        return false;
+      }
+    }
+    return !this.channels.isEmpty();
+  }
+
+  /** Each channel's warmth, in the order they were watched. */
+  public List<ChannelWarmth> warmth() {
+    List<ChannelWarmth> list = new ArrayList<>(this.channels.size());
+    for (Watched watched : this.channels) {
+      list.add(watched.warmth);
+    }
+    return list;
+  }
+
+  /** The warmth of one channel, or {@code null} when it is not watched. */
+  public ChannelWarmth warmthOf(ChannelStats stats) {
+    for (Watched watched : this.channels) {
+      if (watched.stats == stats) {
+        return watched.warmth;
+      }
+    }
+    return null;
+  }
+
+  /** Priming calls that answered, over every channel's life. */
+  public long primed() {
+    long total = 0;
+    for (Watched watched : this.channels) {
+      total += watched.warmth.primedCount();
+    }
+    return total;
+  }
+
+  /** How long the first warm-up took, from the client's start until every channel was warm. */
+  public Duration warmUpTime() {
+    long at = this.warmAtMillis;
+    return (at < 0) ? null : Duration.ofMillis(at - this.startedMillis);
+  }
+
+  /** Reads routing sent to a cold channel, because no warm one had room. */
+  public long coldReads() {
+    return this.coldReads.get();
+  }
+
+  /** Counts a read sent to a cold channel. */
+  void coldRead() {
+    this.coldReads.incrementAndGet();
+  }
+
+  private void observe(Watched watched, ConnectivityState state) {
+    if (this.closed || state == ConnectivityState.SHUTDOWN) {
+      return;
+    }
+    Action action =
+        (state == ConnectivityState.READY)
+            ? watched.warmth.ready(this.clockMillis.getAsLong())
+            : watched.warmth.notReady(state == ConnectivityState.IDLE);
+    watched.channel.notifyWhenStateChanged(
+        state, () -> observe(watched, watched.channel.getState(false)));
+    act(watched, action);
+  }
+
+  private void act(Watched watched, Action action) {
+    if (this.closed) {
+      return;
+    }
+    switch (action) {
+      case CONNECT -> watched.channel.getState(true);
+      case PRIME -> prime(watched);
+      default -> {}
+    }
+  }
+
+  private void prime(Watched watched) {
+    ApiFuture<?> call;
+    try {
+      call = this.primer.prime(watched.stats);
+    } catch (RuntimeException ex) {
+      primeFailed(watched);
+      return;
+    }
+    ApiFutures.addCallback(
+        call,
+        new ApiFutureCallback<Object>() {
+          @Override
+          public void onSuccess(Object result) {
+            watched.warmth.primed(ChannelWarmer.this.clockMillis.getAsLong());
+            changed();
+          }
+
+          @Override
+          public void onFailure(Throwable failure) {
+            primeFailed(watched);
+          }
+        },
+        MoreExecutors.directExecutor());
+  }
+
+  private void primeFailed(Watched watched) {
+    act(watched, watched.warmth.primeFailed(this.clockMillis.getAsLong()));
+    changed();
+  }
+
+  private void changed() {
+    if (this.warmAtMillis < 0 && allWarm()) {
+      this.warmAtMillis = this.clockMillis.getAsLong();
+    }
+    synchronized (this) {
+      notifyAll();
+    }
+  }
+
+  private record Watched(ChannelStats stats, ManagedChannel channel, ChannelWarmth warmth) {}
+}

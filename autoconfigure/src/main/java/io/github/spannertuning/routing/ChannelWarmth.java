@@ -1,0 +1,179 @@
+package io.github.spannertuning.routing;
+
+/**
+ * Whether one channel's connection is warm: connected, and primed with one cheap call since it
+ * connected, so that a read sent there does not wait for the connection's set-up. Routing sends no
+ * read to a cold channel while a warm one has room ({@link Connection#isCold}).
+ *
+ * <p>The decisions only: the hook into the client reports what its channel does ({@link #ready},
+ * {@link #notReady}, {@link #primed}, {@link #primeFailed}) and carries out what each answer says:
+ * connect the channel, send the priming call, or nothing. Times are the caller's clock, in
+ * milliseconds.
+ *
+ * <ul>
+ *   <li>A channel starts cold. Once it is connected and a session to prime with is known ({@link
+ *       #sessionKnown}), it is primed; when the priming call answers, it is warm.
+ *   <li>When its connection goes (a GOAWAY, as Google's frontends send about hourly, or a break),
+ *       it is cold at once and is connected again at once, not when the next read needs it; its new
+ *       connection is primed as the first one was.
+ *   <li>A priming call that fails is sent again, up to {@link #MAX_PRIME_ATTEMPTS} times since the
+ *       channel connected; after that the channel is taken as warm, so that routing never keeps
+ *       away from a connection it cannot prime (fail open).
+ * </ul>
+ *
+ * <p>Thread-safe: the channel's state callbacks and the priming call's answer may come on different
+ * threads.
+ */
+public final class ChannelWarmth {
+
+  /** Priming calls sent per connection before the channel is taken as warm anyway. */
+  public static final int MAX_PRIME_ATTEMPTS = 3;
+
+  /** What the hook does next for this channel. */
+  public enum Action {
+    NONE,
+
+    /** Ask the channel to connect now. */
+    CONNECT,
+
+    /** Send the priming call on this channel. */
+    PRIME
+  }
+
+  /** Where the channel is. */
+  public enum State {
+    /** Not connected. */
+    COLD,
+
+    /** Connected; not primed yet (no session to prime with, or its priming call in flight). */
+    CONNECTED,
+
+    /** Connected and primed, or taken as warm after its priming attempts. */
+    WARM
+  }
+
+  private final Connection connection;
+
+  private State state = State.COLD;
+
+  private boolean priming;
+
+  private int attempts;
+
+  private boolean sessionKnown;
+
+  private long connectedSinceMillis = -1;
+
+  private long warmSinceMillis = -1;
+
+  private long primed;
+
+  private long failedPrimes;
+
+  /** A channel not yet connected: cold from the start. */
+  public ChannelWarmth(Connection connection) {
+    this.connection = connection;
+    connection.markCold();
+  }
+
+  /** The channel's connection is up. */
+  public synchronized Action ready(long nowMillis) {
+    if (this.state == State.COLD) {
+      this.state = State.CONNECTED;
+      this.connectedSinceMillis = nowMillis;
+      this.attempts = 0;
+    }
+    return primeIfDue();
+  }
+
+  /**
+   * The channel's connection is not up: it went (GOAWAY or break) or is being set up. {@code idle}
+   * when the channel is waiting for a call to connect, as grpc-java leaves it after a GOAWAY.
+   */
+  public synchronized Action notReady(boolean idle) {
+    if (this.state != State.COLD) {
+      this.state = State.COLD;
+      this.connectedSinceMillis = -1;
+      this.warmSinceMillis = -1;
+      this.connection.markCold();
+    }
+    return idle ? Action.CONNECT : Action.NONE;
+  }
+
+  /**
+   * A session to prime with is known now: every connected channel that is not warm is primed.
+   *
+   * @return {@link Action#PRIME} when this channel is to be primed now
+   */
+  public synchronized Action sessionKnown() {
+    this.sessionKnown = true;
+    return primeIfDue();
+  }
+
+  /** The priming call sent when the channel was connected answered. */
+  public synchronized Action primed(long nowMillis) {
+    this.priming = false;
+    this.primed++;
+    if (this.state == State.CONNECTED) {
+      warm(nowMillis);
+    }
+    return Action.NONE;
+  }
+
+  /** The priming call failed: sent again, or after the last attempt the channel is warm anyway. */
+  public synchronized Action primeFailed(long nowMillis) {
+    this.priming = false;
+    this.failedPrimes++;
+    if (this.state != State.CONNECTED) {
+      return Action.NONE;
+    }
+    if (this.attempts >= MAX_PRIME_ATTEMPTS) {
+      warm(nowMillis);
+      return Action.NONE;
+    }
+    return primeIfDue();
+  }
+
+  private Action primeIfDue() {
+    if (this.state != State.CONNECTED || !this.sessionKnown || this.priming) {
+      return Action.NONE;
+    }
+    this.priming = true;
+    this.attempts++;
+    return Action.PRIME;
+  }
+
+  private void warm(long nowMillis) {
+    this.state = State.WARM;
+    this.warmSinceMillis = nowMillis;
+    this.connection.markWarm();
+  }
+
+  public synchronized State state() {
+    return this.state;
+  }
+
+  /** When the current connection came up, or {@code -1} while there is none. */
+  public synchronized long connectedSinceMillis() {
+    return this.connectedSinceMillis;
+  }
+
+  /** When the channel became warm on its current connection, or {@code -1} while cold. */
+  public synchronized long warmSinceMillis() {
+    return this.warmSinceMillis;
+  }
+
+  /** Priming calls that answered, over the channel's life. */
+  public synchronized long primedCount() {
+    return this.primed;
+  }
+
+  /** Priming calls that failed, over the channel's life. */
+  public synchronized long failedPrimes() {
+    return this.failedPrimes;
+  }
+
+  public boolean isWarm() {
+    return state() == State.WARM;
+  }
+}
