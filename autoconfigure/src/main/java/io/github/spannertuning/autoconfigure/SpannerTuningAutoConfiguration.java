@@ -6,6 +6,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -40,6 +41,13 @@ public class SpannerTuningAutoConfiguration {
       ObjectProvider<SpannerTuningRegistry> registry,
       ObjectProvider<OpenTelemetry> openTelemetry) {
     return new SpannerTuningBeanPostProcessor(properties, registry, openTelemetry);
+  }
+
+  @Bean
+  @ConditionalOnProperty(name = "spanner.tuning.warm-up.enabled", matchIfMissing = true)
+  SpannerTuningWarmUp spannerTuningWarmUp(
+      SpannerTuningRegistry registry, SpannerTuningProperties properties) {
+    return new SpannerTuningWarmUp(registry, properties.getWarmUp().getTimeout());
   }
 
   /** The JDBC driver's clients, where the driver and a DataSource are on the classpath. */

@@ -31,6 +31,8 @@ public class SpannerTuningProperties implements Validator {
 
   static final String MIN_DELAY_ALLOWED = "a duration of 0 or more, such as 1ms";
 
+  static final String WARM_UP_TIMEOUT_ALLOWED = "a positive duration, such as 10s";
+
   static final String EXPERIMENT_DURATION_ALLOWED =
       "a duration holding 1 to "
           + ExperimentPlan.MAX_PAIRS
@@ -66,7 +68,9 @@ public class SpannerTuningProperties implements Validator {
           "experiment.slice",
           EXPERIMENT_SLICE_ALLOWED,
           "experiment.fleet",
-          EXPERIMENT_FLEET_ALLOWED);
+          EXPERIMENT_FLEET_ALLOWED,
+          "warmUp.timeout",
+          WARM_UP_TIMEOUT_ALLOWED);
 
   /** Whether to tune the Spanner clients of this application at all. */
   private boolean enabled = true;
@@ -86,6 +90,8 @@ public class SpannerTuningProperties implements Validator {
   private final Hedging hedging = new Hedging();
 
   private final GrpcGcp grpcGcp = new GrpcGcp();
+
+  private final WarmUp warmUp = new WarmUp();
 
   private final Metrics metrics = new Metrics();
 
@@ -127,6 +133,10 @@ public class SpannerTuningProperties implements Validator {
     return this.grpcGcp;
   }
 
+  public WarmUp getWarmUp() {
+    return this.warmUp;
+  }
+
   public Metrics getMetrics() {
     return this.metrics;
   }
@@ -166,6 +176,10 @@ public class SpannerTuningProperties implements Validator {
     Duration minDelay = properties.getHedging().getMinDelay();
     if (minDelay == null || minDelay.isNegative()) {
       errors.rejectValue("hedging.minDelay", "range", "must be " + MIN_DELAY_ALLOWED);
+    }
+    Duration warmUpTimeout = properties.getWarmUp().getTimeout();
+    if (warmUpTimeout == null || warmUpTimeout.isNegative() || warmUpTimeout.isZero()) {
+      errors.rejectValue("warmUp.timeout", "range", "must be " + WARM_UP_TIMEOUT_ALLOWED);
     }
     validateExperiment(properties.getExperiment(), drainTimeout, errors);
   }
@@ -213,6 +227,7 @@ public class SpannerTuningProperties implements Validator {
         .hedgingMaxExtra(this.hedging.getMaxExtra())
         .hedgingMinDelay(this.hedging.getMinDelay())
         .grpcGcpExtension(this.grpcGcp.isEnabled())
+        .warmUp(this.warmUp.isEnabled())
         .channels(this.channels)
         .build();
   }
@@ -349,6 +364,44 @@ public class SpannerTuningProperties implements Validator {
 
     public void setMinDelay(Duration minDelay) {
       this.minDelay = minDelay;
+    }
+  }
+
+  /**
+   * Warm connections: every channel of a client's pool connects when the client is built and again
+   * as soon as the server retires its connection, and is primed with one {@code SELECT 1} before
+   * routing sends it reads. The application reports ready (readiness state {@code
+   * ACCEPTING_TRAFFIC}) only once every client's channels are warm, or the timeout has passed.
+   */
+  public static class WarmUp {
+
+    /**
+     * Whether to warm the channels of each tuned client, and hold the application's readiness until
+     * they are warm.
+     */
+    private boolean enabled = true;
+
+    /**
+     * How long the application's start waits for the channels to be warm before it reports ready
+     * anyway, with a warning naming what is not warm: a start never hangs on an unreachable
+     * Spanner.
+     */
+    private Duration timeout = Duration.ofSeconds(10);
+
+    public boolean isEnabled() {
+      return this.enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public Duration getTimeout() {
+      return this.timeout;
+    }
+
+    public void setTimeout(Duration timeout) {
+      this.timeout = timeout;
     }
   }
 

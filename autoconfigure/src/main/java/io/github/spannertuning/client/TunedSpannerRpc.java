@@ -99,8 +99,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
     super(options, state);
     this.pool = pool(options, state);
     this.traced = state.traced();
-    this.warmer =
-        (this.pool != null && state.tuning().isWarmUp()) ? this.pool.watchWarmth() : null;
+    this.warmer = (this.pool != null && state.tuning().isWarmUp()) ? this.pool.watchWarmth() : null;
     state.warmer(this.warmer);
   }
 
@@ -140,8 +139,8 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
   }
 
   /**
-   * The client's first session is the one its channels are primed with: the warm-up's priming
-   * call is a single-use {@code SELECT 1} on it, as the dynamic pool primes the channels it adds.
+   * The client's first session is the one its channels are primed with: the warm-up's priming call
+   * is a single-use {@code SELECT 1} on it, as the dynamic pool primes the channels it adds.
    */
   private Session primeWith(Session session) {
     ChannelWarmer warmer = this.warmer;

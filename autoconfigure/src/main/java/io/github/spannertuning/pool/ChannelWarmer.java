@@ -19,9 +19,9 @@ import java.util.function.LongSupplier;
 
 /**
  * Keeps the channels of a client's pool warm: each channel connects as soon as the client is built
- * and again as soon as its connection goes (a GOAWAY, a break), not when the next read needs it, and
- * is primed with one cheap call on each new connection before routing sends it reads. The hook into
- * the client: grpc-java's connectivity callbacks of each channel, and the priming call the rpc
+ * and again as soon as its connection goes (a GOAWAY, a break), not when the next read needs it,
+ * and is primed with one cheap call on each new connection before routing sends it reads. The hook
+ * into the client: grpc-java's connectivity callbacks of each channel, and the priming call the rpc
  * makes; each channel's {@link ChannelWarmth} decides.
  *
  * <p>Priming needs a session: the first one the client creates ({@link #sessionKnown}). Until then

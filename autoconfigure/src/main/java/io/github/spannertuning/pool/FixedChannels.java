@@ -38,7 +38,9 @@ final class FixedChannels extends PoolRouting.Channels {
 
   private final String[] keys;
 
-  /** grpc-gcp's channel {@code i}, or {@code null} for channels counted without one ({@link #over}). */
+  /**
+   * grpc-gcp's channel {@code i}, or {@code null} for channels counted without one ({@link #over}).
+   */
   private final ManagedChannel[] managed;
 
   private FixedChannels(ChannelStats[] channels, ManagedChannel[] managed) {

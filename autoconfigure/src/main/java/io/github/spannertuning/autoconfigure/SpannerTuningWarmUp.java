@@ -1,0 +1,76 @@
+package io.github.spannertuning.autoconfigure;
+
+import io.github.spannertuning.client.SpannerTuningState;
+import io.github.spannertuning.client.SpannerTuningState.WarmUp;
+import java.time.Duration;
+import java.util.Map;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.boot.ApplicationArguments;
+import org.springframework.boot.ApplicationRunner;
+import org.springframework.core.Ordered;
+
+/**
+ * Holds the application's readiness until the channels of every tuned Spanner client are warm:
+ * connected and primed ({@code spanner.tuning.warm-up.*}).
+ *
+ * <p>An {@link ApplicationRunner}, first of them: Spring Boot reports the application ready
+ * (readiness state {@code ACCEPTING_TRAFFIC}, {@code /actuator/health/readiness} 200) only after
+ * every runner has run. Meanwhile the application has started and its web server answers, so the
+ * readiness probe says {@code OUT_OF_SERVICE} rather than nothing, and no extra health group has to
+ * be configured. The warm-up itself started when each client was built; this only waits for it, at
+ * most {@code spanner.tuning.warm-up.timeout} in all, and then lets the application be ready
+ * anyway, with one warning per client that names what is not warm (fail open).
+ */
+class SpannerTuningWarmUp implements ApplicationRunner, Ordered {
+
+  private static final Log logger = LogFactory.getLog(SpannerTuningWarmUp.class);
+
+  private final SpannerTuningRegistry registry;
+
+  private final Duration timeout;
+
+  SpannerTuningWarmUp(SpannerTuningRegistry registry, Duration timeout) {
+    this.registry = registry;
+    this.timeout = timeout;
+  }
+
+  @Override
+  public int getOrder() {
+    return Ordered.HIGHEST_PRECEDENCE;
+  }
+
+  @Override
+  public void run(ApplicationArguments args) throws InterruptedException {
+    long deadline = System.nanoTime() + this.timeout.toNanos();
+    for (Map.Entry<String, SpannerTuningState> client : this.registry.clients().entrySet()) {
+      Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+      WarmUp warmUp = client.getValue().warmUp(left);
+      if (!warmUp.watched()) {
+        continue;
+      }
+      if (warmUp.warm()) {
+        logger.info(
+            "Spanner client '%s': %d channels connected and primed in %d ms"
+                .formatted(client.getKey(), warmUp.channels(), warmUp.took().toMillis()));
+      } else {
+        logger.warn(notWarm(client.getKey(), warmUp, this.timeout));
+      }
+    }
+  }
+
+  static String notWarm(String client, WarmUp warmUp, Duration timeout) {
+    String why =
+        warmUp.sessionKnown()
+            ? "their connections are not up or did not answer the priming query"
+            : "the client has no session to prime them with yet (the application has not asked it"
+                + " for a database client), so they are connected at most";
+    return "Spanner client '%s': %d of %d channels not warm after %s (spanner.tuning.warm-up.timeout):"
+            .formatted(
+                client, warmUp.channels() - warmUp.warmChannels(), warmUp.channels(), timeout)
+        + " "
+        + why
+        + "; the application reports ready anyway, and a read sent to one of them before it is"
+        + " warm waits for its connection";
+  }
+}

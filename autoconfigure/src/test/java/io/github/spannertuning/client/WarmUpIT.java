@@ -1,0 +1,170 @@
+package io.github.spannertuning.client;
+
+import static io.github.spannertuning.testing.MockSpannerServer.POINT_SELECT;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.cloud.spanner.DatabaseClient;
+import com.google.cloud.spanner.ResultSet;
+import com.google.cloud.spanner.Spanner;
+import com.google.cloud.spanner.SpannerOptions;
+import com.google.cloud.spanner.Statement;
+import io.github.spannertuning.client.SpannerTuningState.WarmUp;
+import io.github.spannertuning.testing.Loops;
+import io.github.spannertuning.testing.MockSpannerServer;
+import io.github.spannertuning.testing.StockAndTuned;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Reads against a server whose connections cost time to set up, and which retires them, stock
+ * client beside tuned, over real loopback TCP: every call on a connection waits until a set-up time
+ * after that connection's first call ({@code MockSpannerServer.Builder#connectionSetUp}), and the
+ * server retires connections by age with grpc-java's {@code maxConnectionAge}, as Google's
+ * frontends do about hourly (seconds here). The server counts the calls that waited for a set-up;
+ * that count, not a latency, is what the checks bound.
+ *
+ * <p>Simulated: the set-up (a wait on the server; TCP and TLS are loopback) and the backend. Real:
+ * the client, grpc-gcp's pool, gRPC's GOAWAY and reconnects, Netty and TCP.
+ */
+class WarmUpIT {
+
+  private static final int CHANNELS = 4;
+
+  private static final String VERSION = ClientVersions.detected().spanner();
+
+  /**
+   * A new instance: the client is built, asks for a database client, and the application reports
+   * ready (tuned: once {@link SpannerTuningState#warmUp} returns; stock: at once). Then 32 threads
+   * read 10 point selects each. Tuned, no read waits for a connection; it is warm within the
+   * session's set-up and the priming call's (two set-ups, in parallel over the channels) plus a
+   * margin for a cold JVM.
+   */
+  @Test
+  void aWarmedClientsFirstReadsWaitForNoConnection() throws Exception {
+    Duration setUp = Duration.ofMillis(200);
+    StockAndTuned<Start> start =
+        StockAndTuned.measure(
+            (tuned) -> {
+              try (MockSpannerServer server =
+                  MockSpannerServer.builder().connectionSetUp(setUp).start()) {
+                SpannerOptions.Builder builder = server.clientOptions(CHANNELS);
+                SpannerTuningState state = tuned ? SpannerTuning.defaults().applyTo(builder) : null;
+                long built = System.nanoTime();
+                try (Spanner spanner = builder.build().getService()) {
+                  DatabaseClient client = spanner.getDatabaseClient(MockSpannerServer.DATABASE);
+                  WarmUp warmUp = tuned ? state.warmUp(Duration.ofSeconds(10)) : null;
+                  long ready = System.nanoTime() - built;
+                  server.reset();
+                  AtomicLong wrong = new AtomicLong();
+                  Loops.together(32, 10, (thread, i) -> read(client, wrong));
+                  return new Start(
+                      Duration.ofNanos(ready),
+                      readsThatWaited(server),
+                      wrong.get(),
+                      warmUp,
+                      server.connectionsSetUp());
+                }
+              }
+            });
+    String figures =
+        start.print(
+            "[warm-up %s] set-up %d ms, %d channels, then 32 threads x 10 reads"
+                .formatted(VERSION, setUp.toMillis(), CHANNELS));
+
+    assertThat(start.tuned().warmUp().warm()).as(figures).isTrue();
+    assertThat(start.tuned().warmUp().warmChannels()).as(figures).isEqualTo(CHANNELS);
+    assertThat(start.tuned().waited()).as("tuned: reads that waited: " + figures).isZero();
+    assertThat(start.stock().waited()).as("stock: reads that waited: " + figures).isPositive();
+    assertThat(start.tuned().wrongRows()).isZero();
+    assertThat(start.stock().wrongRows()).isZero();
+    assertThat(start.tuned().ready())
+        .as("tuned: from the client's build to warm: " + figures)
+        .isLessThanOrEqualTo(setUp.multipliedBy(2).plusSeconds(1));
+  }
+
+  /**
+   * Connections retired every 3 s (grace 1 s), a set-up of 100 ms, 8 threads in a closed loop for
+   * 15 s. Tuned, a retired channel takes no read until its new connection is up and primed: at most
+   * a tenth of stock's reads wait for a connection, none fails, every row is right.
+   */
+  @Test
+  void retiredConnectionsMakeNoReadWait() throws Exception {
+    Duration setUp = Duration.ofMillis(100);
+    StockAndTuned<Aging> aging =
+        StockAndTuned.measure(
+            (tuned) -> {
+              try (MockSpannerServer server =
+                  MockSpannerServer.builder()
+                      .connectionSetUp(setUp)
+                      .maxConnectionAge(Duration.ofSeconds(3), Duration.ofSeconds(1))
+                      .start()) {
+                SpannerOptions.Builder builder = server.clientOptions(CHANNELS);
+                SpannerTuningState state = tuned ? SpannerTuning.defaults().applyTo(builder) : null;
+                try (Spanner spanner = builder.build().getService()) {
+                  DatabaseClient client = spanner.getDatabaseClient(MockSpannerServer.DATABASE);
+                  if (tuned) {
+                    state.warmUp(Duration.ofSeconds(10));
+                  } else {
+                    MockSpannerServer.pointSelects(client, CHANNELS);
+                  }
+                  server.reset();
+                  int before = server.connectionsSetUp();
+                  AtomicLong reads = new AtomicLong();
+                  AtomicLong failed = new AtomicLong();
+                  AtomicLong wrong = new AtomicLong();
+                  Loops.forTime(
+                      8,
+                      Duration.ofSeconds(15),
+                      (thread, i) -> {
+                        reads.incrementAndGet();
+                        try {
+                          read(client, wrong);
+                        } catch (RuntimeException ex) {
+                          failed.incrementAndGet();
+                        }
+                      });
+                  return new Aging(
+                      reads.get(),
+                      readsThatWaited(server),
+                      failed.get(),
+                      wrong.get(),
+                      server.connectionsSetUp() - before);
+                }
+              }
+            });
+    String figures =
+        aging.print(
+            "[warm-up %s] connections retired every 3 s, set-up %d ms, 8 threads for 15 s"
+                .formatted(VERSION, setUp.toMillis()));
+
+    assertThat(aging.stock().connectionsSetUp())
+        .as("the server retired connections: " + figures)
+        .isGreaterThanOrEqualTo(CHANNELS * 3);
+    assertThat(aging.tuned().failed()).as("tuned: failed reads: " + figures).isZero();
+    assertThat(aging.tuned().wrongRows()).as("tuned: wrong rows: " + figures).isZero();
+    assertThat(aging.stock().waited()).as("stock: reads that waited: " + figures).isPositive();
+    assertThat(aging.tuned().waited() * 10)
+        .as("tuned: reads that waited, at most a tenth of stock's: " + figures)
+        .isLessThanOrEqualTo(aging.stock().waited());
+  }
+
+  private static void read(DatabaseClient client, AtomicLong wrong) {
+    try (ResultSet rows = client.singleUse().executeQuery(Statement.of(POINT_SELECT))) {
+      if (!rows.next() || rows.getLong(0) != 1 || !"Alice".equals(rows.getString(1))) {
+        wrong.incrementAndGet();
+      }
+    }
+  }
+
+  /** The application's reads that waited for a connection's set-up. */
+  private static long readsThatWaited(MockSpannerServer server) {
+    return server.callsThatWaitedForSetUp().stream()
+        .filter((call) -> call.method().equals("ExecuteStreamingSql"))
+        .count();
+  }
+
+  record Start(Duration ready, long waited, long wrongRows, WarmUp warmUp, int connectionsSetUp) {}
+
+  record Aging(long reads, long waited, long failed, long wrongRows, int connectionsSetUp) {}
+}
