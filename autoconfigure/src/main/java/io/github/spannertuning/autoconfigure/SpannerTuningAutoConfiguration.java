@@ -2,6 +2,7 @@ package io.github.spannertuning.autoconfigure;
 
 import com.google.cloud.spanner.SpannerOptions;
 import io.opentelemetry.api.OpenTelemetry;
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -10,6 +11,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 
 /**
  * Tunes the Spanner clients the application builds from beans: spring-cloud-gcp's, on its regular
@@ -46,8 +48,12 @@ public class SpannerTuningAutoConfiguration {
   @Bean
   @ConditionalOnProperty(name = "spanner.tuning.warm-up.enabled", matchIfMissing = true)
   SpannerTuningWarmUp spannerTuningWarmUp(
-      SpannerTuningRegistry registry, SpannerTuningProperties properties) {
-    return new SpannerTuningWarmUp(registry, properties.getWarmUp().getTimeout());
+      SpannerTuningRegistry registry,
+      SpannerTuningProperties properties,
+      BeanFactory beans,
+      Environment environment) {
+    return new SpannerTuningWarmUp(
+        registry, properties.getWarmUp().getTimeout(), beans, environment);
   }
 
   /** The JDBC driver's clients, where the driver and a DataSource are on the classpath. */

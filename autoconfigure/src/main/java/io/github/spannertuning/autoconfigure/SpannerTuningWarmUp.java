@@ -1,14 +1,19 @@
 package io.github.spannertuning.autoconfigure;
 
+import com.google.cloud.spanner.DatabaseId;
+import com.google.cloud.spanner.Spanner;
 import io.github.spannertuning.client.SpannerTuningState;
 import io.github.spannertuning.client.SpannerTuningState.WarmUp;
+import io.github.spannertuning.pool.ChannelWarmer;
 import java.time.Duration;
 import java.util.Map;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.boot.ApplicationArguments;
 import org.springframework.boot.ApplicationRunner;
 import org.springframework.core.Ordered;
+import org.springframework.core.env.Environment;
 
 /**
  * Holds the application's readiness until the channels of every tuned Spanner client are warm:
@@ -30,9 +35,19 @@ class SpannerTuningWarmUp implements ApplicationRunner, Ordered {
 
   private final Duration timeout;
 
-  SpannerTuningWarmUp(SpannerTuningRegistry registry, Duration timeout) {
+  private final BeanFactory beans;
+
+  private final Environment environment;
+
+  SpannerTuningWarmUp(
+      SpannerTuningRegistry registry,
+      Duration timeout,
+      BeanFactory beans,
+      Environment environment) {
     this.registry = registry;
     this.timeout = timeout;
+    this.beans = beans;
+    this.environment = environment;
   }
 
   @Override
@@ -43,7 +58,9 @@ class SpannerTuningWarmUp implements ApplicationRunner, Ordered {
   @Override
   public void run(ApplicationArguments args) throws InterruptedException {
     long deadline = System.nanoTime() + this.timeout.toNanos();
-    for (Map.Entry<String, SpannerTuningState> client : this.registry.clients().entrySet()) {
+    Map<String, SpannerTuningState> clients = this.registry.clients();
+    clients.forEach(this::openDatabase);
+    for (Map.Entry<String, SpannerTuningState> client : clients.entrySet()) {
       Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
       WarmUp warmUp = client.getValue().warmUp(left);
       if (!warmUp.watched()) {
@@ -59,12 +76,38 @@ class SpannerTuningWarmUp implements ApplicationRunner, Ordered {
     }
   }
 
+  /**
+   * The priming query needs a session, which a client creates when the application first asks it
+   * for a database client. spring-cloud-gcp's client is asked for its database ({@code
+   * spring.cloud.gcp.spanner.instance-id} and {@code .database}) here if the application has not
+   * yet, as its first read would: the client keeps one database client per database.
+   */
+  private void openDatabase(String name, SpannerTuningState state) {
+    ChannelWarmer warmer = state.warmer();
+    String instance = this.environment.getProperty("spring.cloud.gcp.spanner.instance-id");
+    String database = this.environment.getProperty("spring.cloud.gcp.spanner.database");
+    if (warmer == null
+        || warmer.hasSession()
+        || instance == null
+        || database == null
+        || !SPRING_CLOUD_GCP_CLIENT.equals(name)
+        || !this.beans.containsBean(name)) {
+      return;
+    }
+    Spanner spanner = this.beans.getBean(name, Spanner.class);
+    spanner.getDatabaseClient(
+        DatabaseId.of(spanner.getOptions().getProjectId(), instance, database));
+  }
+
+  /** The bean name of spring-cloud-gcp's {@code Spanner} client. */
+  static final String SPRING_CLOUD_GCP_CLIENT = "spanner";
+
   static String notWarm(String client, WarmUp warmUp, Duration timeout) {
     String why =
         warmUp.sessionKnown()
             ? "their connections are not up or did not answer the priming query"
-            : "the client has no session to prime them with yet (the application has not asked it"
-                + " for a database client), so they are connected at most";
+            : "the client has no session to prime them with (it has not been asked for a database"
+                + " client, or could not create a session), so they are connected at most";
     return "Spanner client '%s': %d of %d channels not warm after %s (spanner.tuning.warm-up.timeout):"
             .formatted(
                 client, warmUp.channels() - warmUp.warmChannels(), warmUp.channels(), timeout)

@@ -99,7 +99,8 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
     super(options, state);
     this.pool = pool(options, state);
     this.traced = state.traced();
-    this.warmer = (this.pool != null && state.tuning().isWarmUp()) ? this.pool.watchWarmth() : null;
+    this.warmer =
+        (this.pool != null && state.tuning().isWarmUp()) ? this.pool.watchWarmth(options) : null;
     state.warmer(this.warmer);
   }
 

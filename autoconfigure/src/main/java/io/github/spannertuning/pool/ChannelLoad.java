@@ -266,6 +266,11 @@ public final class ChannelLoad {
 
     private volatile ChannelState state = ChannelState.ACTIVE;
 
+    /**
+     * The channel's connection as a {@link ChannelWarmer} watches it; {@code null} if it does not.
+     */
+    volatile ChannelWarmer.Watched watched;
+
     public ChannelStats(int index) {
       this.index = index;
     }

@@ -62,11 +62,35 @@ public final class ChannelWarmer {
     return new ChannelWarmer(System::currentTimeMillis);
   }
 
-  /** Watches a channel of the pool from now: it connects at once. */
-  public void watch(ChannelStats stats, ManagedChannel channel) {
-    Watched watched = new Watched(stats, channel, new ChannelWarmth(stats.connection()));
+  /**
+   * Watches a channel of the pool from now: it connects at once.
+   *
+   * @param primed whether the pool primed the channel itself before it added it: it is warm as soon
+   *     as it is connected
+   */
+  public void watch(ChannelStats stats, ManagedChannel channel, boolean primed) {
+    Watched watched = new Watched(stats, channel, new ChannelWarmth(stats.connection(), primed));
     this.channels.add(watched);
+    stats.watched = watched;
     observe(watched, channel.getState(true));
+  }
+
+  /**
+   * Whether the channel routing just picked has lost the connection it was warm on, which its state
+   * callback has not told yet: a GOAWAY the channel has acted on a moment ago. It is cold from now,
+   * and connects again. One volatile read of the channel's state.
+   */
+  boolean lostConnection(ChannelStats stats) {
+    Watched watched = stats.watched;
+    if (watched == null || stats.connection().isCold()) {
+      return false;
+    }
+    ConnectivityState state = watched.channel.getState(false);
+    if (state == ConnectivityState.READY || state == ConnectivityState.SHUTDOWN) {
+      return false;
+    }
+    act(watched, watched.warmth.notReady(state == ConnectivityState.IDLE));
+    return true;
   }
 
   /**
@@ -172,7 +196,13 @@ public final class ChannelWarmer {
   }
 
   private void observe(Watched watched, ConnectivityState state) {
-    if (this.closed || state == ConnectivityState.SHUTDOWN) {
+    if (this.closed) {
+      return;
+    }
+    if (state == ConnectivityState.SHUTDOWN) {
+      // The pool closed the channel (a dynamic pool's removal, or the client's close).
+      this.channels.remove(watched);
+      changed();
       return;
     }
     Action action =
@@ -234,5 +264,6 @@ public final class ChannelWarmer {
     }
   }
 
-  private record Watched(ChannelStats stats, ManagedChannel channel, ChannelWarmth warmth) {}
+  /** A channel watched: its stats, grpc-java's channel and its warmth. */
+  record Watched(ChannelStats stats, ManagedChannel channel, ChannelWarmth warmth) {}
 }

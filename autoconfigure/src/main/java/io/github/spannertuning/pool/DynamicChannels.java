@@ -79,6 +79,30 @@ final class DynamicChannels extends PoolRouting.Channels {
 
     /** Whether the pool has closed the channel. */
     boolean closed(Object channel);
+
+    /** The channel itself, whose connection a {@link ChannelWarmer} watches. */
+    default ManagedChannel managed(Object channel) {
+      throw new UnsupportedOperationException("this pool's channels cannot be watched");
+    }
+  }
+
+  /** The channels' warmth, once watched ({@link #watch}); else {@code null}. */
+  private ChannelWarmer warmer;
+
+  /** Whether the pool primes the channels it adds itself (grpc-gcp 1.20's channel primer). */
+  private boolean poolPrimes;
+
+  /**
+   * Watches the warmth of the pool's channels from now, and of each channel it adds: its connection
+   * and reconnects. A channel the pool adds and primes itself ({@code poolPrimes}) is warm once it
+   * is connected; its later reconnects are primed as any channel's.
+   */
+  synchronized void watch(ChannelWarmer warmer, boolean poolPrimes) {
+    this.warmer = warmer;
+    this.poolPrimes = poolPrimes;
+    for (Member member : this.members.values()) {
+      warmer.watch(member.stats, this.pool.managed(member.ref), false);
+    }
   }
 
   /**
@@ -117,6 +141,19 @@ final class DynamicChannels extends PoolRouting.Channels {
    * The calls in flight per channel past which the dynamic pool adds a channel: no channel is given
    * more by routing, which would make the pool grow sooner than its own pick does.
    */
+  static boolean primesTheChannelsItAdds(SpannerOptions options) {
+    GcpChannelPoolOptions pool = options.getGcpChannelPoolOptions();
+    if (pool == null) {
+      return false;
+    }
+    try {
+      // grpc-gcp 1.20 (google-cloud-spanner 6.125 and later); not by name, for the older lines.
+      return GcpChannelPoolOptions.class.getMethod("getChannelPrimer").invoke(pool) != null;
+    } catch (ReflectiveOperationException | RuntimeException ex) {
+      return false;
+    }
+  }
+
   static int callsPerChannelBeforeGrowth(SpannerOptions options) {
     GcpChannelPoolOptions pool = options.getGcpChannelPoolOptions();
     int max = (pool != null) ? pool.getMaxRpcPerChannel() : 0;
@@ -164,6 +201,9 @@ final class DynamicChannels extends PoolRouting.Channels {
           continue;
         }
         this.members.put(ref, member);
+        if (this.warmer != null) {
+          this.warmer.watch(member.stats, this.pool.managed(ref), this.poolPrimes);
+        }
       }
       member.stats.state(ChannelState.ACTIVE);
       active.add(member);
@@ -314,7 +354,12 @@ final class DynamicChannels extends PoolRouting.Channels {
 
     @Override
     public boolean closed(Object channel) {
-      return ((ManagedChannel) invoke(this.getChannel, channel)).isShutdown();
+      return managed(channel).isShutdown();
+    }
+
+    @Override
+    public ManagedChannel managed(Object channel) {
+      return (ManagedChannel) invoke(this.getChannel, channel);
     }
 
     private static Object invoke(Method method, Object channel) {

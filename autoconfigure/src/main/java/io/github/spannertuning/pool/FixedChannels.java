@@ -109,7 +109,7 @@ final class FixedChannels extends PoolRouting.Channels {
       throw new IllegalStateException("the channels were counted without grpc-gcp's");
     }
     for (int i = 0; i < this.managed.length; i++) {
-      warmer.watch(this.pool.channels[i], this.managed[i]);
+      warmer.watch(this.pool.channels[i], this.managed[i], false);
     }
   }
 

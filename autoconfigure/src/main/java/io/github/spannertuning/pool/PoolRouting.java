@@ -154,8 +154,7 @@ public final class PoolRouting {
     if (pool.connections.length == 0) {
       return null;
     }
-    int index = this.picker.pick(pool.connections, now);
-    countIfCold(pool, index);
+    int index = pick(pool, -1, now);
     return this.channels.reserve(pool, index, options, Naming.OWN, stream, now, Traces.LATENCY);
   }
 
@@ -178,18 +177,23 @@ public final class PoolRouting {
   }
 
   /**
-   * Watches the warmth of the pool's channels from now ({@link ChannelWarmer}): on a fixed pool,
-   * each channel connects at once, is primed once a session is known, and again after each
-   * reconnect; routing sends no read to a cold channel while a warm one has room.
+   * Watches the warmth of the pool's channels from now ({@link ChannelWarmer}): each channel
+   * connects at once, is primed once a session is known, and again after each reconnect; routing
+   * sends no read to a cold channel while a warm one has room. A dynamic pool's channels are
+   * watched from when routing first sees them; those the pool primes itself as it adds them (grpc-
+   * gcp 1.20) are left to it.
    *
-   * @return the warmer, or {@code null} on a dynamic pool, whose channels are not watched
+   * @return the warmer
    */
-  public ChannelWarmer watchWarmth() {
-    if (!(this.channels instanceof FixedChannels fixed)) {
+  public ChannelWarmer watchWarmth(SpannerOptions options) {
+    ChannelWarmer warmer = ChannelWarmer.create();
+    if (this.channels instanceof FixedChannels fixed) {
+      fixed.watch(warmer);
+    } else if (this.channels instanceof DynamicChannels dynamic) {
+      dynamic.watch(warmer, DynamicChannels.primesTheChannelsItAdds(options));
+    } else {
       return null;
     }
-    ChannelWarmer warmer = ChannelWarmer.create();
-    fixed.watch(warmer);
     this.warmer = warmer;
     return warmer;
   }
@@ -199,11 +203,25 @@ public final class PoolRouting {
     return this.warmer;
   }
 
-  private void countIfCold(Snapshot pool, int index) {
+  /**
+   * The picker's channel for a call made now, but {@code excluded} ({@code -1} for none), counted
+   * on it. Where warmth is watched, a channel picked whose connection went a moment ago, before its
+   * state callback said so, is cold from now and the call is picked again; a call that still lands
+   * on a cold channel (no warm one has room) is counted as such.
+   */
+  private int pick(Snapshot pool, int excluded, long now) {
+    int index = this.picker.pickExcept(pool.connections, excluded, now);
     ChannelWarmer warmer = this.warmer;
-    if (warmer != null && pool.connections[index].isCold()) {
-      warmer.coldRead();
+    if (warmer != null) {
+      if (warmer.lostConnection(pool.channels[index])) {
+        pool.connections[index].uncountCall();
+        index = this.picker.pickExcept(pool.connections, excluded, now);
+      }
+      if (pool.connections[index].isCold()) {
+        warmer.coldRead();
+      }
     }
+    return index;
   }
 
   /**
@@ -261,8 +279,7 @@ public final class PoolRouting {
       return null;
     }
     int excluded = (first != null) ? pool.indexOf(first.connection()) : -1;
-    int index = this.picker.pickExcept(pool.connections, excluded, now);
-    countIfCold(pool, index);
+    int index = pick(pool, excluded, now);
     return this.channels.reserve(pool, index, options, Naming.FRESH, stream, now, Traces.LATENCY);
   }
 

@@ -70,9 +70,22 @@ public final class ChannelWarmth {
 
   private long failedPrimes;
 
+  /** Whether the pool primed the channel before adding it: warm once first connected. */
+  private boolean primedByPool;
+
   /** A channel not yet connected: cold from the start. */
   public ChannelWarmth(Connection connection) {
+    this(connection, false);
+  }
+
+  /**
+   * A channel cold from the start; {@code primedByPool} when the pool primed it itself before
+   * adding it (grpc-gcp 1.20's dynamic pool): warm as soon as it is first connected, and primed
+   * here only on later reconnects.
+   */
+  public ChannelWarmth(Connection connection, boolean primedByPool) {
     this.connection = connection;
+    this.primedByPool = primedByPool;
     connection.markCold();
   }
 
@@ -82,6 +95,11 @@ public final class ChannelWarmth {
       this.state = State.CONNECTED;
       this.connectedSinceMillis = nowMillis;
       this.attempts = 0;
+      if (this.primedByPool) {
+        this.primedByPool = false;
+        warm(nowMillis);
+        return Action.NONE;
+      }
     }
     return primeIfDue();
   }

@@ -13,7 +13,10 @@ import io.github.spannertuning.testing.Loops;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.StockAndTuned;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -42,13 +45,24 @@ class WarmUpIT {
    */
   @Test
   void aWarmedClientsFirstReadsWaitForNoConnection() throws Exception {
+    start(false);
+  }
+
+  /** As {@link #aWarmedClientsFirstReadsWaitForNoConnection}, on grpc-gcp's dynamic pool. */
+  @Test
+  @Tag("dynamic-pool")
+  void onTheDynamicPoolAWarmedClientsFirstReadsWaitForNoConnection() throws Exception {
+    start(true);
+  }
+
+  private static void start(boolean dynamicPool) throws Exception {
     Duration setUp = Duration.ofMillis(200);
     StockAndTuned<Start> start =
         StockAndTuned.measure(
             (tuned) -> {
               try (MockSpannerServer server =
                   MockSpannerServer.builder().connectionSetUp(setUp).start()) {
-                SpannerOptions.Builder builder = server.clientOptions(CHANNELS);
+                SpannerOptions.Builder builder = options(server, dynamicPool);
                 SpannerTuningState state = tuned ? SpannerTuning.defaults().applyTo(builder) : null;
                 long built = System.nanoTime();
                 try (Spanner spanner = builder.build().getService()) {
@@ -69,8 +83,8 @@ class WarmUpIT {
             });
     String figures =
         start.print(
-            "[warm-up %s] set-up %d ms, %d channels, then 32 threads x 10 reads"
-                .formatted(VERSION, setUp.toMillis(), CHANNELS));
+            "[warm-up %s, %s pool] set-up %d ms, %d channels, then 32 threads x 10 reads"
+                .formatted(VERSION, poolName(dynamicPool), setUp.toMillis(), CHANNELS));
 
     assertThat(start.tuned().warmUp().warm()).as(figures).isTrue();
     assertThat(start.tuned().warmUp().warmChannels()).as(figures).isEqualTo(CHANNELS);
@@ -90,16 +104,31 @@ class WarmUpIT {
    */
   @Test
   void retiredConnectionsMakeNoReadWait() throws Exception {
+    aging(false);
+  }
+
+  /** As {@link #retiredConnectionsMakeNoReadWait}, on grpc-gcp's dynamic channel pool. */
+  @Test
+  @Tag("dynamic-pool")
+  void onTheDynamicPoolRetiredConnectionsMakeNoReadWait() throws Exception {
+    aging(true);
+  }
+
+  /**
+   * Stock and tuned at once, each on its own server, so that both meet the same machine: the bound
+   * is on counted waits, not on latency.
+   */
+  private static void aging(boolean dynamicPool) throws Exception {
     Duration setUp = Duration.ofMillis(100);
     StockAndTuned<Aging> aging =
-        StockAndTuned.measure(
+        atOnce(
             (tuned) -> {
               try (MockSpannerServer server =
                   MockSpannerServer.builder()
                       .connectionSetUp(setUp)
                       .maxConnectionAge(Duration.ofSeconds(3), Duration.ofSeconds(1))
                       .start()) {
-                SpannerOptions.Builder builder = server.clientOptions(CHANNELS);
+                SpannerOptions.Builder builder = options(server, dynamicPool);
                 SpannerTuningState state = tuned ? SpannerTuning.defaults().applyTo(builder) : null;
                 try (Spanner spanner = builder.build().getService()) {
                   DatabaseClient client = spanner.getDatabaseClient(MockSpannerServer.DATABASE);
@@ -129,14 +158,15 @@ class WarmUpIT {
                       readsThatWaited(server),
                       failed.get(),
                       wrong.get(),
-                      server.connectionsSetUp() - before);
+                      server.connectionsSetUp() - before,
+                      tuned ? state.warmer().coldReads() : -1);
                 }
               }
             });
     String figures =
         aging.print(
-            "[warm-up %s] connections retired every 3 s, set-up %d ms, 8 threads for 15 s"
-                .formatted(VERSION, setUp.toMillis()));
+            "[warm-up %s, %s pool] connections retired every 3 s, set-up %d ms, 8 threads for 15 s"
+                .formatted(VERSION, poolName(dynamicPool), setUp.toMillis()));
 
     assertThat(aging.stock().connectionsSetUp())
         .as("the server retired connections: " + figures)
@@ -147,6 +177,33 @@ class WarmUpIT {
     assertThat(aging.tuned().waited() * 10)
         .as("tuned: reads that waited, at most a tenth of stock's: " + figures)
         .isLessThanOrEqualTo(aging.stock().waited());
+  }
+
+  /**
+   * A fixed pool of {@value #CHANNELS} channels, or the dynamic pool on the client's defaults
+   * (which start at 4 channels).
+   */
+  private static SpannerOptions.Builder options(MockSpannerServer server, boolean dynamicPool) {
+    return dynamicPool ? server.dynamicPoolOptions(null) : server.clientOptions(CHANNELS);
+  }
+
+  private static String poolName(boolean dynamicPool) {
+    return dynamicPool ? "dynamic" : "fixed";
+  }
+
+  /** The workload on a stock and on a tuned client at the same time, on threads of their own. */
+  private static <T> StockAndTuned<T> atOnce(StockAndTuned.Workload<T> workload) throws Exception {
+    CompletableFuture<T> stock =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return workload.run(false);
+              } catch (Exception ex) {
+                throw new CompletionException(ex);
+              }
+            });
+    T tuned = workload.run(true);
+    return new StockAndTuned<>(stock.get(), tuned);
   }
 
   private static void read(DatabaseClient client, AtomicLong wrong) {
@@ -166,5 +223,10 @@ class WarmUpIT {
 
   record Start(Duration ready, long waited, long wrongRows, WarmUp warmUp, int connectionsSetUp) {}
 
-  record Aging(long reads, long waited, long failed, long wrongRows, int connectionsSetUp) {}
+  /**
+   * @param coldReads the tuned client's reads that routing sent to a cold channel because no warm
+   *     one had room, or {@code -1} for stock
+   */
+  record Aging(
+      long reads, long waited, long failed, long wrongRows, int connectionsSetUp, long coldReads) {}
 }

@@ -110,6 +110,21 @@ class ChannelWarmthTest {
     assertThat(channel.failedPrimes()).isEqualTo(ChannelWarmth.MAX_PRIME_ATTEMPTS);
   }
 
+  /**
+   * A channel the dynamic pool primed itself before adding it (grpc-gcp 1.20) is warm once
+   * connected, with no priming call of ours; its next connection is primed as any channel's.
+   */
+  @Test
+  void aChannelThePoolPrimedIsWarmOnceConnectedAndPrimedByUsOnlyAfterAReconnect() {
+    ChannelWarmth channel = new ChannelWarmth(new Connection(this.now), true);
+    channel.sessionKnown();
+    assertThat(channel.isWarm()).as("not connected yet").isFalse();
+    assertThat(channel.ready(0)).isEqualTo(Action.NONE);
+    assertThat(channel.isWarm()).isTrue();
+    assertThat(channel.notReady(true)).isEqualTo(Action.CONNECT);
+    assertThat(channel.ready(10)).as("its next connection").isEqualTo(Action.PRIME);
+  }
+
   /** A priming call that answers after its connection went leaves the channel cold. */
   @Test
   void aPrimingCallThatAnswersAfterItsConnectionWentDoesNotWarmTheChannel() {
