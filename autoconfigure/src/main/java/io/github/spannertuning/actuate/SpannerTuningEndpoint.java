@@ -14,9 +14,11 @@ import io.github.spannertuning.experiment.ExperimentResult.SliceStart;
 import io.github.spannertuning.experiment.InvalidExperimentPlanException;
 import io.github.spannertuning.jdbc.TunedJdbcClient;
 import io.github.spannertuning.pool.ChannelLoad.ChannelStats;
+import io.github.spannertuning.routing.ChannelWarmth;
 import io.github.spannertuning.routing.Hedging;
 import java.security.Principal;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -636,6 +638,10 @@ public class SpannerTuningEndpoint {
    * @param drainingStreams streams closed at their last message that wait for their trailers
    * @param latencyEstimateSeconds the time-decayed average of its time to first response, failed
    *     calls counted as a penalty
+   * @param connectedSince when its current connection came up (ISO-8601), or {@code null} while it
+   *     has none or where warm-up is off
+   * @param primed whether its current connection is primed, so that routing sends it reads; {@code
+   *     null} where warm-up is off
    */
   public record ChannelDescriptor(
       int channel,
@@ -643,16 +649,22 @@ public class SpannerTuningEndpoint {
       int activeStreams,
       int drainingStreams,
       long calls,
-      double latencyEstimateSeconds) {
+      double latencyEstimateSeconds,
+      String connectedSince,
+      Boolean primed) {
 
     static ChannelDescriptor of(ChannelStats stats) {
+      ChannelWarmth warmth = stats.warmth();
+      long connected = (warmth != null) ? warmth.connectedSinceMillis() : -1;
       return new ChannelDescriptor(
           stats.index(),
           stats.state().id(),
           stats.activeStreams(),
           stats.drainingStreams(),
           stats.calls(),
-          stats.latencyEstimateNanos() / 1e9);
+          stats.latencyEstimateNanos() / 1e9,
+          (connected >= 0) ? Instant.ofEpochMilli(connected).toString() : null,
+          (warmth != null) ? warmth.isWarm() : null);
     }
   }
 }

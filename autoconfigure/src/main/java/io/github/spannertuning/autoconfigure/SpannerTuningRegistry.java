@@ -141,6 +141,13 @@ public class SpannerTuningRegistry {
     }
   }
 
+  /** The JDBC driver's clients recorded now, by DataSource bean name. */
+  public Map<String, TunedJdbcClient> jdbcClients() {
+    synchronized (this.clients) {
+      return new LinkedHashMap<>(this.jdbcClients);
+    }
+  }
+
   /** The JDBC driver's client recorded under this DataSource bean name. */
   public Optional<TunedJdbcClient> jdbcClient(String name) {
     synchronized (this.clients) {

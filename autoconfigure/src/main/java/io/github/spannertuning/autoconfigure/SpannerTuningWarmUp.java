@@ -6,6 +6,7 @@ import io.github.spannertuning.client.SpannerTuningState;
 import io.github.spannertuning.client.SpannerTuningState.WarmUp;
 import io.github.spannertuning.pool.ChannelWarmer;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -60,7 +61,14 @@ class SpannerTuningWarmUp implements ApplicationRunner, Ordered {
     long deadline = System.nanoTime() + this.timeout.toNanos();
     Map<String, SpannerTuningState> clients = this.registry.clients();
     clients.forEach(this::openDatabase);
-    for (Map.Entry<String, SpannerTuningState> client : clients.entrySet()) {
+    Map<String, SpannerTuningState> all = new LinkedHashMap<>();
+    clients.forEach((name, state) -> all.put("Spanner client '" + name + "'", state));
+    this.registry
+        .jdbcClients()
+        .forEach(
+            (name, client) ->
+                all.put("the JDBC driver's client of DataSource '" + name + "'", client.state()));
+    for (Map.Entry<String, SpannerTuningState> client : all.entrySet()) {
       Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
       WarmUp warmUp = client.getValue().warmUp(left);
       if (!warmUp.watched()) {
@@ -68,7 +76,7 @@ class SpannerTuningWarmUp implements ApplicationRunner, Ordered {
       }
       if (warmUp.warm()) {
         logger.info(
-            "Spanner client '%s': %d channels connected and primed in %d ms"
+            "%s: %d channels connected and primed in %d ms"
                 .formatted(client.getKey(), warmUp.channels(), warmUp.took().toMillis()));
       } else {
         logger.warn(notWarm(client.getKey(), warmUp, this.timeout));
@@ -108,7 +116,7 @@ class SpannerTuningWarmUp implements ApplicationRunner, Ordered {
             ? "their connections are not up or did not answer the priming query"
             : "the client has no session to prime them with (it has not been asked for a database"
                 + " client, or could not create a session), so they are connected at most";
-    return "Spanner client '%s': %d of %d channels not warm after %s (spanner.tuning.warm-up.timeout):"
+    return "%s: %d of %d channels not warm after %s (spanner.tuning.warm-up.timeout):"
             .formatted(
                 client, warmUp.channels() - warmUp.warmChannels(), warmUp.channels(), timeout)
         + " "

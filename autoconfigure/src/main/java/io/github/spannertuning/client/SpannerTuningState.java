@@ -686,6 +686,28 @@ public final class SpannerTuningState {
     return new WarmUp(true, warm, channels, warmChannels, warmer.hasSession(), warmer.warmUpTime());
   }
 
+  /** Priming calls that answered on the open client, for its meter; 0 where none are sent. */
+  public double primedCount() {
+    ChannelWarmer warmer = this.warmer;
+    return (warmer != null) ? warmer.primed() : 0;
+  }
+
+  /** Reads routing sent to a cold channel, for its meter; 0 where warmth is not watched. */
+  public double coldReadCount() {
+    ChannelWarmer warmer = this.warmer;
+    return (warmer != null) ? warmer.coldReads() : 0;
+  }
+
+  /**
+   * Seconds from the open client's build until all its channels were first warm; {@code NaN} until
+   * then, or where warmth is not watched.
+   */
+  public double warmUpSeconds() {
+    ChannelWarmer warmer = this.warmer;
+    Duration took = (warmer != null) ? warmer.warmUpTime() : null;
+    return (took != null) ? took.toNanos() / 1e9 : Double.NaN;
+  }
+
   /**
    * What a warm-up found.
    *

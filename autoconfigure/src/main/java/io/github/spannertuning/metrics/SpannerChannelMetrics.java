@@ -76,6 +76,31 @@ public class SpannerChannelMetrics implements MeterBinder {
             .register(registry));
     meters.add(
         FunctionCounter.builder(
+                PREFIX + ".warm.up.primed", this.state, SpannerTuningState::primedCount)
+            .tags(this.tags)
+            .description(
+                "Priming calls (SELECT 1) that answered on a channel's new connection before"
+                    + " routing sent it reads: one per connection")
+            .baseUnit("calls")
+            .register(registry));
+    meters.add(
+        Gauge.builder(PREFIX + ".warm.up.duration", this.state, SpannerTuningState::warmUpSeconds)
+            .tags(this.tags)
+            .description(
+                "From the client's build until every channel was first connected and primed")
+            .baseUnit("seconds")
+            .register(registry));
+    meters.add(
+        FunctionCounter.builder(
+                PREFIX + ".warm.up.cold.reads", this.state, SpannerTuningState::coldReadCount)
+            .tags(this.tags)
+            .description(
+                "Reads routing sent to a channel that was not warm because no warm one had room:"
+                    + " they wait for the connection's set-up")
+            .baseUnit("calls")
+            .register(registry));
+    meters.add(
+        FunctionCounter.builder(
                 PREFIX + ".single.use.routed", this.state, SpannerTuningState::singleUseRoutedCount)
             .tags(this.tags)
             .description("Single-use calls routed by the channels' expected latency")

@@ -1,6 +1,7 @@
 package io.github.spannertuning.pool;
 
 import io.github.spannertuning.experiment.ExperimentSlot;
+import io.github.spannertuning.routing.ChannelWarmth;
 import io.github.spannertuning.routing.Connection;
 import io.github.spannertuning.routing.Imbalance;
 import io.grpc.Channel;
@@ -270,6 +271,12 @@ public final class ChannelLoad {
      * The channel's connection as a {@link ChannelWarmer} watches it; {@code null} if it does not.
      */
     volatile ChannelWarmer.Watched watched;
+
+    /** The channel's warmth, or {@code null} where it is not watched. */
+    public ChannelWarmth warmth() {
+      ChannelWarmer.Watched watched = this.watched;
+      return (watched != null) ? watched.warmth() : null;
+    }
 
     public ChannelStats(int index) {
       this.index = index;

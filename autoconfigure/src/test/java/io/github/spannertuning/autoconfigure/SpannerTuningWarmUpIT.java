@@ -56,6 +56,8 @@ class SpannerTuningWarmUpIT {
                         "spanner.tuning.enabled=" + tuned)) {
                   Duration toReady = Duration.ofNanos(System.nanoTime() - began);
                   int readiness = readiness(app);
+                  String endpoint = get(app, "/actuator/spannertuning");
+                  String prometheus = get(app, "/actuator/prometheus");
                   server.reset();
                   DatabaseClient client = app.databaseClient();
                   Loops.together(32, 10, (thread, i) -> read(client));
@@ -63,7 +65,7 @@ class SpannerTuningWarmUpIT {
                       server.callsThatWaitedForSetUp().stream()
                           .filter((call) -> call.method().equals("ExecuteStreamingSql"))
                           .count();
-                  return new Start(toReady, readiness, waited);
+                  return new Start(toReady, readiness, waited, endpoint, prometheus);
                 }
               }
             });
@@ -76,6 +78,16 @@ class SpannerTuningWarmUpIT {
     assertThat(start.tuned().waited()).as("tuned: reads that waited: " + figures).isZero();
     assertThat(start.stock().waited()).as("stock: reads that waited: " + figures).isPositive();
     assertThat(output).contains("Spanner client 'spanner': ", " channels connected and primed in ");
+    assertThat(start.tuned().endpoint())
+        .as("every channel primed, with the time it connected")
+        .contains("\"primed\":true", "\"connectedSince\":\"")
+        .doesNotContain("\"primed\":false");
+    assertThat(start.stock().endpoint()).doesNotContain("\"primed\":true");
+    assertThat(start.tuned().prometheus())
+        .contains(
+            "spanner_tuning_warm_up_primed_calls_total{",
+            "spanner_tuning_warm_up_duration_seconds{",
+            "spanner_tuning_warm_up_cold_reads_calls_total{");
   }
 
   @Test
@@ -111,6 +123,14 @@ class SpannerTuningWarmUpIT {
     }
   }
 
+  private String get(TunedInstance app, String path) throws Exception {
+    return this.http
+        .send(
+            HttpRequest.newBuilder(URI.create("http://" + app.target() + path)).build(),
+            HttpResponse.BodyHandlers.ofString())
+        .body();
+  }
+
   private int readiness(TunedInstance app) throws Exception {
     return this.http
         .send(
@@ -129,5 +149,11 @@ class SpannerTuningWarmUpIT {
     }
   }
 
-  record Start(Duration toReady, int readiness, long waited) {}
+  record Start(Duration toReady, int readiness, long waited, String endpoint, String prometheus) {
+
+    @Override
+    public String toString() {
+      return "Start[toReady=%s, readiness=%d, waited=%d]".formatted(toReady, readiness, waited);
+    }
+  }
 }
