@@ -98,6 +98,13 @@ public final class ClientReflection {
   public static final Member CHANNEL_REF_GET_ID =
       method(Access.INVOKE, GCP_MANAGED_CHANNEL_NAME + "$ChannelRef", "getId");
 
+  /** The dynamic pool's channel primer, set where the pool primes the channels it adds (6.125+). */
+  public static final Member POOL_OPTIONS_CHANNEL_PRIMER =
+      method(
+          Access.INVOKE,
+          "com.google.cloud.grpc.GcpManagedChannelOptions$GcpChannelPoolOptions",
+          "getChannelPrimer");
+
   /** A channel reference's channel id, which routing sets to the channel picked (6.119+). */
   public static final Member AFFINITY_REF_STATE =
       field(GCP_MANAGED_CHANNEL_NAME + "$ChannelAffinityRef", "state");

@@ -83,16 +83,24 @@ final class CountingInterceptor implements ClientInterceptor {
     }
     ChannelReservation reservation = ChannelReservation.KEY.get();
     if (reservation != null && reservation.claim(stats)) {
-      return (reservation.reserved() != null)
-          ? new CountedCall<>(
-              next.newCall(method, callOptions),
-              stats,
-              reservation.reserved(),
-              reservation.pickedAtNanos(),
-              StreamLink.link(reservation.stream(), stats),
-              experiment,
-              method)
-          : next.newCall(method, callOptions);
+      if (reservation.reserved() != null) {
+        return new CountedCall<>(
+            next.newCall(method, callOptions),
+            stats,
+            reservation.reserved(),
+            reservation.pickedAtNanos(),
+            StreamLink.link(reservation.stream(), stats),
+            experiment,
+            method,
+            true);
+      }
+      if (reservation.route() != PoolRouting.PRIMING) {
+        return next.newCall(method, callOptions);
+      }
+      // A priming call: counted as a call of its channel, not timed (its connection's set-up is
+      // not the channel's latency) and not an experiment's.
+      return new CountedCall<>(
+          next.newCall(method, callOptions), stats, null, 0, null, null, method, false);
     }
     return new CountedCall<>(
         next.newCall(method, callOptions),
@@ -101,7 +109,8 @@ final class CountingInterceptor implements ClientInterceptor {
         0,
         StreamLink.linkStarting(stats),
         experiment,
-        method);
+        method,
+        true);
   }
 
   /** What a call's status tells routing's latency estimate of its channel. */
@@ -178,6 +187,8 @@ final class CountingInterceptor implements ClientInterceptor {
 
     private long startNanos;
 
+    private final boolean timed;
+
     /** The experiment running when the call was made, or {@code null}: then nothing below is. */
     private final ExperimentSlot experiment;
 
@@ -195,6 +206,7 @@ final class CountingInterceptor implements ClientInterceptor {
      *     picked and is counted when it starts
      * @param stream the guarded stream this call is the first attempt of, or {@code null}
      * @param experiment the client's experiments while one runs, else {@code null}
+     * @param timed whether the call's time to first response goes into its channel's estimate
      */
     CountedCall(
         ClientCall<ReqT, RespT> call,
@@ -203,8 +215,10 @@ final class CountingInterceptor implements ClientInterceptor {
         long pickedAtNanos,
         StreamLink stream,
         ExperimentSlot experiment,
-        MethodDescriptor<ReqT, RespT> method) {
+        MethodDescriptor<ReqT, RespT> method,
+        boolean timed) {
       super(call);
+      this.timed = timed;
       this.stats = stats;
       this.stream = stream;
       this.counted = (reserved != null) ? 1 : 0;
@@ -274,11 +288,13 @@ final class CountingInterceptor implements ClientInterceptor {
       public void onMessage(RespT message) {
         if (!this.answered) {
           this.answered = true;
-          CountedCall.this
-              .stats
-              .connection()
-              .latency()
-              .answered(CountedCall.this.startNanos, System.nanoTime());
+          if (CountedCall.this.timed) {
+            CountedCall.this
+                .stats
+                .connection()
+                .latency()
+                .answered(CountedCall.this.startNanos, System.nanoTime());
+          }
         }
         CallKind kind = CountedCall.this.kind;
         if (kind != null
@@ -307,7 +323,7 @@ final class CountingInterceptor implements ClientInterceptor {
         if (CountedCall.this.experiment != null) {
           experimentClosed(status);
         }
-        if (!this.answered || !status.isOk()) {
+        if (CountedCall.this.timed && (!this.answered || !status.isOk())) {
           CountedCall.this
               .stats
               .connection()

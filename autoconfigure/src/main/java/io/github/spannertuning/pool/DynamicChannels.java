@@ -141,6 +141,7 @@ final class DynamicChannels extends PoolRouting.Channels {
    * The calls in flight per channel past which the dynamic pool adds a channel: no channel is given
    * more by routing, which would make the pool grow sooner than its own pick does.
    */
+  /** Whether the pool primes each channel it adds before the channel takes calls. */
   static boolean primesTheChannelsItAdds(SpannerOptions options) {
     GcpChannelPoolOptions pool = options.getGcpChannelPoolOptions();
     if (pool == null) {
@@ -148,8 +149,9 @@ final class DynamicChannels extends PoolRouting.Channels {
     }
     try {
       // grpc-gcp 1.20 (google-cloud-spanner 6.125 and later); not by name, for the older lines.
-      return GcpChannelPoolOptions.class.getMethod("getChannelPrimer").invoke(pool) != null;
-    } catch (ReflectiveOperationException | RuntimeException ex) {
+      return ClientReflection.method(ClientReflection.POOL_OPTIONS_CHANNEL_PRIMER).invoke(pool)
+          != null;
+    } catch (ReflectiveOperationException | RuntimeException | LinkageError ex) {
       return false;
     }
   }

@@ -45,6 +45,8 @@ class SpannerTuningPropertiesFailureAnalyzerTests {
           hedging.max-extra              | -0.1  | must be a share of hedgeable reads from 0 to 1 | a share of hedgeable reads from 0 to 1, the extra calls hedging may add (0.05 is 5 %)
           hedging.max-extra              | 5%    | 5%                                         | a share of hedgeable reads from 0 to 1, the extra calls hedging may add (0.05 is 5 %)
           hedging.min-delay              | -1ms  | must be a duration of 0 or more            | a duration of 0 or more, such as 1ms
+          warm-up.timeout                | 0s    | must be a positive duration                | a positive duration, such as 10s
+          warm-up.timeout                | later | later                                      | a positive duration, such as 10s
           """)
   void aBadValueIsNamedWithWhatTheKeyAccepts(
       String key, String value, String described, String accepts) {
@@ -81,6 +83,7 @@ class SpannerTuningPropertiesFailureAnalyzerTests {
             "spanner.tuning.stream-end-guard.enabled",
             "spanner.tuning.hedging.enabled",
             "spanner.tuning.grpc-gcp.enabled",
+            "spanner.tuning.warm-up.enabled",
             "spanner.tuning.metrics.enabled");
   }
 

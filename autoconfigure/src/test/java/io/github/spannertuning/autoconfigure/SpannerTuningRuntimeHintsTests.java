@@ -38,6 +38,8 @@ class SpannerTuningRuntimeHintsTests {
           "com.google.cloud.grpc.GcpManagedChannel.CHANNEL_AFFINITY_REF_KEY",
           "com.google.cloud.grpc.GcpManagedChannel$ChannelAffinityRef.state",
           "com.google.cloud.grpc.GcpManagedChannel$ChannelAffinityRef.<init>",
+          // grpc-gcp 1.20+ (6.125+) only: the dynamic pool's channel primer.
+          "com.google.cloud.grpc.GcpManagedChannelOptions$GcpChannelPoolOptions.getChannelPrimer",
           // google-cloud-spanner 6.125+ only: the iterator that drops its call at last.
           "com.google.cloud.spanner.GrpcStreamIterator.clearCall",
           // Clients whose streaming methods take no request id (6.89 to 6.104): the compat lines.
