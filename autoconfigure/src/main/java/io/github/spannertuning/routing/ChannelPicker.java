@@ -35,7 +35,7 @@ import java.util.concurrent.ThreadLocalRandom;
  *       takes none while a fast one has room, however few connections the pool has (a dynamic pool
  *       shrunk to two, one of them slow); one a few times slower still takes a hot one's share.
  *   <li>When every connection is full or in doubt, the one with the fewest calls in flight takes
- *       the call, a failed or cold one last.
+ *       the call, a failed one last; a cold one before any warm one goes past its room.
  * </ol>
  *
  * <p>The connection is counted before the pick returns, and the pick is repeated if another thread
@@ -240,10 +240,16 @@ public final class ChannelPicker {
         for (int k = 0; k < n; k++) {
           int i = (start + k < n) ? start + k : start + k - n;
           int inFlight = connections[i].inFlight();
-          long rank =
-              ((inFlight > 0 && connections[i].latency().suspect()) || connections[i].isCold())
-                  ? FAILED_RANK + inFlight
-                  : inFlight;
+          long rank;
+          if (inFlight > 0 && connections[i].latency().suspect()) {
+            rank = FAILED_RANK + inFlight;
+          } else if (connections[i].isCold()) {
+            // After every warm connection below its room, before one past it: the room is the
+            // server's stream limit, or the calls past which a dynamic pool adds a channel.
+            rank = rule.room() - 1 + inFlight;
+          } else {
+            rank = inFlight;
+          }
           if (i != excluded && rank < bestRank) {
             best = i;
             bestRank = rank;

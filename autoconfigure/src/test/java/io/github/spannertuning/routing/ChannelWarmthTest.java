@@ -140,10 +140,12 @@ class ChannelWarmthTest {
 
   /**
    * While no channel is warm (a client's first reads, before its warm-up is done), reads still go
-   * out, spread by calls in flight; a warm channel at its room takes a read before a cold one.
+   * out, spread by calls in flight. A warm channel takes reads up to its room (the server's stream
+   * limit, or the calls past which a dynamic pool adds a channel) before a cold one takes any, and
+   * a cold one takes the next before the warm one goes past it.
    */
   @Test
-  void withNoWarmChannelReadsSpreadAndAFullWarmOneStillComesBeforeACold() {
+  void withNoWarmChannelReadsSpreadAndAColdOneComesBeforeAWarmOnePastItsRoom() {
     int[] cold = new int[4];
     for (int i = 0; i < 8; i++) {
       cold[this.picker.pick(this.pool, this.now)]++;
@@ -152,13 +154,22 @@ class ChannelWarmthTest {
         .as("8 reads while all four are cold: %s", Arrays.toString(cold))
         .containsOnly(2);
 
+    for (Connection connection : this.pool) {
+      connection.callClosed();
+      connection.callClosed();
+    }
     warm(0);
-    for (int i = 0; i < RULE.room(); i++) {
-      this.pool[0].countCall(this.now);
+    for (int i = 0; i < RULE.room() - 1; i++) {
+      assertThat(this.picker.pick(this.pool, this.now))
+          .as("read %d: channel 0 warm, the others cold", i)
+          .isZero();
     }
     assertThat(this.picker.pick(this.pool, this.now))
-        .as("channel 0 warm and at its room, the others cold")
+        .as("channel 0 warm with one below its room, the others cold")
         .isZero();
+    assertThat(this.picker.pick(this.pool, this.now))
+        .as("channel 0 warm at its room, the others cold")
+        .isNotZero();
   }
 
   private void warmAll() {
