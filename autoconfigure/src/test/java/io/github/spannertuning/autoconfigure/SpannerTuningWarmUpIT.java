@@ -16,6 +16,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.test.system.CapturedOutput;
@@ -27,8 +28,12 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
  * {@code /actuator/health/readiness} once its channels are warm, and its first reads wait for no
  * connection; with Spanner unreachable it is ready anyway after {@code
  * spanner.tuning.warm-up.timeout}, with the warning, and its reads work once Spanner is back.
+ *
+ * <p>Tagged {@code default-line}: what it checks beyond {@code WarmUpIT} (readiness, the runner,
+ * the warning) is the starter's own Spring code, the same on every client line.
  */
 @ExtendWith(OutputCaptureExtension.class)
+@Tag("default-line")
 class SpannerTuningWarmUpIT {
 
   private static final Duration SET_UP = Duration.ofMillis(200);
