@@ -21,6 +21,7 @@ import com.google.spanner.v1.ExecuteSqlRequest;
 import com.google.spanner.v1.ReadRequest;
 import io.github.spannertuning.pool.PoolRouting;
 import io.github.spannertuning.testing.Loops;
+import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServer.Call;
 import java.time.Duration;
 import java.util.List;
@@ -96,12 +97,14 @@ class SingleUseDistributionTest {
       }
       long routed = subject.state.singleUseRoutedCount();
 
-      // What the server saw: the requests that ran in a single-use read-only transaction.
+      // What the server saw of the application's: the requests that ran in a single-use
+      // read-only transaction. The warm-up's priming queries are the starter's own.
       List<Call> requests =
           subject.server.calls().stream()
               .filter(
                   (call) ->
-                      call.request() instanceof ExecuteSqlRequest
+                      (call.request() instanceof ExecuteSqlRequest sql
+                              && !sql.getSql().equals(MockSpannerServer.PRIMING_QUERY))
                           || call.request() instanceof ReadRequest)
               .toList();
       long singleUseOnServer =
