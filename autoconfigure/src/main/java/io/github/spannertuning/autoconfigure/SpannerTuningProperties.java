@@ -8,6 +8,7 @@ import io.github.spannertuning.experiment.InvalidExperimentPlanException;
 import java.time.Duration;
 import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.convert.DurationStyle;
 import org.springframework.validation.Errors;
 import org.springframework.validation.Validator;
 
@@ -32,6 +33,9 @@ public class SpannerTuningProperties implements Validator {
   static final String MIN_DELAY_ALLOWED = "a duration of 0 or more, such as 1ms";
 
   static final String WARM_UP_TIMEOUT_ALLOWED = "a positive duration, such as 10s";
+
+  static final String REFRESH_AFTER_ALLOWED =
+      "learned, off, or a duration of at least 1s, such as 50m";
 
   static final String EXPERIMENT_DURATION_ALLOWED =
       "a duration holding 1 to "
@@ -70,7 +74,9 @@ public class SpannerTuningProperties implements Validator {
           "experiment.fleet",
           EXPERIMENT_FLEET_ALLOWED,
           "warmUp.timeout",
-          WARM_UP_TIMEOUT_ALLOWED);
+          WARM_UP_TIMEOUT_ALLOWED,
+          "warmUp.refreshAfter",
+          REFRESH_AFTER_ALLOWED);
 
   /** Whether to tune the Spanner clients of this application at all. */
   private boolean enabled = true;
@@ -181,6 +187,11 @@ public class SpannerTuningProperties implements Validator {
     if (warmUpTimeout == null || warmUpTimeout.isNegative() || warmUpTimeout.isZero()) {
       errors.rejectValue("warmUp.timeout", "range", "must be " + WARM_UP_TIMEOUT_ALLOWED);
     }
+    try {
+      properties.getWarmUp().refreshAfter();
+    } catch (IllegalArgumentException ex) {
+      errors.rejectValue("warmUp.refreshAfter", "range", "must be " + REFRESH_AFTER_ALLOWED);
+    }
     validateExperiment(properties.getExperiment(), drainTimeout, errors);
   }
 
@@ -216,20 +227,22 @@ public class SpannerTuningProperties implements Validator {
    * auto-configuration, which knows the Spanner bean's name, not by the runtime.
    */
   public SpannerTuning toTuning() {
-    return SpannerTuning.newBuilder()
-        .logWhenBuilt(false)
-        .singleUseDistribution(this.singleUseDistribution.isEnabled())
-        .transactionRouting(this.transactionRouting.isEnabled())
-        .streamEndGuard(this.streamEndGuard.isEnabled())
-        .streamEndGuardDrainTimeout(this.streamEndGuard.getDrainTimeout())
-        .streamEndGuardMaxConcurrentStreams(this.streamEndGuard.getMaxConcurrentStreams())
-        .hedging(this.hedging.isEnabled())
-        .hedgingMaxExtra(this.hedging.getMaxExtra())
-        .hedgingMinDelay(this.hedging.getMinDelay())
-        .grpcGcpExtension(this.grpcGcp.isEnabled())
-        .warmUp(this.warmUp.isEnabled())
-        .channels(this.channels)
-        .build();
+    SpannerTuning.Builder builder =
+        SpannerTuning.newBuilder()
+            .logWhenBuilt(false)
+            .singleUseDistribution(this.singleUseDistribution.isEnabled())
+            .transactionRouting(this.transactionRouting.isEnabled())
+            .streamEndGuard(this.streamEndGuard.isEnabled())
+            .streamEndGuardDrainTimeout(this.streamEndGuard.getDrainTimeout())
+            .streamEndGuardMaxConcurrentStreams(this.streamEndGuard.getMaxConcurrentStreams())
+            .hedging(this.hedging.isEnabled())
+            .hedgingMaxExtra(this.hedging.getMaxExtra())
+            .hedgingMinDelay(this.hedging.getMinDelay())
+            .grpcGcpExtension(this.grpcGcp.isEnabled())
+            .warmUp(this.warmUp.isEnabled())
+            .channels(this.channels);
+    this.warmUp.applyRefresh(builder);
+    return builder.build();
   }
 
   /** Single-use reads and queries sent to the channel with the lowest expected latency. */
@@ -388,6 +401,14 @@ public class SpannerTuningProperties implements Validator {
      */
     private Duration timeout = Duration.ofSeconds(10);
 
+    /**
+     * When to refresh each channel's connection before the server retires it (make before break,
+     * one channel at a time, with up to a tenth of jitter): "learned" (three quarters of the age at
+     * which the server retired connections, once it has retired one), "off" (warm a connection
+     * again only after the server retired it), or a duration of at least 1s.
+     */
+    private String refreshAfter = "learned";
+
     public boolean isEnabled() {
       return this.enabled;
     }
@@ -402,6 +423,45 @@ public class SpannerTuningProperties implements Validator {
 
     public void setTimeout(Duration timeout) {
       this.timeout = timeout;
+    }
+
+    public String getRefreshAfter() {
+      return this.refreshAfter;
+    }
+
+    public void setRefreshAfter(String refreshAfter) {
+      this.refreshAfter = refreshAfter;
+    }
+
+    /**
+     * The refresh age set, {@code null} for learned and zero for off.
+     *
+     * @throws IllegalArgumentException when it is none of {@value #REFRESH_AFTER_ALLOWED}
+     */
+    Duration refreshAfter() {
+      String value = (this.refreshAfter != null) ? this.refreshAfter.trim() : "";
+      if (value.equalsIgnoreCase("learned")) {
+        return null;
+      }
+      if (value.equalsIgnoreCase("off")) {
+        return Duration.ZERO;
+      }
+      Duration after = DurationStyle.detectAndParse(value);
+      if (after.compareTo(Duration.ofSeconds(1)) < 0) {
+        throw new IllegalArgumentException("below 1s: " + value);
+      }
+      return after;
+    }
+
+    void applyRefresh(SpannerTuning.Builder builder) {
+      Duration after = refreshAfter();
+      if (after == null) {
+        builder.refreshAfterLearned();
+      } else if (after.isZero()) {
+        builder.refreshOff();
+      } else {
+        builder.refreshAfter(after);
+      }
     }
   }
 

@@ -4,6 +4,7 @@ import com.google.api.gax.rpc.NoHeaderProvider;
 import com.google.cloud.spanner.SpannerOptions;
 import io.github.spannertuning.pool.PoolRouting;
 import io.github.spannertuning.routing.ChannelPicker;
+import io.github.spannertuning.routing.ConnectionRefresh;
 import io.github.spannertuning.routing.HedgeBudget;
 import io.github.spannertuning.routing.HedgeDelay;
 import io.github.spannertuning.trace.Traces;
@@ -130,6 +131,27 @@ public final class SpannerTuning {
 
   public boolean isWarmUp() {
     return this.settings.warmUp;
+  }
+
+  /**
+   * How each client refreshes its connections before the server retires them: a new {@link
+   * ConnectionRefresh} per client, as it learns its server's age for itself.
+   */
+  public ConnectionRefresh newConnectionRefresh() {
+    Duration after = this.settings.refreshAfter;
+    if (after == null) {
+      return ConnectionRefresh.learned();
+    }
+    return after.isZero() ? ConnectionRefresh.off() : ConnectionRefresh.after(after);
+  }
+
+  /** The refresh as configured: {@code learned}, {@code off}, or an ISO-8601 duration. */
+  public String getRefreshAfter() {
+    Duration after = this.settings.refreshAfter;
+    if (after == null) {
+      return "learned";
+    }
+    return after.isZero() ? "off" : after.toString();
   }
 
   public boolean isHedging() {
@@ -519,6 +541,9 @@ public final class SpannerTuning {
 
     private boolean warmUp = true;
 
+    /** {@code null}: learned from the server; zero: off. */
+    private Duration refreshAfter;
+
     private double hedgingMaxExtra = DEFAULT_HEDGING_MAX_EXTRA;
 
     private Duration hedgingMinDelay = DEFAULT_HEDGING_MIN_DELAY;
@@ -581,6 +606,35 @@ public final class SpannerTuning {
      */
     public Builder warmUp(boolean enabled) {
       this.warmUp = enabled;
+      return this;
+    }
+
+    /**
+     * Refresh each channel's connection {@code after} it connected, less up to a tenth for jitter,
+     * one channel at a time while the others are warm: make before break, before the server retires
+     * it. Warm-up must be on. The default is {@link #refreshAfterLearned()}.
+     */
+    public Builder refreshAfter(Duration after) {
+      if (after == null || after.isNegative() || after.toMillis() < 1) {
+        throw new IllegalArgumentException("refreshAfter must be a positive duration: " + after);
+      }
+      this.refreshAfter = after;
+      return this;
+    }
+
+    /**
+     * Refresh each channel's connection at three quarters of the age after which the server retired
+     * connections (the longest seen), less up to a tenth for jitter; nothing until the server has
+     * retired one. The default.
+     */
+    public Builder refreshAfterLearned() {
+      this.refreshAfter = null;
+      return this;
+    }
+
+    /** Never refresh a connection before the server retires it; it is warmed again after. */
+    public Builder refreshOff() {
+      this.refreshAfter = Duration.ZERO;
       return this;
     }
 

@@ -100,7 +100,9 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
     this.pool = pool(options, state);
     this.traced = state.traced();
     this.warmer =
-        (this.pool != null && state.tuning().isWarmUp()) ? this.pool.watchWarmth(options) : null;
+        (this.pool != null && state.tuning().isWarmUp())
+            ? this.pool.watchWarmth(options, state.tuning().newConnectionRefresh())
+            : null;
     state.warmer(this.warmer);
   }
 

@@ -7,12 +7,16 @@ import com.google.common.util.concurrent.MoreExecutors;
 import io.github.spannertuning.pool.ChannelLoad.ChannelStats;
 import io.github.spannertuning.routing.ChannelWarmth;
 import io.github.spannertuning.routing.ChannelWarmth.Action;
+import io.github.spannertuning.routing.ConnectionRefresh;
 import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
@@ -26,6 +30,11 @@ import java.util.function.LongSupplier;
  *
  * <p>Priming needs a session: the first one the client creates ({@link #sessionKnown}). Until then
  * channels connect, and are primed once it is known.
+ *
+ * <p>Connections are refreshed before the server retires them as {@link ConnectionRefresh} decides,
+ * on one timer thread all clients share: a refreshed channel is cold at once, its connection let go
+ * with grpc-java's {@link ManagedChannel#enterIdle} (its calls in flight finish there), and it
+ * connects again and is primed.
  */
 public final class ChannelWarmer {
 
@@ -37,9 +46,16 @@ public final class ChannelWarmer {
     ApiFuture<?> prime(ChannelStats channel);
   }
 
+  /** The refresh timer all clients share: a daemon thread, idle between checks. */
+  private static final ScheduledExecutorService REFRESH_TIMER = refreshTimer();
+
   private final List<Watched> channels = new CopyOnWriteArrayList<>();
 
   private final LongSupplier clockMillis;
+
+  private final ConnectionRefresh refresh;
+
+  private volatile ScheduledFuture<?> refreshCheck;
 
   private final AtomicLong coldReads = new AtomicLong();
 
@@ -52,14 +68,84 @@ public final class ChannelWarmer {
   /** When every channel was first warm, or {@code -1} until then. */
   private volatile long warmAtMillis = -1;
 
-  ChannelWarmer(LongSupplier clockMillis) {
+  ChannelWarmer(LongSupplier clockMillis, ConnectionRefresh refresh) {
     this.clockMillis = clockMillis;
+    this.refresh = refresh;
     this.startedMillis = clockMillis.getAsLong();
   }
 
-  /** A warmer on the system clock. */
-  public static ChannelWarmer create() {
-    return new ChannelWarmer(System::currentTimeMillis);
+  /** A warmer on the system clock, refreshing connections as {@code refresh} decides. */
+  public static ChannelWarmer create(ConnectionRefresh refresh) {
+    ChannelWarmer warmer = new ChannelWarmer(System::currentTimeMillis, refresh);
+    warmer.scheduleRefreshCheck();
+    return warmer;
+  }
+
+  private static ScheduledExecutorService refreshTimer() {
+    ScheduledThreadPoolExecutor timer =
+        new ScheduledThreadPoolExecutor(
+            1,
+            task -> {
+              Thread thread = new Thread(task, "spanner-tuning-refresh");
+              thread.setDaemon(true);
+              return thread;
+            });
+    timer.setRemoveOnCancelPolicy(true);
+    return timer;
+  }
+
+  private void scheduleRefreshCheck() {
+    long every = this.refresh.checkEveryMillis();
+    if (every < 0 || this.closed) {
+      return;
+    }
+    this.refreshCheck =
+        REFRESH_TIMER.schedule(
+            () -> {
+              try {
+                refreshDue();
+              } catch (RuntimeException ex) {
+                // A refresh is an optimisation: the next check tries again.
+              }
+              scheduleRefreshCheck();
+            },
+            every,
+            TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * Refreshes the channel whose connection is due now, if any ({@link ConnectionRefresh#next}). The
+   * refresh timer calls it; tests call it on their clock.
+   */
+  void refreshDue() {
+    if (this.closed) {
+      return;
+    }
+    List<ChannelWarmth> warmth = warmth();
+    ChannelWarmth due = this.refresh.next(warmth, this.clockMillis.getAsLong());
+    if (due == null) {
+      return;
+    }
+    for (Watched watched : this.channels) {
+      if (watched.warmth == due) {
+        act(watched, due.refresh());
+        return;
+      }
+    }
+  }
+
+  /** How connections are refreshed before the server retires them. */
+  public ConnectionRefresh refresh() {
+    return this.refresh;
+  }
+
+  /** Connections refreshed before the server retired them, over every channel's life. */
+  public long refreshed() {
+    long total = 0;
+    for (Watched watched : this.channels) {
+      total += watched.warmth.refreshCount();
+    }
+    return total;
   }
 
   /**
@@ -69,7 +155,8 @@ public final class ChannelWarmer {
    *     as it is connected
    */
   public void watch(ChannelStats stats, ManagedChannel channel, boolean primed) {
-    Watched watched = new Watched(stats, channel, new ChannelWarmth(stats.connection(), primed));
+    Watched watched =
+        new Watched(stats, channel, new ChannelWarmth(stats.connection(), primed, this.refresh));
     this.channels.add(watched);
     stats.watched = watched;
     observe(watched, channel.getState(true));
@@ -89,7 +176,9 @@ public final class ChannelWarmer {
     if (state == ConnectivityState.READY || state == ConnectivityState.SHUTDOWN) {
       return false;
     }
-    act(watched, watched.warmth.notReady(state == ConnectivityState.IDLE));
+    act(
+        watched,
+        watched.warmth.notReady(state == ConnectivityState.IDLE, this.clockMillis.getAsLong()));
     return true;
   }
 
@@ -117,6 +206,10 @@ public final class ChannelWarmer {
   /** Stops watching: the client is closing. */
   public void close() {
     this.closed = true;
+    ScheduledFuture<?> check = this.refreshCheck;
+    if (check != null) {
+      check.cancel(false);
+    }
     synchronized (this) {
       notifyAll();
     }
@@ -208,7 +301,8 @@ public final class ChannelWarmer {
     Action action =
         (state == ConnectivityState.READY)
             ? watched.warmth.ready(this.clockMillis.getAsLong())
-            : watched.warmth.notReady(state == ConnectivityState.IDLE);
+            : watched.warmth.notReady(
+                state == ConnectivityState.IDLE, this.clockMillis.getAsLong());
     watched.channel.notifyWhenStateChanged(
         state, () -> observe(watched, watched.channel.getState(false)));
     act(watched, action);
@@ -221,7 +315,21 @@ public final class ChannelWarmer {
     switch (action) {
       case CONNECT -> watched.channel.getState(true);
       case PRIME -> prime(watched);
+      case REFRESH -> letGo(watched);
       default -> {}
+    }
+  }
+
+  /**
+   * Lets a refreshed channel's connection go: grpc-java's channel goes idle, its calls in flight
+   * finishing on the old connection, and its state callback connects it again. Where the channel
+   * stays ready (a channel that does not go idle on request), it is primed again on the connection
+   * it has, and counted as connected from now.
+   */
+  private void letGo(Watched watched) {
+    watched.channel.enterIdle();
+    if (watched.channel.getState(false) == ConnectivityState.READY) {
+      act(watched, watched.warmth.ready(this.clockMillis.getAsLong()));
     }
   }
 

@@ -11,6 +11,7 @@ import io.github.spannertuning.client.ClientReflection;
 import io.github.spannertuning.pool.ChannelLoad.ChannelStats;
 import io.github.spannertuning.routing.ChannelPicker;
 import io.github.spannertuning.routing.Connection;
+import io.github.spannertuning.routing.ConnectionRefresh;
 import io.github.spannertuning.routing.TransactionTable;
 import io.github.spannertuning.trace.Traces;
 import io.grpc.Channel;
@@ -183,10 +184,11 @@ public final class PoolRouting {
    * watched from when routing first sees them; those the pool primes itself as it adds them (grpc-
    * gcp 1.20) are left to it.
    *
+   * @param refresh how connections are refreshed before the server retires them
    * @return the warmer
    */
-  public ChannelWarmer watchWarmth(SpannerOptions options) {
-    ChannelWarmer warmer = ChannelWarmer.create();
+  public ChannelWarmer watchWarmth(SpannerOptions options, ConnectionRefresh refresh) {
+    ChannelWarmer warmer = ChannelWarmer.create(refresh);
     if (this.channels instanceof FixedChannels fixed) {
       fixed.watch(warmer);
     } else if (this.channels instanceof DynamicChannels dynamic) {

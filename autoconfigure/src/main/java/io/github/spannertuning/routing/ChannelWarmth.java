@@ -16,6 +16,10 @@ package io.github.spannertuning.routing;
  *   <li>When its connection goes (a GOAWAY, as Google's frontends send about hourly, or a break),
  *       it is cold at once and is connected again at once, not when the next read needs it; its new
  *       connection is primed as the first one was.
+ *   <li>A channel due for a refresh ({@link ConnectionRefresh}) is cold at once and lets its
+ *       connection go ({@link Action#REFRESH}): its calls in flight finish there, and it connects
+ *       again and is primed as after a GOAWAY. A connection lost otherwise tells the refresh the
+ *       age at which the server retired it.
  *   <li>A priming call that fails is sent again, up to {@link #MAX_PRIME_ATTEMPTS} times since the
  *       channel connected; after that the channel is taken as warm, so that routing never keeps
  *       away from a connection it cannot prime (fail open).
@@ -37,7 +41,13 @@ public final class ChannelWarmth {
     CONNECT,
 
     /** Send the priming call on this channel. */
-    PRIME
+    PRIME,
+
+    /**
+     * Let the channel's connection go, its calls in flight finishing there, and connect again: a
+     * refresh before the server retires it.
+     */
+    REFRESH
   }
 
   /** Where the channel is. */
@@ -53,6 +63,13 @@ public final class ChannelWarmth {
   }
 
   private final Connection connection;
+
+  private final ConnectionRefresh refresh;
+
+  /** The current connection's jitter, drawn when it connected. */
+  private double refreshJitter;
+
+  private long refreshes;
 
   private State state = State.COLD;
 
@@ -75,17 +92,19 @@ public final class ChannelWarmth {
 
   /** A channel not yet connected: cold from the start. */
   public ChannelWarmth(Connection connection) {
-    this(connection, false);
+    this(connection, false, ConnectionRefresh.off());
   }
 
   /**
    * A channel cold from the start; {@code primedByPool} when the pool primed it itself before
    * adding it (grpc-gcp 1.20's dynamic pool): warm as soon as it is first connected, and primed
-   * here only on later reconnects.
+   * here only on later reconnects. Its connections are refreshed, and the server's age learned, by
+   * {@code refresh}, which the pool's channels share.
    */
-  public ChannelWarmth(Connection connection, boolean primedByPool) {
+  public ChannelWarmth(Connection connection, boolean primedByPool, ConnectionRefresh refresh) {
     this.connection = connection;
     this.primedByPool = primedByPool;
+    this.refresh = refresh;
     connection.markCold();
   }
 
@@ -95,6 +114,7 @@ public final class ChannelWarmth {
       this.state = State.CONNECTED;
       this.connectedSinceMillis = nowMillis;
       this.attempts = 0;
+      this.refreshJitter = this.refresh.drawJitter();
       if (this.primedByPool) {
         this.primedByPool = false;
         warm(nowMillis);
@@ -108,8 +128,10 @@ public final class ChannelWarmth {
    * The channel's connection is not up: it went (GOAWAY or break) or is being set up. {@code idle}
    * when the channel is waiting for a call to connect, as grpc-java leaves it after a GOAWAY.
    */
-  public synchronized Action notReady(boolean idle) {
+  public synchronized Action notReady(boolean idle, long nowMillis) {
     if (this.state != State.COLD) {
+      // Lost, not let go by a refresh (which made the channel cold already): the server's age.
+      this.refresh.retired(nowMillis - this.connectedSinceMillis);
       this.state = State.COLD;
       this.connectedSinceMillis = -1;
       this.warmSinceMillis = -1;
@@ -150,6 +172,40 @@ public final class ChannelWarmth {
       return Action.NONE;
     }
     return primeIfDue();
+  }
+
+  /**
+   * The refresh picked this channel ({@link ConnectionRefresh#next}): cold from now, its connection
+   * to be let go.
+   *
+   * @return {@link Action#REFRESH}, or {@link Action#NONE} when it is no longer warm
+   */
+  public synchronized Action refresh() {
+    if (this.state != State.WARM) {
+      return Action.NONE;
+    }
+    this.state = State.COLD;
+    this.refreshes++;
+    this.connectedSinceMillis = -1;
+    this.warmSinceMillis = -1;
+    this.connection.markCold();
+    return Action.REFRESH;
+  }
+
+  /**
+   * When this channel's connection is due for a refresh {@code afterMillis} after it connected,
+   * less its jitter; {@code -1} while it is not warm.
+   */
+  synchronized long refreshDueMillis(long afterMillis) {
+    if (this.state != State.WARM) {
+      return -1;
+    }
+    return this.connectedSinceMillis + (long) (afterMillis * (1 - this.refreshJitter));
+  }
+
+  /** Connections refreshed before the server retired them, over the channel's life. */
+  public synchronized long refreshCount() {
+    return this.refreshes;
   }
 
   private Action primeIfDue() {

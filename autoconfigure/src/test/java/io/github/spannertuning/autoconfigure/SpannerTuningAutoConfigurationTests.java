@@ -30,6 +30,8 @@ import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.gson.GsonAutoConfiguration;
@@ -248,6 +250,15 @@ class SpannerTuningAutoConfigurationTests {
             (context) ->
                 assertThat(boundTuning(context).getStreamEndGuardDrainTimeout())
                     .isEqualTo(Duration.ofMillis(750)));
+  }
+
+  @ParameterizedTest(name = "{0} -> {1}")
+  @CsvSource({"learned, learned", "OFF, off", "45m, PT45M", "3s, PT3S"})
+  void refreshAfterIsBound(String value, String bound) {
+    assertThat(new SpannerTuningProperties().toTuning().getRefreshAfter()).isEqualTo("learned");
+    this.contextRunner
+        .withPropertyValues("spanner.tuning.warm-up.refresh-after=" + value)
+        .run((context) -> assertThat(boundTuning(context).getRefreshAfter()).isEqualTo(bound));
   }
 
   @Test

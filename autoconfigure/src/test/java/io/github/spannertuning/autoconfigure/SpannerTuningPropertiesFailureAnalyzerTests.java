@@ -47,6 +47,8 @@ class SpannerTuningPropertiesFailureAnalyzerTests {
           hedging.min-delay              | -1ms  | must be a duration of 0 or more            | a duration of 0 or more, such as 1ms
           warm-up.timeout                | 0s    | must be a positive duration                | a positive duration, such as 10s
           warm-up.timeout                | later | later                                      | a positive duration, such as 10s
+          warm-up.refresh-after          | soon  | must be learned, off, or a duration of at least 1s | learned, off, or a duration of at least 1s, such as 50m
+          warm-up.refresh-after          | 500ms | must be learned, off, or a duration of at least 1s | learned, off, or a duration of at least 1s, such as 50m
           """)
   void aBadValueIsNamedWithWhatTheKeyAccepts(
       String key, String value, String described, String accepts) {

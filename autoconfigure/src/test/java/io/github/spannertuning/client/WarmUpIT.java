@@ -159,7 +159,9 @@ class WarmUpIT {
                       failed.get(),
                       wrong.get(),
                       server.connectionsSetUp() - before,
-                      tuned ? state.warmer().coldReads() : -1);
+                      tuned ? state.warmer().coldReads() : -1,
+                      tuned ? state.warmer().refreshed() : -1,
+                      tuned ? state.warmer().refresh().toString() : "none");
                 }
               }
             });
@@ -226,7 +228,16 @@ class WarmUpIT {
   /**
    * @param coldReads the tuned client's reads that routing sent to a cold channel because no warm
    *     one had room, or {@code -1} for stock
+   * @param refreshed the tuned client's connections refreshed before the server retired them
+   * @param refresh the tuned client's refresh, with the age it learned
    */
   record Aging(
-      long reads, long waited, long failed, long wrongRows, int connectionsSetUp, long coldReads) {}
+      long reads,
+      long waited,
+      long failed,
+      long wrongRows,
+      int connectionsSetUp,
+      long coldReads,
+      long refreshed,
+      String refresh) {}
 }

@@ -40,7 +40,7 @@ class ChannelWarmthTest {
     ChannelWarmth channel = this.warmth[0];
     assertThat(channel.state()).isEqualTo(State.COLD);
     assertThat(this.pool[0].isCold()).isTrue();
-    assertThat(channel.notReady(true))
+    assertThat(channel.notReady(true, 9_000))
         .as("idle at the start: connect now")
         .isEqualTo(Action.CONNECT);
     assertThat(channel.ready(1_000)).as("connected, no session yet").isEqualTo(Action.NONE);
@@ -66,7 +66,7 @@ class ChannelWarmthTest {
     warmAll();
     assertThat(picks(400)[2]).as("warm: channel 2 takes its share").isPositive();
 
-    assertThat(this.warmth[2].notReady(true))
+    assertThat(this.warmth[2].notReady(true, 9_000))
         .as("GOAWAY: grpc-java leaves the channel idle; connect it now")
         .isEqualTo(Action.CONNECT);
     assertThat(picks(400)[2]).as("reads to channel 2 while it reconnects").isZero();
@@ -83,7 +83,7 @@ class ChannelWarmthTest {
   @Test
   void aBrokenConnectionIsColdWithoutAConnectOfOurs() {
     warmAll();
-    assertThat(this.warmth[1].notReady(false)).isEqualTo(Action.NONE);
+    assertThat(this.warmth[1].notReady(false, 9_000)).isEqualTo(Action.NONE);
     assertThat(this.pool[1].isCold()).isTrue();
     assertThat(picks(200)[1]).isZero();
   }
@@ -116,12 +116,13 @@ class ChannelWarmthTest {
    */
   @Test
   void aChannelThePoolPrimedIsWarmOnceConnectedAndPrimedByUsOnlyAfterAReconnect() {
-    ChannelWarmth channel = new ChannelWarmth(new Connection(this.now), true);
+    ChannelWarmth channel =
+        new ChannelWarmth(new Connection(this.now), true, ConnectionRefresh.off());
     channel.sessionKnown();
     assertThat(channel.isWarm()).as("not connected yet").isFalse();
     assertThat(channel.ready(0)).isEqualTo(Action.NONE);
     assertThat(channel.isWarm()).isTrue();
-    assertThat(channel.notReady(true)).isEqualTo(Action.CONNECT);
+    assertThat(channel.notReady(true, 9_000)).isEqualTo(Action.CONNECT);
     assertThat(channel.ready(10)).as("its next connection").isEqualTo(Action.PRIME);
   }
 
@@ -131,7 +132,7 @@ class ChannelWarmthTest {
     ChannelWarmth channel = this.warmth[0];
     channel.sessionKnown();
     channel.ready(0);
-    channel.notReady(true);
+    channel.notReady(true, 9_000);
     channel.primed(50);
     assertThat(channel.isWarm()).isFalse();
     assertThat(this.pool[0].isCold()).isTrue();
