@@ -698,6 +698,12 @@ public final class SpannerTuningState {
     return (warmer != null) ? warmer.coldReads() : 0;
   }
 
+  /** Connections refreshed before the server retired them, over the client's life. */
+  public long refreshedCount() {
+    ChannelWarmer warmer = this.warmer;
+    return (warmer != null) ? warmer.refreshed() : 0;
+  }
+
   /**
    * Seconds from the open client's build until all its channels were first warm; {@code NaN} until
    * then, or where warmth is not watched.

@@ -101,6 +101,15 @@ public class SpannerChannelMetrics implements MeterBinder {
             .register(registry));
     meters.add(
         FunctionCounter.builder(
+                PREFIX + ".warm.up.refreshed", this.state, SpannerTuningState::refreshedCount)
+            .tags(this.tags)
+            .description(
+                "Connections refreshed before the server retired them"
+                    + " (spanner.tuning.warm-up.refresh-after), one channel at a time")
+            .baseUnit("connections")
+            .register(registry));
+    meters.add(
+        FunctionCounter.builder(
                 PREFIX + ".single.use.routed", this.state, SpannerTuningState::singleUseRoutedCount)
             .tags(this.tags)
             .description("Single-use calls routed by the channels' expected latency")

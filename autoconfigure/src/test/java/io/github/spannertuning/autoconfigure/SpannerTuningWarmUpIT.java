@@ -92,7 +92,8 @@ class SpannerTuningWarmUpIT {
         .contains(
             "spanner_tuning_warm_up_primed_calls_total{",
             "spanner_tuning_warm_up_duration_seconds{",
-            "spanner_tuning_warm_up_cold_reads_calls_total{");
+            "spanner_tuning_warm_up_cold_reads_calls_total{",
+            "spanner_tuning_warm_up_refreshed_connections_total{");
   }
 
   @Test
