@@ -99,8 +99,10 @@ class WarmUpIT {
 
   /**
    * Connections retired every 3 s (grace 1 s), a set-up of 100 ms, 8 threads in a closed loop for
-   * 15 s. Tuned, a retired channel takes no read until its new connection is up and primed: at most
-   * a tenth of stock's reads wait for a connection, none fails, every row is right.
+   * 15 s. Tuned, a retired channel takes no read until its new connection is up and primed, and
+   * once the first retirement has taught the server's age, each connection is refreshed before the
+   * server retires it, one channel at a time: at most a tenth of stock's reads wait for a
+   * connection, none fails, every row is right.
    */
   @Test
   void retiredConnectionsMakeNoReadWait() throws Exception {
@@ -173,6 +175,9 @@ class WarmUpIT {
     assertThat(aging.stock().connectionsSetUp())
         .as("the server retired connections: " + figures)
         .isGreaterThanOrEqualTo(CHANNELS * 3);
+    assertThat(aging.tuned().refreshed())
+        .as("tuned: connections refreshed once the server's age was learned: " + figures)
+        .isGreaterThanOrEqualTo(CHANNELS);
     assertThat(aging.tuned().failed()).as("tuned: failed reads: " + figures).isZero();
     assertThat(aging.tuned().wrongRows()).as("tuned: wrong rows: " + figures).isZero();
     assertThat(aging.stock().waited()).as("stock: reads that waited: " + figures).isPositive();
