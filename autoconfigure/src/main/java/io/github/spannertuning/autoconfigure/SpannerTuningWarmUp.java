@@ -20,13 +20,16 @@ import org.springframework.core.env.Environment;
  * Holds the application's readiness until the channels of every tuned Spanner client are warm:
  * connected and primed ({@code spanner.tuning.warm-up.*}).
  *
- * <p>An {@link ApplicationRunner}, first of them: Spring Boot reports the application ready
+ * <p>An {@link ApplicationRunner}, the last of them: Spring Boot reports the application ready
  * (readiness state {@code ACCEPTING_TRAFFIC}, {@code /actuator/health/readiness} 200) only after
  * every runner has run. Meanwhile the application has started and its web server answers, so the
  * readiness probe says {@code OUT_OF_SERVICE} rather than nothing, and no extra health group has to
  * be configured. The warm-up itself started when each client was built; this only waits for it, at
  * most {@code spanner.tuning.warm-up.timeout} in all, and then lets the application be ready
- * anyway, with one warning per client that names what is not warm (fail open).
+ * anyway, with one warning per client that names what is not warm (fail open). Last, so that an
+ * application's own runners go first: one that creates its database (as the sample does on a fresh
+ * emulator) gives the clients the session they prime with, rather than the warm-up waiting out its
+ * timeout for a database that does not exist yet.
  */
 class SpannerTuningWarmUp implements ApplicationRunner, Ordered {
 
@@ -53,7 +56,7 @@ class SpannerTuningWarmUp implements ApplicationRunner, Ordered {
 
   @Override
   public int getOrder() {
-    return Ordered.HIGHEST_PRECEDENCE;
+    return Ordered.LOWEST_PRECEDENCE;
   }
 
   @Override

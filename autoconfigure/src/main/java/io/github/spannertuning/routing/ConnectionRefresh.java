@@ -43,15 +43,15 @@ public final class ConnectionRefresh {
    */
   public static final long MIN_LEARNED_MILLIS = 1_000;
 
+  /** The server's age until it has retired a connection: Google's frontends' hour. */
+  public static final long PRIOR_AGE_MILLIS = 3_600_000;
+
   /** The timer's period, as a share of the age: how late a refresh can be. */
   private static final int CHECKS_PER_AGE = 20;
 
   private static final long MIN_CHECK_MILLIS = 50;
 
   private static final long MAX_CHECK_MILLIS = 30_000;
-
-  /** While nothing is learned yet. */
-  private static final long LEARNING_CHECK_MILLIS = 1_000;
 
   private static final long LEARNED = 0;
 
@@ -116,21 +116,21 @@ public final class ConnectionRefresh {
     }
   }
 
-  /** The server's age learned so far, or {@code -1}. */
+  /** The server's age learned so far, or {@code -1} before it has retired a connection. */
   public long learnedMillis() {
     return this.learnedMillis;
   }
 
   /**
-   * How long after it connected a connection is refreshed, before its jitter, or {@code -1} while
-   * there is none (off, or nothing learned yet).
+   * How long after it connected a connection is refreshed, before its jitter, or {@code -1} when
+   * off.
    */
   public long afterMillis() {
     if (this.fixedMillis != LEARNED) {
       return this.fixedMillis;
     }
     long learned = this.learnedMillis;
-    return (learned < 0) ? -1 : (long) (learned * LEARNED_SHARE);
+    return (long) (((learned < 0) ? PRIOR_AGE_MILLIS : learned) * LEARNED_SHARE);
   }
 
   /** A new connection's jitter: the share of the age its refresh is brought forward. */
@@ -163,17 +163,18 @@ public final class ConnectionRefresh {
   }
 
   /**
-   * How often to ask {@link #next}: a twentieth of the age, from 50 ms to 30 s; every second while
-   * nothing is learned yet; {@code -1} when off.
+   * How often to ask {@link #next}: a twentieth of the age, from 50 ms to 30 s; {@code -1} when
+   * off. While learning, the age can only get shorter than the prior's: a check every second until
+   * the server has retired a connection, so that what it teaches is acted on.
    */
   public long checkEveryMillis() {
     if (isOff()) {
       return -1;
     }
-    long after = afterMillis();
-    if (after < 0) {
-      return LEARNING_CHECK_MILLIS;
+    if (this.fixedMillis == LEARNED && this.learnedMillis < 0) {
+      return 1_000;
     }
+    long after = afterMillis();
     return Math.max(MIN_CHECK_MILLIS, Math.min(MAX_CHECK_MILLIS, after / CHECKS_PER_AGE));
   }
 
@@ -184,7 +185,9 @@ public final class ConnectionRefresh {
     }
     if (this.fixedMillis == LEARNED) {
       long learned = this.learnedMillis;
-      return (learned < 0) ? "learned (nothing yet)" : "learned (" + learned + " ms)";
+      return (learned < 0)
+          ? "learned (none retired yet: " + PRIOR_AGE_MILLIS + " ms)"
+          : "learned (" + learned + " ms)";
     }
     return this.fixedMillis + " ms";
   }
