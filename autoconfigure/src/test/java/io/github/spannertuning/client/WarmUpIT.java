@@ -184,9 +184,8 @@ class WarmUpIT {
             });
     String figures =
         aging.print(
-            "[warm-up %s, %s pool] connections retired every 3 s, set-up %d ms, 8 threads for 15 s,"
-                + " tuned refresh after 2 s"
-                    .formatted(VERSION, poolName(dynamicPool), setUp.toMillis()));
+            "[warm-up %s, %s pool] retired every 3 s, set-up %d ms, 8 threads 15 s, refresh 2 s"
+                .formatted(VERSION, poolName(dynamicPool), setUp.toMillis()));
 
     assertThat(aging.stock().connectionsSetUp())
         .as("the server retired connections: " + figures)
