@@ -2,6 +2,8 @@
 
 // Polls /actuator/spannertuning every second and draws it; no framework, no build step.
 const ENDPOINT = 'actuator/spannertuning';
+// The client's warm-up figures besides its channels (the sample's own, read from the starter's state).
+const WARM_UP = 'sample/warm-up';
 // What "native" means per feature: the client does it itself, so there is nothing to switch or count.
 const NATIVE_MEANS = {
   'single-use-distribution':
@@ -34,6 +36,12 @@ const EXPLAIN = {
   'hedging':
     'A read that has not answered by a recent high percentile of its statement\'s time is sent again to another channel; the first answer wins, within a budget of 5 % extra calls. Off by default.',
   'grpc-gcp': 'The grpc-gcp channel pool, which load-aware picking needs. Chosen when channels are built.',
+};
+const WARM_UP_ROWS = {
+  channelsWarm: ['channels warm', 'connected and primed now, of the channels watched'],
+  warmUpTook: ['warm-up took', 'from the client\'s build until every channel was first connected and primed; the app reported ready after it'],
+  primed: ['priming calls', 'SELECT 1 calls that answered: one per new connection of each channel'],
+  coldReads: ['cold reads', 'reads sent to a channel that was not warm because no warm one had room: each waited for its connection'],
 };
 const SWITCHABLE = new Set(['single-use-distribution', 'transaction-routing', 'stream-end-guard', 'hedging']);
 // The backends (kind in /sample/backend) that are the Cloud Spanner emulator: it never marks a
@@ -94,8 +102,20 @@ function showBackend(info) {
   $('emulator-note').hidden = !EMULATOR_KINDS.has(info.kind);
 }
 
+// Never fails: a failure is the answer, and the card says so.
+async function fetchWarmUp() {
+  try {
+    const response = await fetch(WARM_UP, { cache: 'no-store' });
+    if (!response.ok) throw new Error(WARM_UP + ' answered ' + response.status);
+    return await response.json();
+  } catch (e) {
+    return { error: e.message };
+  }
+}
+
 async function poll() {
   try {
+    const warmUp = fetchWarmUp();
     const response = await fetch(ENDPOINT, { cache: 'no-store' });
     if (!response.ok) throw new Error(ENDPOINT + ' answered ' + response.status);
     const body = await response.json();
@@ -103,6 +123,7 @@ async function poll() {
     if (names.length === 0) throw new Error('no tuned Spanner client in ' + ENDPOINT);
     clientName = clientName && names.includes(clientName) ? clientName : names[0];
     render(body.clients[clientName]);
+    renderWarmUp(body.clients[clientName], await warmUp);
     $('status').textContent = 'updated ' + new Date().toLocaleTimeString() + ' from /' + ENDPOINT;
   } catch (e) {
     $('status').textContent = 'cannot read /' + ENDPOINT + ': ' + e.message;
@@ -144,6 +165,55 @@ function renderChannels(client) {
   $('imbalance').textContent = client.imbalance == null ? 'no calls in the window' : client.imbalance.toFixed(2);
   $('calls-legend').textContent = baseline ? 'calls since the last burst began' : 'calls since start';
   window.lastChannels = client.channels;
+}
+
+// Whether the client's channels are warm, what the warm-up took and sent (from /sample/warm-up), and
+// each channel's connection and priming (from the endpoint's channels).
+function renderWarmUp(client, answer) {
+  const box = $('warm-up');
+  const w = answer.clients && answer.clients[clientName];
+  if (!w) {
+    box.dataset.state = 'unknown';
+    box.replaceChildren(el('div', { class: 'dim' },
+      answer.error ? 'cannot read /' + WARM_UP + ': ' + answer.error : 'no warm-up reported for this client'));
+  } else if (!w.watched) {
+    box.dataset.state = 'not-watched';
+    box.replaceChildren(el('div', { class: 'dim' }, 'not watched on this client: ' +
+      'spanner.tuning.warm-up.enabled=false, or the client has no channel picker'));
+  } else {
+    const state = w.warm ? 'warm' : 'cold';
+    box.dataset.state = state;
+    const row = (key, value) => el('div', { class: 'counter', 'data-warm-up': key },
+      el('span', {}, WARM_UP_ROWS[key][0], el('div', { class: 'hint' }, WARM_UP_ROWS[key][1])),
+      el('span', { class: 'value' }, value));
+    const head = el('div', { class: 'warm-head' }, el('span', { class: 'state ' + state }, w.warm ? 'warm' : 'not warm'),
+      w.warm ? ' every channel connected and primed'
+        : w.sessionKnown ? ' some connections are not up or not primed yet'
+          : ' no session to prime with yet: the app has not asked the client for a database');
+    box.replaceChildren(head,
+      row('channelsWarm', `${w.warmChannels} of ${w.channels}`),
+      row('warmUpTook', w.warmUpSeconds == null ? 'not yet' : `${w.warmUpSeconds.toFixed(2)} s`),
+      row('primed', w.primed.toLocaleString()),
+      row('coldReads', w.coldReads.toLocaleString()));
+  }
+  const now = Date.now();
+  const rows = [...client.channels].sort((a, b) => a.channel - b.channel).map((c) => {
+    const since = c.connectedSince ? new Date(c.connectedSince) : null;
+    const primed = c.primed == null ? '–' : c.primed ? 'primed' : 'cold';
+    return el('tr', { 'data-channel': c.channel, 'data-primed': String(c.primed) },
+      el('td', {}, '#' + c.channel),
+      el('td', {}, since ? `${since.toLocaleTimeString()} (${age(now - since.getTime())} ago)` : 'not connected'),
+      el('td', { class: 'primed-' + primed }, primed));
+  });
+  const head = el('tr', {}, ['channel', 'connected since', 'primed'].map((h) => el('th', {}, h)));
+  $('warm-channels').replaceChildren(...(rows.length ? [head, ...rows] : []));
+}
+
+function age(ms) {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 120) return s + ' s';
+  const m = Math.round(s / 60);
+  return m < 120 ? m + ' min' : (m / 60).toFixed(1) + ' h';
 }
 
 function renderFeatures(features) {

@@ -120,6 +120,42 @@ class SamplePageBrowserTests {
   }
 
   /**
+   * The warm-up card: the client's channels were connected and primed before the app reported
+   * ready, how long that took, the priming calls and the cold reads, and per channel its
+   * connection's time and priming.
+   */
+  @Test
+  @SuppressWarnings("unchecked")
+  void theWarmUpCardShowsEveryChannelConnectedAndPrimed(@TempDir Path profile) {
+    this.driver = Chromium.start(profile);
+    WebDriverWait wait = new WebDriverWait(this.driver, Duration.ofSeconds(30));
+    wait.ignoring(StaleElementReferenceException.class);
+    this.driver.get("http://localhost:" + this.port + "/");
+    wait.until(
+        (d) -> "warm".equals(script("return document.getElementById('warm-up').dataset.state")));
+    int channels = this.registry.client("spanner").orElseThrow().poolSize();
+
+    assertThat(warmUpValue("channelsWarm")).isEqualTo(channels + " of " + channels);
+    assertThat(warmUpValue("warmUpTook")).matches("\\d+\\.\\d\\d s");
+    assertThat(Long.parseLong(warmUpValue("primed").replaceAll("[^0-9]", "")))
+        .isGreaterThanOrEqualTo(channels);
+    assertThat(warmUpValue("coldReads")).matches("[0-9,]+");
+    // In one script: the once-a-second redraw replaces the rows between two driver calls.
+    assertThat(
+            (List<String>)
+                script(
+                    "return [...document.querySelectorAll('#warm-channels tr[data-channel]')]"
+                        + ".map((row) => row.dataset.primed + ' ' + row.cells[1].textContent"
+                        + " + ' ' + row.cells[2].textContent);"))
+        .hasSize(channels)
+        .allSatisfy(
+            (row) ->
+                assertThat(row)
+                    .startsWith("true ")
+                    .matches(".* \\(\\d+(\\.\\d)? (s|min|h) ago\\) primed"));
+  }
+
+  /**
    * A refusal of the endpoint, with its reason, stays in view while the page polls every second,
    * until the user dismisses it or does something else.
    */
@@ -183,6 +219,9 @@ class SamplePageBrowserTests {
             .isEqualTo(Boolean.TRUE);
       }
       assertThat(counter("hedgingSent")).as("the hedging counters are shown").isNotNegative();
+      assertThat(script("return document.getElementById('warm-up').dataset.state"))
+          .as("the warm-up card is shown")
+          .isEqualTo("warm");
       screenshot("sample-page.png");
       assertThat(Path.of("target", "sample-page.png")).isNotEmptyFile();
     } finally {
@@ -216,6 +255,13 @@ class SamplePageBrowserTests {
               .as("note shown on %s", kind)
               .isEqualTo(shown);
         });
+  }
+
+  /** A figure of the warm-up card, as shown. */
+  private String warmUpValue(String key) {
+    return (String)
+        script(
+            "return document.querySelector(\"[data-warm-up='" + key + "'] .value\").textContent;");
   }
 
   private String backendKind() {

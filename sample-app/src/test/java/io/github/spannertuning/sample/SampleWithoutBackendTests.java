@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.github.spannertuning.sample.backend.EmbeddedFakeSpanner;
 import io.github.spannertuning.sample.backend.SampleBackend;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -89,6 +90,52 @@ class SampleWithoutBackendTests {
     assertThat(burst).containsEntry("reads", 200).containsEntry("errors", 0);
     await().atMost(Duration.ofSeconds(10)).until(() -> endpoint.activeStreams() == 0);
     assertThat(endpoint.channelCalls()).isEqualTo(fake.dataCalls());
+  }
+
+  /**
+   * The page's warm-up card: each channel connected and primed before the app reported ready, how
+   * long that took and what it sent, from {@code /sample/warm-up}; per channel, from the endpoint.
+   * Counts, a duration and booleans only: no statement or row.
+   */
+  @Test
+  void thePagesDataShowsTheClientsChannelsWarm() {
+    TuningEndpoint endpoint = new TuningEndpoint(this.rest);
+    Map<String, Object> client = endpoint.client();
+    int poolSize = ((Number) ((Map<String, Object>) client.get("pool")).get("size")).intValue();
+
+    ResponseEntity<Map> answer = this.rest.getForEntity("/sample/warm-up", Map.class);
+
+    assertThat(answer.getStatusCode()).isEqualTo(HttpStatus.OK);
+    Map<String, Object> warmUp =
+        (Map<String, Object>)
+            ((Map<String, Object>) answer.getBody().get("clients")).get("spanner");
+
+    assertThat(warmUp)
+        .containsOnlyKeys(
+            "watched",
+            "warm",
+            "channels",
+            "warmChannels",
+            "sessionKnown",
+            "warmUpSeconds",
+            "primed",
+            "coldReads")
+        .containsEntry("watched", true)
+        .containsEntry("warm", true)
+        .containsEntry("channels", poolSize)
+        .containsEntry("warmChannels", poolSize)
+        .containsEntry("sessionKnown", true);
+    assertThat(((Number) warmUp.get("warmUpSeconds")).doubleValue()).isPositive();
+    assertThat(((Number) warmUp.get("primed")).longValue()).isGreaterThanOrEqualTo(poolSize);
+    assertThat(((Number) warmUp.get("coldReads")).longValue()).isNotNegative();
+    assertThat((List<Map<String, Object>>) client.get("channels"))
+        .hasSize(poolSize)
+        .allSatisfy(
+            (channel) -> {
+              assertThat(channel).containsEntry("primed", true);
+              assertThat(Instant.parse((String) channel.get("connectedSince")))
+                  .isBefore(Instant.now());
+            });
   }
 
   @Test
