@@ -42,6 +42,7 @@ const WARM_UP_ROWS = {
   warmUpTook: ['warm-up took', 'from the client\'s build until every channel was first connected and primed; the app reported ready after it'],
   primed: ['priming calls', 'SELECT 1 calls that answered: one per new connection of each channel'],
   coldReads: ['cold reads', 'reads sent to a channel that was not warm because no warm one had room: each waited for its connection'],
+  refreshed: ['refreshed', 'connections refreshed before the server retired them, one channel at a time while the others took the reads'],
 };
 const SWITCHABLE = new Set(['single-use-distribution', 'transaction-routing', 'stream-end-guard', 'hedging']);
 // The backends (kind in /sample/backend) that are the Cloud Spanner emulator: it never marks a
@@ -194,7 +195,8 @@ function renderWarmUp(client, answer) {
       row('channelsWarm', `${w.warmChannels} of ${w.channels}`),
       row('warmUpTook', w.warmUpSeconds == null ? 'not yet' : `${w.warmUpSeconds.toFixed(2)} s`),
       row('primed', w.primed.toLocaleString()),
-      row('coldReads', w.coldReads.toLocaleString()));
+      row('coldReads', w.coldReads.toLocaleString()),
+      row('refreshed', `${w.refreshed.toLocaleString()} (refresh-after ${w.refreshAfter})`));
   }
   const now = Date.now();
   const rows = [...client.channels].sort((a, b) => a.channel - b.channel).map((c) => {

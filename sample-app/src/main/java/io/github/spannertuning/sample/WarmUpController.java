@@ -51,6 +51,9 @@ class WarmUpController {
    * @param primed priming calls ({@code SELECT 1}) that answered, one per new connection
    * @param coldReads reads routing sent to a channel that was not warm, because no warm one had
    *     room
+   * @param refreshed connections refreshed before the server retired them
+   * @param refreshAfter when a connection is refreshed ({@code
+   *     spanner.tuning.warm-up.refresh-after})
    */
   record ClientWarmUp(
       boolean watched,
@@ -60,7 +63,9 @@ class WarmUpController {
       boolean sessionKnown,
       Double warmUpSeconds,
       long primed,
-      long coldReads) {
+      long coldReads,
+      long refreshed,
+      String refreshAfter) {
 
     static ClientWarmUp of(SpannerTuningState state) throws InterruptedException {
       // A zero timeout: what is warm now, without waiting.
@@ -73,7 +78,9 @@ class WarmUpController {
           warmUp.sessionKnown(),
           (warmUp.took() != null) ? warmUp.took().toMillis() / 1000.0 : null,
           (long) state.primedCount(),
-          (long) state.coldReadCount());
+          (long) state.coldReadCount(),
+          state.refreshedCount(),
+          state.tuning().getRefreshAfter());
     }
   }
 }

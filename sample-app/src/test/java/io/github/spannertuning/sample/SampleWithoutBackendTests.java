@@ -119,12 +119,15 @@ class SampleWithoutBackendTests {
             "sessionKnown",
             "warmUpSeconds",
             "primed",
-            "coldReads")
+            "coldReads",
+            "refreshed",
+            "refreshAfter")
         .containsEntry("watched", true)
         .containsEntry("warm", true)
         .containsEntry("channels", poolSize)
         .containsEntry("warmChannels", poolSize)
-        .containsEntry("sessionKnown", true);
+        .containsEntry("sessionKnown", true)
+        .containsEntry("refreshAfter", "learned");
     assertThat(((Number) warmUp.get("warmUpSeconds")).doubleValue()).isPositive();
     assertThat(((Number) warmUp.get("primed")).longValue()).isGreaterThanOrEqualTo(poolSize);
     assertThat(((Number) warmUp.get("coldReads")).longValue()).isNotNegative();
