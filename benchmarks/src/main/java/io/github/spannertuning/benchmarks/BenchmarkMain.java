@@ -52,9 +52,12 @@ public final class BenchmarkMain {
 
   static final String FRESH_INSTANCE = "fresh-instance";
 
-  /** The workloads run when {@code --workloads} is not given. */
+  /**
+   * The workloads run when {@code --workloads} is not given. aging and fresh-instance add about 3
+   * minutes per client line: they measure the warm-up, which is on by default.
+   */
   static final String DEFAULT_WORKLOADS =
-      "steady,bursty,spiky,degraded,stalled,recovered,fresh-client";
+      "steady,bursty,spiky,degraded,stalled,recovered,fresh-client," + AGING + "," + FRESH_INSTANCE;
 
   /** The workload that makes the dynamic pool grow and then shrink; on the dynamic pool only. */
   static final String GROW_SHRINK = "grow-shrink";
@@ -458,12 +461,12 @@ public final class BenchmarkMain {
    * A new instance per window under the spiky load, on a frontend whose new connections each cost
    * {@code --connection-set-up-ms} (100): {@code --fresh-instance-rounds} (5) rounds of stock and
    * tuned, each a new client; tuned is ready once its warm-up returns ({@link #warmUpTimeout}). Its
-   * first second is set against a second one burst period later, which sees the same phase of the
-   * load.
+   * first second is set against a second whole burst periods later ({@link Workload.Instance#of}:
+   * one at the defaults), which sees the same phase of the load.
    */
   private static Workload freshInstance(Flags flags, Workload spiky, List<Variant> variants) {
     Workload.Instance instance =
-        new Workload.Instance(
+        Workload.Instance.of(
             flags.integer("fresh-instance-rounds", 5, 1, 1000), 1, spiky.burstPeriodSeconds());
     double setUpMs = connectionSetUpMs(flags);
     return spiky

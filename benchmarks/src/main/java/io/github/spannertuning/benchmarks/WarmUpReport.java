@@ -372,7 +372,7 @@ final class WarmUpReport {
         .append(VariantTally.trim(instance.path("firstS").asDouble()))
         .append(" s after ready is set against as long a stretch from ")
         .append(VariantTally.trim(instance.path("warmFromS").asDouble()))
-        .append(" s (a burst period later: the same phase of the load). P99s of a stretch are")
+        .append(" s (whole burst periods later: the same phase of the load). P99s of a stretch are")
         .append(" read from the window's series (two significant digits).\n\n| metric");
     columns.forEach((v) -> md.append(" | ").append(v.path("variant").asText()));
     md.append(" |\n|---").append("|---".repeat(columns.size())).append("|\n");

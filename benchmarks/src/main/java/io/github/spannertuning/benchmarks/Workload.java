@@ -118,9 +118,18 @@ record Workload(
    * ready when a stock application would say so (the client and its database client built) or a
    * tuned one (its warm-up returned). The load starts at once. Its first {@code firstSeconds} are
    * set against as long a stretch {@code warmFromSeconds} later, when the same client has run warm
-   * for a while: a whole burst period later, the stretch sees the same phase of the load.
+   * for a while: whole burst periods later, the stretch sees the same phase of the load.
    */
   record Instance(int rounds, double firstSeconds, double warmFromSeconds) {
+
+    /**
+     * The warm stretch from the first whole burst period that starts when the first stretch has
+     * ended (one period at the defaults: 1 s, then from 5 s), so that the two never overlap.
+     */
+    static Instance of(int rounds, double firstSeconds, double burstPeriodSeconds) {
+      double periods = Math.max(1, Math.ceil(firstSeconds / burstPeriodSeconds - 1e-9));
+      return new Instance(rounds, firstSeconds, periods * burstPeriodSeconds);
+    }
 
     /** The window: up to the end of the warm stretch. */
     double windowSeconds() {

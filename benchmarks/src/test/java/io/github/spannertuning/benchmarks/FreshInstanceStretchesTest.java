@@ -1,6 +1,7 @@
 package io.github.spannertuning.benchmarks;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import org.HdrHistogram.Histogram;
 import org.junit.jupiter.api.Test;
@@ -26,6 +27,14 @@ class FreshInstanceStretchesTest {
     assertThat(warm.getTotalCount()).isEqualTo(4);
     assertThat(ms(warm.getMinValue())).isEqualTo(21);
     assertThat(ms(warm.getMaxValue())).isEqualTo(24);
+  }
+
+  @Test
+  void theWarmStretchStartsAtTheFirstWholeBurstPeriodAfterTheFirstStretch() {
+    assertThat(Workload.Instance.of(5, 1, 5).warmFromSeconds()).isEqualTo(5.0);
+    assertThat(Workload.Instance.of(5, 1, 1).warmFromSeconds()).isEqualTo(1.0);
+    assertThat(Workload.Instance.of(5, 1, 0.4).warmFromSeconds()).isCloseTo(1.2, within(1e-9));
+    assertThat(Workload.Instance.of(5, 1, 0.4).windowSeconds()).isCloseTo(2.2, within(1e-9));
   }
 
   @Test
