@@ -3,13 +3,16 @@
 # 6.119 and the client-6.113 profile), then writes the report: benchmarks.md, benchmarks.json and
 # benchmarks.html in $OUT, copied to $PUBLISH (docs/ by default; PUBLISH= to skip).
 #
-# Per client line: the workloads on an unlimited client (about 11 minutes), then the same client
-# JVM on one core and the frontend on the others (--client-cpus 1, the default: a capacity sweep,
-# the steady load at 75% of stock's capacity, bursty and spiky scaled to it; about 9 minutes),
-# then JMH (about 1.5 minutes). About 40 minutes in all on two cores.
+# Per client line: the workloads on an unlimited client (about 14 minutes, 3 of them aging and
+# fresh-instance), then the same client JVM on one core and the frontend on the others
+# (--client-cpus 1, the default: a capacity sweep, the steady load at 75% of stock's capacity,
+# bursty and spiky scaled to it; about 9 minutes), then JMH (about 1.5 minutes). About 46 minutes
+# in all on two cores.
 #
 #   benchmarks/run.sh                      # the defaults
-#   benchmarks/run.sh --client-cpus 0      # no CPU-limited part: about 25 minutes
+#   benchmarks/run.sh --client-cpus 0      # no CPU-limited part: about 31 minutes
+#   LINES=6.119 SKIP_JMH=1 benchmarks/run.sh --workloads aging,fresh-instance --client-cpus 0
+#                                          # the warm-connection workloads only: about 3 minutes
 #   benchmarks/run.sh --client-cpus 1 --workloads "" --limited-rounds 2 --limited-window-s 8
 #                                          # only the CPU-limited part, shorter
 #   benchmarks/run.sh --scale 0.5 --rounds 3

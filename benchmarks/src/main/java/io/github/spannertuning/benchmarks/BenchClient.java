@@ -43,9 +43,17 @@ final class BenchClient implements AutoCloseable {
   /** The context each query runs in; {@code null} for the thread's own. */
   private final Context context;
 
+  /** {@link System#nanoTime()} as the client's build started. */
+  private final long buildStartNanos;
+
   private BenchClient(
-      Variant variant, Spanner spanner, SpannerTuningState state, long deadlineMillis) {
+      Variant variant,
+      Spanner spanner,
+      SpannerTuningState state,
+      long deadlineMillis,
+      long buildStartNanos) {
     this.variant = variant;
+    this.buildStartNanos = buildStartNanos;
     this.spanner = spanner;
     this.database =
         spanner.getDatabaseClient(DatabaseId.of("bench-project", "bench-instance", "bench-db"));
@@ -55,8 +63,9 @@ final class BenchClient implements AutoCloseable {
         (deadlineMillis == 0) ? variant.context() : withDeadline(variant, deadlineMillis);
   }
 
-  private BenchClient(Variant variant, JdbcPointSelects jdbc) {
+  private BenchClient(Variant variant, JdbcPointSelects jdbc, long buildStartNanos) {
     this.variant = variant;
+    this.buildStartNanos = buildStartNanos;
     this.spanner = null;
     this.database = null;
     this.jdbc = jdbc;
@@ -84,9 +93,10 @@ final class BenchClient implements AutoCloseable {
 
   /** A client whose queries each have the given deadline (0 for the client's own). */
   static BenchClient open(Variant variant, int port, ClientPool pool, long deadlineMillis) {
+    long started = System.nanoTime();
     SpannerOptions.Builder builder = options(port, pool);
     SpannerTuningState state = variant.configure(builder);
-    return new BenchClient(variant, builder.build().getService(), state, deadlineMillis);
+    return new BenchClient(variant, builder.build().getService(), state, deadlineMillis, started);
   }
 
   /**
@@ -95,9 +105,10 @@ final class BenchClient implements AutoCloseable {
    * slices.
    */
   static BenchClient tuned(SpannerTuning tuning, int port, int channels) {
+    long started = System.nanoTime();
     SpannerOptions.Builder builder = options(port, ClientPool.fixed(channels));
     SpannerTuningState state = tuning.applyTo(builder);
-    return new BenchClient(Variant.TUNED, builder.build().getService(), state, 0);
+    return new BenchClient(Variant.TUNED, builder.build().getService(), state, 0, started);
   }
 
   private static SpannerOptions.Builder options(int port, ClientPool pool) {
@@ -117,7 +128,8 @@ final class BenchClient implements AutoCloseable {
     if (deadlineMillis != 0) {
       throw new IllegalArgumentException("The JDBC workload takes no per-query deadline");
     }
-    return new BenchClient(variant, JdbcPointSelects.open(variant, port, channels));
+    long started = System.nanoTime();
+    return new BenchClient(variant, JdbcPointSelects.open(variant, port, channels), started);
   }
 
   /** The client for the workload: the client's own API, or the JDBC driver (on a fixed pool). */
@@ -139,6 +151,15 @@ final class BenchClient implements AutoCloseable {
 
   Variant variant() {
     return this.variant;
+  }
+
+  /**
+   * {@link System#nanoTime()} as the client's build started: before its options, so that its build,
+   * its database client's (which starts its first session) and a wait for its warm-up all count
+   * from here.
+   */
+  long buildStartNanos() {
+    return this.buildStartNanos;
   }
 
   /** The starter's state of this client; {@code null} for the stock client. */

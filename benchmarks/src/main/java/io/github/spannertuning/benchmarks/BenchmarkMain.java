@@ -44,9 +44,20 @@ public final class BenchmarkMain {
 
   static final String STRAGGLERS_OUTAGE = "stragglers-outage";
 
-  /** The workloads run when {@code --workloads} is not given. */
+  /**
+   * The warm-connection workloads' names: the spiky load on a frontend that retires its
+   * connections, and a new instance's first second after it reports ready.
+   */
+  static final String AGING = "aging";
+
+  static final String FRESH_INSTANCE = "fresh-instance";
+
+  /**
+   * The workloads run when {@code --workloads} is not given. aging and fresh-instance add about 3
+   * minutes per client line: they measure the warm-up, which is on by default.
+   */
   static final String DEFAULT_WORKLOADS =
-      "steady,bursty,spiky,degraded,stalled,recovered,fresh-client";
+      "steady,bursty,spiky,degraded,stalled,recovered,fresh-client," + AGING + "," + FRESH_INSTANCE;
 
   /** The workload that makes the dynamic pool grow and then shrink; on the dynamic pool only. */
   static final String GROW_SHRINK = "grow-shrink";
@@ -73,7 +84,11 @@ public final class BenchmarkMain {
           "slow-trailers-1ch",
           "it runs on a fixed pool of 1 channel",
           "slow-trailers-8ch",
-          "it runs on a fixed pool of 8 channels");
+          "it runs on a fixed pool of 8 channels",
+          AGING,
+          "it is measured on a fixed pool only so far (WarmUpIT checks the dynamic pool's warm-up)",
+          FRESH_INSTANCE,
+          "it is measured on a fixed pool only so far (WarmUpIT checks the dynamic pool's warm-up)");
 
   private final Flags flags;
 
@@ -97,6 +112,13 @@ public final class BenchmarkMain {
 
   private final List<Workload> workloads;
 
+  /**
+   * {@code --warm-up-timeout-s} (10, the starter's {@code spanner.tuning.warm-up.timeout}): how
+   * long a tuned client of the aging and fresh-instance workloads may take to get warm, as an
+   * application's readiness waits.
+   */
+  private final java.time.Duration warmUpTimeout;
+
   private final CpuLimitedRun cpuLimited;
 
   /** Set in the CPU-limited child: where its client and frontend threads ran. */
@@ -117,6 +139,8 @@ public final class BenchmarkMain {
     this.warmupQueries = flags.integer("warmup-queries", 300, 0, 1_000_000);
     this.floorQueries = flags.integer("floor-queries", 300, 1, 1_000_000);
     this.seed = (long) flags.number("seed", 1);
+    this.warmUpTimeout =
+        java.time.Duration.ofMillis((long) (flags.positive("warm-up-timeout-s", 10) * 1000));
     List<Workload> all = allWorkloads(flags, this.pool);
     String names =
         flags.string("workloads", this.pool.dynamic() ? DYNAMIC_POOL_WORKLOADS : DEFAULT_WORKLOADS);
@@ -247,6 +271,8 @@ public final class BenchmarkMain {
                 .withFault(Workload.Fault.SLOWED, degradeMillis, 0)
                 .viaJdbc(),
             freshClient(flags, pool, variants),
+            aging(flags, spiky, variants),
+            freshInstance(flags, spiky, variants),
             slowTrailers(flags, 1, variants),
             slowTrailers(flags, 8, variants),
             stragglers(flags, spiky, variants, false),
@@ -403,6 +429,63 @@ public final class BenchmarkMain {
         .freshClient(floorMs, randomMs);
   }
 
+  /**
+   * The spiky load on a frontend that retires every connection at {@code --max-connection-age-s}
+   * (10; grpc-java adds ±10 % jitter), its calls in flight given {@code
+   * --max-connection-age-grace-s} (1), each new connection costing {@code --connection-set-up-ms}
+   * (100) before its calls are served: Google's frontends retire theirs about hourly, seconds here.
+   * Stock and tuned; the same load also runs on a frontend that retires none, for the target.
+   */
+  private static Workload aging(Flags flags, Workload spiky, List<Variant> variants) {
+    double ageSeconds = flags.positive("max-connection-age-s", 10);
+    if (ageSeconds < 1) {
+      throw new IllegalArgumentException(
+          "--max-connection-age-s must be at least 1 (grpc-java's least), was " + ageSeconds);
+    }
+    Workload.Connections connections =
+        new Workload.Connections(
+            connectionSetUpMs(flags), ageSeconds, flags.positive("max-connection-age-grace-s", 1));
+    return spiky
+        .named(
+            AGING,
+            String.format(
+                java.util.Locale.ROOT,
+                "spiky point select, connections retired every %s s, %s ms to set up each",
+                VariantTally.trim(connections.maxAgeSeconds()),
+                VariantTally.trim(connections.setUpMs())))
+        .rebased(spiky.baseRate(), spiky.threads(), stockAndTuned(variants))
+        .withConnections(connections);
+  }
+
+  /**
+   * A new instance per window under the spiky load, on a frontend whose new connections each cost
+   * {@code --connection-set-up-ms} (100): {@code --fresh-instance-rounds} (5) rounds of stock and
+   * tuned, each a new client; tuned is ready once its warm-up returns ({@link #warmUpTimeout}). Its
+   * first second is set against a second whole burst periods later ({@link Workload.Instance#of}:
+   * one at the defaults), which sees the same phase of the load.
+   */
+  private static Workload freshInstance(Flags flags, Workload spiky, List<Variant> variants) {
+    Workload.Instance instance =
+        Workload.Instance.of(
+            flags.integer("fresh-instance-rounds", 5, 1, 1000), 1, spiky.burstPeriodSeconds());
+    double setUpMs = connectionSetUpMs(flags);
+    return spiky
+        .named(
+            FRESH_INSTANCE,
+            String.format(
+                java.util.Locale.ROOT,
+                "spiky point select on a new instance from ready, %s ms to set up each connection",
+                VariantTally.trim(setUpMs)))
+        .rebased(spiky.baseRate(), spiky.threads(), stockAndTuned(variants))
+        .withConnections(new Workload.Connections(setUpMs, 0, 0))
+        .freshInstance(instance);
+  }
+
+  /** {@code --connection-set-up-ms}: what a new connection costs on the frontend of both. */
+  private static double connectionSetUpMs(Flags flags) {
+    return flags.positive("connection-set-up-ms", 100);
+  }
+
   /** Stock and tuned of the variants asked for, or all of them if neither was. */
   private static List<Variant> stockAndTuned(List<Variant> variants) {
     List<Variant> compared =
@@ -509,7 +592,10 @@ public final class BenchmarkMain {
       List<Map<String, Object>> workloadResults = new ArrayList<>();
       Phase phase = new Phase(this.rounds, this.windowSeconds, this.warmupQueries);
       for (Workload workload : this.workloads) {
-        workloadResults.add(runWorkload(frontend, meters, workload, phase, Integer.MAX_VALUE));
+        workloadResults.add(
+            (workload.connections() == null)
+                ? runWorkload(frontend, meters, workload, phase, Integer.MAX_VALUE)
+                : runOnOwnFrontend(frontendFlags, meters, workload, phase));
       }
       results.put("workloads", workloadResults);
     }
@@ -576,22 +662,83 @@ public final class BenchmarkMain {
   Map<String, Object> runWorkload(
       Frontend frontend, ProcessMeters meters, Workload workload, Phase runPhase, int queueLimit)
       throws Exception {
-    Phase phase =
-        (workload.phases() == null)
-            ? runPhase
-            : new Phase(
-                runPhase.rounds(), workload.phases().windowSeconds(), runPhase.warmupQueries());
+    return runWorkload(frontend, null, meters, workload, runPhase, queueLimit);
+  }
+
+  /**
+   * A workload whose connections cost time and age, on a frontend of its own: the run's frontend
+   * flags with those connections. Where they are retired, a second frontend that retires none runs
+   * the same load, its windows interleaved with the first's in each round: the baseline.
+   */
+  private Map<String, Object> runOnOwnFrontend(
+      Map<String, String> frontendFlags, ProcessMeters meters, Workload workload, Phase phase)
+      throws Exception {
+    Workload.Connections connections = workload.connections();
+    try (Frontend own = Frontend.start(withKnobs(frontendFlags, connections));
+        Frontend unretired =
+            connections.retired()
+                ? Frontend.start(withKnobs(frontendFlags, connections.withoutRetirement()))
+                : null) {
+      log("%s: frontend on port %d: %s", workload.name(), own.port(), own.knobs());
+      if (unretired != null) {
+        log(
+            "%s, no retirement: frontend on port %d: %s",
+            workload.name(), unretired.port(), unretired.knobs());
+      }
+      return runWorkload(own, unretired, meters, workload, phase, Integer.MAX_VALUE);
+    }
+  }
+
+  private static Map<String, String> withKnobs(
+      Map<String, String> frontendFlags, Workload.Connections connections) {
+    Map<String, String> flags = new LinkedHashMap<>(frontendFlags);
+    flags.putAll(connections.frontendFlags());
+    return flags;
+  }
+
+  /**
+   * Every variant of the workload in rounds; with {@code unretired}, every variant again on that
+   * frontend, in the same rounds.
+   */
+  private Map<String, Object> runWorkload(
+      Frontend frontend,
+      Frontend unretired,
+      ProcessMeters meters,
+      Workload workload,
+      Phase runPhase,
+      int queueLimit)
+      throws Exception {
+    Phase phase;
+    if (workload.phases() != null) {
+      phase =
+          new Phase(runPhase.rounds(), workload.phases().windowSeconds(), runPhase.warmupQueries());
+    } else if (workload.instance() != null) {
+      phase = new Phase(workload.instance().rounds(), workload.instance().windowSeconds(), 0);
+    } else {
+      phase = runPhase;
+    }
     int seriesLength = (int) Math.ceil(phase.windowSeconds() / this.bucketSeconds);
     Map<Variant, VariantTally> tallies = new LinkedHashMap<>();
+    Map<Variant, VariantTally> unretiredTallies = new LinkedHashMap<>();
+    Map<VariantTally, Frontend> frontends = new LinkedHashMap<>();
     for (Variant variant : workload.variants()) {
-      tallies.put(
-          variant,
-          new VariantTally(variant, channelsOf(workload), this.pool.dynamic(), seriesLength));
+      VariantTally tally =
+          new VariantTally(variant, channelsOf(workload), this.pool.dynamic(), seriesLength);
+      tallies.put(variant, tally);
+      frontends.put(tally, frontend);
     }
-    List<VariantTally> order = new ArrayList<>(tallies.values());
+    if (unretired != null) {
+      for (Variant variant : workload.variants()) {
+        VariantTally tally =
+            new VariantTally(variant, channelsOf(workload), this.pool.dynamic(), seriesLength);
+        unretiredTallies.put(variant, tally);
+        frontends.put(tally, unretired);
+      }
+    }
+    List<VariantTally> order = new ArrayList<>(frontends.keySet());
     for (int round = 0; round < phase.rounds(); round++) {
       for (VariantTally tally : order) {
-        window(frontend, meters, workload, tally, round, phase, queueLimit);
+        window(frontends.get(tally), meters, workload, tally, round, phase, queueLimit);
       }
       // A B, then B A: whatever drifts within a round (the JVM still settling, the machine's
       // load) falls on every variant alike.
@@ -657,11 +804,35 @@ public final class BenchmarkMain {
       result.put("pool", ClientPool.DYNAMIC);
       result.put("poolSampleS", this.bucketSeconds);
     }
+    if (workload.connections() != null) {
+      Map<String, Object> connections = new LinkedHashMap<>();
+      connections.put("setUpMs", workload.connections().setUpMs());
+      connections.put("maxAgeS", workload.connections().maxAgeSeconds());
+      connections.put("graceS", workload.connections().graceSeconds());
+      result.put("connections", connections);
+      result.put("frontend", frontend.knobs());
+    }
+    if (workload.instance() != null) {
+      Map<String, Object> instance = new LinkedHashMap<>();
+      instance.put("firstS", workload.instance().firstSeconds());
+      instance.put("warmFromS", workload.instance().warmFromSeconds());
+      instance.put("warmUpTimeoutS", this.warmUpTimeout.toMillis() / 1000.0);
+      result.put("instance", instance);
+    }
     result.put("rounds", phase.rounds());
     List<Map<String, Object>> variants = new ArrayList<>();
     tallies.values().forEach((tally) -> variants.add(tally.toJson(this.bucketSeconds)));
     result.put("variants", variants);
-    logMedians(workload, variants);
+    logMedians(workload.name(), variants);
+    if (unretired != null) {
+      List<Map<String, Object>> baseline = new ArrayList<>();
+      unretiredTallies.values().forEach((tally) -> baseline.add(tally.toJson(this.bucketSeconds)));
+      Map<String, Object> noRetirement = new LinkedHashMap<>();
+      noRetirement.put("frontend", unretired.knobs());
+      noRetirement.put("variants", baseline);
+      result.put("noRetirement", noRetirement);
+      logMedians(workload.name() + ", no retirement,", baseline);
+    }
     return result;
   }
 
@@ -669,7 +840,7 @@ public final class BenchmarkMain {
    * Each variant's median of rounds of P50 and P99, its P99 over stock's and tuned's, and the
    * machine's CPU steal in each round: what a run tells before its report is written.
    */
-  private static void logMedians(Workload workload, List<Map<String, Object>> variants) {
+  private static void logMedians(String workload, List<Map<String, Object>> variants) {
     List<JsonNode> nodes = variants.stream().map((v) -> (JsonNode) json.valueToTree(v)).toList();
     JsonNode stock = null;
     JsonNode tuned = null;
@@ -685,7 +856,7 @@ public final class BenchmarkMain {
       log(
           "%-8s median of %d rounds %-17s p50 %s ms p99 %s ms, p99 / stock %s, / tuned %s;"
               + " steal per round %s %%",
-          workload.name(),
+          workload,
           node.path("rounds").size(),
           node.path("variant").asText(),
           Report.fmt(Report.medianOfRounds(node, "p50Ms"), 2),
@@ -705,6 +876,10 @@ public final class BenchmarkMain {
       Phase phase,
       int queueLimit)
       throws Exception {
+    if (workload.instance() != null) {
+      freshInstanceWindow(frontend, meters, workload, tally, round, queueLimit);
+      return;
+    }
     frontend.mark();
     if (workload.trailersDelayMs() >= 0) {
       frontend.trailersDelay(workload.trailersDelayMs());
@@ -723,6 +898,11 @@ public final class BenchmarkMain {
             BenchClient.open(workload, tally.variant(), frontend.port(), poolOf(workload))) {
       if (workload.warmUp()) {
         warmUp(client, Math.min(16, workload.threads()), phase.warmupQueries());
+      }
+      if (workload.connections() != null && client.state() != null) {
+        // Where connections cost time, the tuned client's window starts with every channel warm,
+        // as its application's readiness waits for; stock has what its warm-up queries opened.
+        client.state().warmUp(this.warmUpTimeout);
       }
       if (workload.serviceMs() != null) {
         frontend.serviceTime(workload.serviceMs()[0], workload.serviceMs()[1]);
@@ -833,6 +1013,76 @@ public final class BenchmarkMain {
       if (workload.serviceMs() != null || workload.stragglers() != null) {
         frontend.defaultServiceTime();
       }
+    }
+  }
+
+  /**
+   * One window of a new instance: the counters restart and the load's threads start before its
+   * client is built, so that nothing the benchmark does stands between the instance's ready and its
+   * first query. Ready is timed from the start of the client's build: for stock, once the client
+   * and its database client are built, as a stock application reports ready; for tuned, once its
+   * warm-up returns, as the starter's readiness waits. The window's counters and cost run from
+   * before the build, so the priming queries and the first connections' set-ups count in them.
+   */
+  private void freshInstanceWindow(
+      Frontend frontend,
+      ProcessMeters meters,
+      Workload workload,
+      VariantTally tally,
+      int round,
+      int queueLimit)
+      throws Exception {
+    Workload.Instance instance = workload.instance();
+    frontend.mark();
+    try (OpenLoop open = new OpenLoop(workload.threads())) {
+      long serverCpuStart = frontend.resetCounters();
+      MachineCpu machineStart = MachineCpu.now();
+      ProcessMeters.Snapshot start = meters.start();
+      OpenLoop.Window window;
+      ProcessMeters.Reading cost;
+      long[] channelCalls;
+      double readyMs;
+      try (BenchClient client =
+          BenchClient.open(workload, tally.variant(), frontend.port(), poolOf(workload))) {
+        if (client.state() != null) {
+          client.state().warmUp(this.warmUpTimeout);
+        }
+        readyMs = (System.nanoTime() - client.buildStartNanos()) / 1e6;
+        window =
+            open.run(
+                client,
+                workload,
+                instance.windowSeconds(),
+                this.bucketSeconds,
+                this.seed + round,
+                queueLimit);
+        cost = meters.end(start);
+        channelCalls = client.clientChannelCalls();
+      }
+      JsonNode stats = frontend.stats();
+      long serverCpu = stats.path("processCpuNanos").asLong() - serverCpuStart;
+      tally.add(window, cost, stats, serverCpu, channelCalls);
+      MachineCpu.Share machine = machineStart.until(MachineCpu.now(), serverCpu);
+      tally.addMachineCpu(machine);
+      tally.addInstance(
+          readyMs,
+          instance.first(window.series(), this.bucketSeconds),
+          instance.warm(window.series(), this.bucketSeconds));
+      log(
+          "%-8s round %d %-17s ready %6.0f ms, first %s s p99 %8.2f ms, warm p99 %8.2f ms,"
+              + " reads that waited %d, errors %d steal %4.1f%%",
+          workload.name(),
+          round + 1,
+          tally.variant().label(),
+          readyMs,
+          VariantTally.trim(instance.firstSeconds()),
+          VariantTally.ms(
+              instance.first(window.series(), this.bucketSeconds).getValueAtPercentile(99)),
+          VariantTally.ms(
+              instance.warm(window.series(), this.bucketSeconds).getValueAtPercentile(99)),
+          stats.path("connections").path("readsThatWaited").asLong(),
+          window.errors(),
+          machine.steal() * 100);
     }
   }
 

@@ -75,7 +75,15 @@ final class CpuLimitedRun {
             .map(String::trim)
             .filter((name) -> !name.isEmpty())
             .toList();
-    referenceWorkloads();
+    for (Workload workload : referenceWorkloads()) {
+      if (workload.connections() != null) {
+        throw new IllegalArgumentException(
+            "--limited-workloads "
+                + workload.name()
+                + " is not on the CPU-limited client: it runs on frontends of its own, which this"
+                + " part does not pin to the other cores");
+      }
+    }
     this.variants =
         Arrays.stream(flags.string("limited-variants", "stock,tuned").split(","))
             .map(String::trim)

@@ -19,6 +19,13 @@ import java.util.Map;
  * MockSpannerServer#PRIMING_QUERY}): on grpc-gcp 1.20 (the 6.127 line) the client primes each
  * channel its dynamic pool adds with that query, and adds the channel only once it has answered. It
  * takes the frontend's time per query, as any query does.
+ *
+ * <p>The connection knobs ({@link #CONNECTION_FLAGS}) are set by the workloads that need them, on a
+ * frontend of their own ({@code aging}, {@code fresh-instance}): every call on a new connection
+ * waits until {@code connection-set-up-ms} after its first call, and with {@code
+ * max-connection-age-s} the server retires each connection at that age (grpc-java's {@code
+ * maxConnectionAge}, which adds a jitter of ±10 % itself), its calls in flight given {@code
+ * max-connection-age-grace-s}.
  */
 record FrontendKnobs(
     double serviceFloorMs,
@@ -28,11 +35,22 @@ record FrontendKnobs(
     int maxConcurrentStreams,
     int maxRstFrames,
     int rstWindowSeconds,
-    boolean countFrames) {
+    boolean countFrames,
+    double connectionSetUpMs,
+    double maxConnectionAgeSeconds,
+    double maxConnectionAgeGraceSeconds) {
 
   static final String[] FLAGS = {
     "service-floor-ms", "service-random-ms", "trailers-delay-ms", "mark-last",
     "max-concurrent-streams", "max-rst-frames", "rst-window-s", "count-frames"
+  };
+
+  /**
+   * The frontend's connection knobs: not passed on from the run's flags, since they would hold for
+   * every workload; the workloads that need them start a frontend of their own with them.
+   */
+  static final String[] CONNECTION_FLAGS = {
+    "connection-set-up-ms", "max-connection-age-s", "max-connection-age-grace-s"
   };
 
   static FrontendKnobs from(Flags flags) {
@@ -45,7 +63,10 @@ record FrontendKnobs(
             flags.integer("max-concurrent-streams", 100, 0, Integer.MAX_VALUE),
             flags.integer("max-rst-frames", 200, 0, Integer.MAX_VALUE),
             flags.integer("rst-window-s", 30, 1, 3600),
-            flags.bool("count-frames", true));
+            flags.bool("count-frames", true),
+            flags.positive("connection-set-up-ms", 0),
+            flags.positive("max-connection-age-s", 0),
+            flags.positive("max-connection-age-grace-s", 1));
     flags.rejectUnknown();
     return knobs;
   }
@@ -63,7 +84,20 @@ record FrontendKnobs(
     if (this.countFrames) {
       builder.countFrames();
     }
+    if (this.connectionSetUpMs > 0) {
+      builder.connectionSetUp(millis(this.connectionSetUpMs));
+    }
+    if (this.maxConnectionAgeSeconds > 0) {
+      builder.maxConnectionAge(
+          millis(this.maxConnectionAgeSeconds * 1000),
+          millis(this.maxConnectionAgeGraceSeconds * 1000));
+    }
     return builder.start();
+  }
+
+  /** Whether new connections cost a set-up or connections are retired: the connection knobs. */
+  boolean modelsConnections() {
+    return this.connectionSetUpMs > 0 || this.maxConnectionAgeSeconds > 0;
   }
 
   ServiceTime serviceTime() {
@@ -94,6 +128,20 @@ record FrontendKnobs(
             : "off");
     map.put(
         "framesCounted", this.countFrames ? "RST_STREAM and GOAWAY, by a loopback proxy" : "no");
+    if (this.connectionSetUpMs > 0) {
+      map.put(
+          "connectionSetUp",
+          VariantTally.trim(this.connectionSetUpMs)
+              + " ms: every call on a new connection waits until then after its first call");
+    }
+    if (this.maxConnectionAgeSeconds > 0) {
+      map.put(
+          "maxConnectionAge",
+          VariantTally.trim(this.maxConnectionAgeSeconds)
+              + " s (grpc-java's, +/-10 % jitter), grace "
+              + VariantTally.trim(this.maxConnectionAgeGraceSeconds)
+              + " s");
+    }
     return map;
   }
 }

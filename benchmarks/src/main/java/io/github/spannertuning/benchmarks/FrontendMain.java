@@ -46,7 +46,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *       streaming calls that arrived (a hedge is one more), calls made late as stragglers, cancels
  *       the server saw, RST_STREAM frames the client sent and GOAWAY frames the server sent
  *       (counted on the wire), and when calls arrived on the faulty connection and on all of them,
- *       since the last mark or reset;
+ *       since the last mark or reset; on a frontend whose connections cost a set-up or are retired,
+ *       also the calls that waited for a set-up, the priming queries apart from the reads, and the
+ *       connections set up ({@link SetUpWaits});
  *   <li>{@code quit}.
  * </ul>
  */
@@ -72,6 +74,9 @@ public final class FrontendMain {
   private long restoredNanos;
 
   private long resetNanos = System.nanoTime();
+
+  /** The server's connections set up, over its life, at the last mark or reset. */
+  private int setUpAtReset;
 
   private final FrontendKnobs knobs;
 
@@ -201,6 +206,7 @@ public final class FrontendMain {
     this.server.reset();
     this.lateCalls.set(0);
     this.resetNanos = System.nanoTime();
+    this.setUpAtReset = this.server.connectionsSetUp();
   }
 
   /** The connections that carried a call that arrived after the given time. */
@@ -243,6 +249,15 @@ public final class FrontendMain {
       stats.put("rstStreams", this.server.rstStreams());
       stats.put("goAways", this.server.goAways());
       stats.put("goAwaysForResets", this.server.goAwaysForResets());
+    }
+    if (this.knobs.modelsConnections()) {
+      stats.put(
+          "connections",
+          SetUpWaits.of(
+                  this.server.calls(),
+                  this.server.callsThatWaitedForSetUp(),
+                  this.server.connectionsSetUp() - this.setUpAtReset)
+              .toMap());
     }
     return stats;
   }

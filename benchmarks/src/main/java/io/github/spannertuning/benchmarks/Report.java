@@ -120,11 +120,16 @@ public final class Report {
         (line) ->
             perWorkload(
                 line,
-                (w) ->
-                    path(w, "tuned", "goAways").asText("n/a")
-                        + " ("
-                        + path(w, "stock", "goAways").asText("n/a")
-                        + ")"));
+                (w) -> {
+                  // Where the frontend retires connections, each retirement is a GOAWAY: only
+                  // those for resets are the client's.
+                  String key = w.has("noRetirement") ? "goAwaysForResets" : "goAways";
+                  return (w.has("noRetirement") ? "for resets " : "")
+                      + path(w, "tuned", key).asText("n/a")
+                      + " ("
+                      + path(w, "stock", key).asText("n/a")
+                      + ")";
+                }));
     target(
         md,
         lines,
@@ -284,6 +289,7 @@ public final class Report {
                 + ")");
     hedgingTargets(md, lines);
     growShrinkTarget(md, lines);
+    WarmUpReport.targets(md, lines);
     md.append(
         "\nTargets on transactional overhead (under 300 ns and 100 B per call) are in the JMH"
             + " table below.\n");
@@ -667,7 +673,7 @@ public final class Report {
   }
 
   /** A target row, written only where some client line ran one of {@code workloads}. */
-  private static void target(
+  static void target(
       StringBuilder md,
       List<JsonNode> lines,
       String name,
@@ -1030,6 +1036,7 @@ public final class Report {
       }
     }
     md.append(dynamicPoolHeadline(lines))
+        .append(WarmUpReport.headline(lines))
         .append(hedgingHeadline(lines))
         .append(hedgingPointer(lines));
     for (JsonNode results : lines) {
@@ -1076,6 +1083,7 @@ public final class Report {
               .append(" threads)\n\n");
         }
         table(md, workload);
+        WarmUpReport.section(md, workload);
         poolSizes(md, workload);
       }
       CpuLimitedReport.section(md, results);
@@ -1234,6 +1242,7 @@ public final class Report {
               ? ", every call " + late
               : ", " + fmt(share * 100, 1) + " % of calls " + late + " (each independently)";
     }
+    deadline += WarmUpReport.note(workload);
     return switch (workload
         .path("fault")
         .asText(workload.path("degradeMs").asLong() > 0 ? "slowed" : "none")) {
@@ -1770,6 +1779,7 @@ public final class Report {
         }
         html.append("</div>\n")
             .append(latencyChart(workload))
+            .append(WarmUpReport.html(workload))
             .append(loadChart(workload))
             .append(poolChart(workload))
             .append("\n");

@@ -80,6 +80,22 @@ final class VariantTally {
   private Boolean routesOnDynamicPool;
 
   /**
+   * On a frontend whose connections cost a set-up or age, its counts summed over the windows
+   * ({@link SetUpWaits}, by its names); {@code null} elsewhere.
+   */
+  private Map<String, Long> connections;
+
+  /** The fields of {@link SetUpWaits} summed into {@link #connections}. */
+  static final List<String> CONNECTION_COUNTS =
+      List.of(
+          "calls",
+          "primingCalls",
+          "readsThatWaited",
+          "primingThatWaited",
+          "othersThatWaited",
+          "connectionsSetUp");
+
+  /**
    * @param channels the pool's size; on a dynamic pool, its largest
    */
   VariantTally(Variant variant, int channels, boolean dynamic, int seriesLength) {
@@ -169,7 +185,33 @@ final class VariantTally {
     if (!faultArrivals.isMissingNode()) {
       faultFigures(round, faultArrivals);
     }
+    JsonNode connections = serverStats.path("connections");
+    if (!connections.isMissingNode()) {
+      if (this.connections == null) {
+        this.connections = new LinkedHashMap<>();
+      }
+      for (String key : CONNECTION_COUNTS) {
+        this.connections.merge(key, connections.path(key).asLong(), Long::sum);
+      }
+      round.put("readsThatWaitedForSetUp", connections.path("readsThatWaited").asLong());
+      round.put("primingCalls", connections.path("primingCalls").asLong());
+      round.put("connectionsSetUp", connections.path("connectionsSetUp").asLong());
+    }
     this.rounds.add(round);
+  }
+
+  /**
+   * A new instance's figures in the round just added: from its client's build to ready, and the
+   * latencies of its first stretch of load after ready and of its warm stretch.
+   */
+  void addInstance(double readyMs, Histogram first, Histogram warm) {
+    Map<String, Object> round = this.rounds.get(this.rounds.size() - 1);
+    round.put("readyMs", readyMs);
+    round.put("firstOps", first.getTotalCount());
+    round.put(
+        "firstP99Ms", (first.getTotalCount() == 0) ? null : ms(first.getValueAtPercentile(99)));
+    round.put("warmOps", warm.getTotalCount());
+    round.put("warmP99Ms", (warm.getTotalCount() == 0) ? null : ms(warm.getValueAtPercentile(99)));
   }
 
   /**
@@ -377,6 +419,16 @@ final class VariantTally {
         Arrays.stream(this.clientChannelCalls).sum() == 0
             ? null
             : busiestOverMean(this.clientChannelCalls));
+    if (this.connections != null) {
+      this.connections.forEach(
+          (key, count) ->
+              json.put(key.equals("calls") ? "callsSeenByFrontend" : connectionKey(key), count));
+      json.put(
+          "primingShareOfCalls",
+          (this.connections.get("calls") == 0)
+              ? null
+              : (double) this.connections.get("primingCalls") / this.connections.get("calls"));
+    }
     json.put("rounds", this.rounds);
     List<Map<String, Object>> points = new ArrayList<>();
     for (int i = 0; i < this.series.length; i++) {
@@ -392,6 +444,11 @@ final class VariantTally {
     }
     json.put("series", points);
     return json;
+  }
+
+  /** A set-up count's name in the report: the reads and priming that waited say for what. */
+  private static String connectionKey(String key) {
+    return key.endsWith("ThatWaited") ? key + "ForSetUp" : key;
   }
 
   private static List<Double> shares(long[] counts) {

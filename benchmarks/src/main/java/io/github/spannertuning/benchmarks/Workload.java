@@ -1,6 +1,9 @@
 package io.github.spannertuning.benchmarks;
 
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import org.HdrHistogram.Histogram;
 
 /**
  * One reference workload, scaled to this machine: a base arrival rate with periodic bursts, a
@@ -22,6 +25,10 @@ import java.util.List;
  * @param stragglers the frontend's straggler tail during this workload, {@code {share of calls, ms
  *     late}}, each call late or not independently; {@code null} for none
  * @param phases a closed loop's two phases, many threads then few; {@code null} for one phase
+ * @param connections the frontend's connections during this workload, on a frontend of its own;
+ *     {@code null} for the run's frontend
+ * @param instance a new client per window, measured from its build to ready and on through its
+ *     first seconds; {@code null} for a client warmed up (or not) before its window
  */
 record Workload(
     String name,
@@ -43,7 +50,9 @@ record Workload(
     boolean warmUp,
     boolean jdbc,
     double[] stragglers,
-    Phases phases) {
+    Phases phases,
+    Connections connections,
+    Instance instance) {
 
   /** What the frontend does to one connection of the client once it is warmed up. */
   enum Fault {
@@ -71,6 +80,87 @@ record Workload(
 
     double windowSeconds() {
       return this.highSeconds + this.lowSeconds;
+    }
+  }
+
+  /**
+   * A frontend whose connections cost time and age, as Google's do: every call on a new connection
+   * waits until {@code setUpMs} after the connection's first call, and with {@code maxAgeSeconds}
+   * above 0 each connection is retired at that age (grpc-java's {@code maxConnectionAge}, with its
+   * ±10 % jitter: a GOAWAY, then its end once its calls are done or {@code graceSeconds} have
+   * passed).
+   */
+  record Connections(double setUpMs, double maxAgeSeconds, double graceSeconds) {
+
+    boolean retired() {
+      return this.maxAgeSeconds > 0;
+    }
+
+    /** The same set-up, no connection retired: the baseline of a workload whose are. */
+    Connections withoutRetirement() {
+      return new Connections(this.setUpMs, 0, 0);
+    }
+
+    /** The frontend's flags for these connections ({@link FrontendKnobs#CONNECTION_FLAGS}). */
+    Map<String, String> frontendFlags() {
+      Map<String, String> flags = new LinkedHashMap<>();
+      flags.put("connection-set-up-ms", Double.toString(this.setUpMs));
+      if (retired()) {
+        flags.put("max-connection-age-s", Double.toString(this.maxAgeSeconds));
+        flags.put("max-connection-age-grace-s", Double.toString(this.graceSeconds));
+      }
+      return flags;
+    }
+  }
+
+  /**
+   * A new instance per window, {@code rounds} of them per variant: its client is built, and it is
+   * ready when a stock application would say so (the client and its database client built) or a
+   * tuned one (its warm-up returned). The load starts at once. Its first {@code firstSeconds} are
+   * set against as long a stretch {@code warmFromSeconds} later, when the same client has run warm
+   * for a while: whole burst periods later, the stretch sees the same phase of the load.
+   */
+  record Instance(int rounds, double firstSeconds, double warmFromSeconds) {
+
+    /**
+     * The warm stretch from the first whole burst period that starts when the first stretch has
+     * ended (one period at the defaults: 1 s, then from 5 s), so that the two never overlap.
+     */
+    static Instance of(int rounds, double firstSeconds, double burstPeriodSeconds) {
+      double periods = Math.max(1, Math.ceil(firstSeconds / burstPeriodSeconds - 1e-9));
+      return new Instance(rounds, firstSeconds, periods * burstPeriodSeconds);
+    }
+
+    /** The window: up to the end of the warm stretch. */
+    double windowSeconds() {
+      return this.warmFromSeconds + this.firstSeconds;
+    }
+
+    /** The first stretch's latencies, from a window's series. */
+    Histogram first(Histogram[] series, double bucketSeconds) {
+      return between(series, bucketSeconds, 0, this.firstSeconds);
+    }
+
+    /** The warm stretch's latencies, from a window's series. */
+    Histogram warm(Histogram[] series, double bucketSeconds) {
+      return between(series, bucketSeconds, this.warmFromSeconds, windowSeconds());
+    }
+
+    /**
+     * The latencies of the queries scheduled from {@code fromSeconds} to {@code toSeconds} into the
+     * window: the series' buckets that lie wholly inside that stretch, merged.
+     */
+    static Histogram between(
+        Histogram[] series, double bucketSeconds, double fromSeconds, double toSeconds) {
+      Histogram merged = new Histogram(2);
+      double slack = bucketSeconds * 1e-6;
+      for (int i = 0; i < series.length; i++) {
+        if (i * bucketSeconds >= fromSeconds - slack
+            && (i + 1) * bucketSeconds <= toSeconds + slack) {
+          merged.add(series[i]);
+        }
+      }
+      return merged;
     }
   }
 
@@ -106,6 +196,8 @@ record Workload(
         true,
         false,
         null,
+        null,
+        null,
         null);
   }
 
@@ -137,6 +229,8 @@ record Workload(
         true,
         false,
         null,
+        null,
+        null,
         null);
   }
 
@@ -162,7 +256,9 @@ record Workload(
         this.warmUp,
         this.jdbc,
         this.stragglers,
-        this.phases);
+        this.phases,
+        this.connections,
+        this.instance);
   }
 
   /** The same shape under another name. */
@@ -187,7 +283,9 @@ record Workload(
         this.warmUp,
         this.jdbc,
         this.stragglers,
-        this.phases);
+        this.phases,
+        this.connections,
+        this.instance);
   }
 
   /** This workload on a fresh client, with the frontend taking this long per query. */
@@ -212,7 +310,9 @@ record Workload(
         false,
         this.jdbc,
         this.stragglers,
-        this.phases);
+        this.phases,
+        this.connections,
+        this.instance);
   }
 
   /** This closed loop in two phases. */
@@ -237,7 +337,9 @@ record Workload(
         this.warmUp,
         this.jdbc,
         this.stragglers,
-        phases);
+        phases,
+        this.connections,
+        this.instance);
   }
 
   /** The same workload, each point select sent through Google's JDBC driver. */
@@ -262,7 +364,9 @@ record Workload(
         this.warmUp,
         true,
         this.stragglers,
-        this.phases);
+        this.phases,
+        this.connections,
+        this.instance);
   }
 
   /**
@@ -290,7 +394,63 @@ record Workload(
         this.warmUp,
         this.jdbc,
         new double[] {share, lateMs},
-        this.phases);
+        this.phases,
+        this.connections,
+        this.instance);
+  }
+
+  /** This workload on a frontend of its own, whose connections cost time and age. */
+  Workload withConnections(Connections connections) {
+    return new Workload(
+        this.name,
+        this.description,
+        this.referenceRate,
+        this.baseRate,
+        this.burstMultiplier,
+        this.burstPeriodSeconds,
+        this.burstLengthSeconds,
+        this.threads,
+        this.degradeMillis,
+        this.variants,
+        this.closedLoop,
+        this.channels,
+        this.trailersDelayMs,
+        this.fault,
+        this.deadlineMs,
+        this.serviceMs,
+        this.warmUp,
+        this.jdbc,
+        this.stragglers,
+        this.phases,
+        connections,
+        this.instance);
+  }
+
+  /** This workload on a new instance per window, not warmed up by queries. */
+  Workload freshInstance(Instance instance) {
+    return new Workload(
+        this.name,
+        this.description,
+        this.referenceRate,
+        this.baseRate,
+        this.burstMultiplier,
+        this.burstPeriodSeconds,
+        this.burstLengthSeconds,
+        this.threads,
+        this.degradeMillis,
+        this.variants,
+        this.closedLoop,
+        this.channels,
+        this.trailersDelayMs,
+        this.fault,
+        this.deadlineMs,
+        this.serviceMs,
+        false,
+        this.jdbc,
+        this.stragglers,
+        this.phases,
+        this.connections,
+        instance);
   }
 
   /**
@@ -338,7 +498,9 @@ record Workload(
         this.warmUp,
         this.jdbc,
         this.stragglers,
-        this.phases);
+        this.phases,
+        this.connections,
+        this.instance);
   }
 
   double scale() {

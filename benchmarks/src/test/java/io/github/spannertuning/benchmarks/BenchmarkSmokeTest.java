@@ -267,6 +267,91 @@ class BenchmarkSmokeTest {
   }
 
   @Test
+  void theWarmConnectionWorkloadsCountTheReadsThatWaitedAndReportTheirTargets(@TempDir Path out)
+      throws Exception {
+    BenchmarkMain.run(
+        "--out", out.toString(),
+        "--workloads", "aging,fresh-instance",
+        "--client-cpus", "0",
+        "--scale", "0.1",
+        "--window-s", "1.5",
+        "--burst-period-s", "0.4",
+        "--burst-length-s", "0.1",
+        "--rounds", "1",
+        "--warmup-queries", "16",
+        "--floor-queries", "10",
+        "--max-connection-age-s", "1",
+        "--max-connection-age-grace-s", "0.2",
+        "--connection-set-up-ms", "20",
+        "--fresh-instance-rounds", "1");
+
+    JsonNode line =
+        new ObjectMapper().readTree(out.resolve("benchmarks.json").toFile()).path("lines").get(0);
+    assertThat(line.path("workloads"))
+        .extracting((w) -> w.path("name").asText())
+        .containsExactly("aging", "fresh-instance");
+    JsonNode aging = line.path("workloads").get(0);
+    assertThat(aging.path("connections").path("maxAgeS").asDouble()).isEqualTo(1.0);
+    assertThat(aging.path("frontend").path("maxConnectionAge").asText()).startsWith("1 s");
+    assertThat(aging.path("noRetirement").path("frontend").has("maxConnectionAge"))
+        .as("the baseline's frontend retires no connection")
+        .isFalse();
+    for (JsonNode variants :
+        List.of(aging.path("variants"), aging.path("noRetirement").path("variants"))) {
+      assertThat(variants)
+          .extracting((v) -> v.path("variant").asText())
+          .containsExactly("stock", "tuned");
+      for (JsonNode variant : variants) {
+        String what = "aging / " + variant.path("variant").asText();
+        assertThat(variant.path("ops").asLong()).as(what + " ops").isPositive();
+        assertThat(variant.path("readsThatWaitedForSetUp").isNumber()).as(what).isTrue();
+        assertThat(variant.path("primingCalls").isNumber()).as(what).isTrue();
+        assertThat(variant.path("connectionsSetUp").isNumber()).as(what).isTrue();
+      }
+    }
+    JsonNode fresh = line.path("workloads").get(1);
+    assertThat(fresh.path("windowS").asDouble())
+        .as("the first second, then the first whole burst period after it, and a second")
+        .isCloseTo(2.2, within(1e-9));
+    for (JsonNode variant : fresh.path("variants")) {
+      String what = "fresh-instance / " + variant.path("variant").asText();
+      JsonNode round = variant.path("rounds").get(0);
+      assertThat(round.path("readyMs").asDouble()).as(what + " ready").isPositive();
+      assertThat(round.path("firstOps").asLong()).as(what + " first second").isPositive();
+      assertThat(round.path("warmOps").asLong()).as(what + " warm second").isPositive();
+      assertThat(round.path("connectionsSetUp").asLong())
+          .as(what + ": a new client's connections are set up in its window")
+          .isPositive();
+    }
+    assertThat(fresh.path("variants").get(1).path("primingCalls").asLong())
+        .as("tuned is ready once its channels are primed, inside its window")
+        .isPositive();
+    String markdown = Files.readString(out.resolve("benchmarks.md"));
+    assertThat(markdown)
+        .contains(
+            "## Headline: warm connections",
+            "| metric | stock | tuned | stock, no retirement | tuned, no retirement |",
+            "| reads that waited for a connection |",
+            "| time to ready per round (ms) |",
+            "| aging: tuned P99.9 at most 1.2x its P99.9 with no retirement",
+            "| fresh instance: tuned first-second P99 after ready at most 1.2x");
+    assertThat(Files.readString(out.resolve("benchmarks.html")))
+        .contains("Tuned P99.9 over its P99.9 with no connection retired", "Time to ready");
+  }
+
+  @Test
+  void theWarmConnectionWorkloadsAreInTheDefaultSetOnTheUnlimitedClientOnly() {
+    assertThat(BenchmarkMain.DEFAULT_WORKLOADS.split(","))
+        .contains(BenchmarkMain.AGING, BenchmarkMain.FRESH_INSTANCE);
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> BenchmarkMain.run("--workloads", "", "--limited-workloads", "aging"))
+        .withMessageContaining("--limited-workloads aging is not on the CPU-limited client");
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> BenchmarkMain.run("--max-connection-age-s", "0.5"))
+        .withMessageContaining("--max-connection-age-s must be at least 1");
+  }
+
+  @Test
   void theJdbcWorkloadComparesStockAndTunedThroughTheDriver(@TempDir Path out) throws Exception {
     BenchmarkMain.run(
         "--out", out.toString(),
@@ -448,6 +533,14 @@ class BenchmarkSmokeTest {
             "dynamic",
             "--workloads",
             "jdbc-point-selects",
+            "--client-cpus",
+            "0"),
+        refused(
+            "--workloads aging is not on the dynamic pool",
+            "--pool",
+            "dynamic",
+            "--workloads",
+            "aging",
             "--client-cpus",
             "0"),
         refused(
