@@ -59,7 +59,13 @@ enum Variant {
   HEDGING_P975("hedging p97.5"),
 
   /** As {@link #HEDGING_P95}, at the 99th percentile. */
-  HEDGING_P99("hedging p99");
+  HEDGING_P99("hedging p99"),
+
+  /**
+   * Tuned, with no connection refreshed before the server retires it (warmed again after its GOAWAY
+   * only): beside tuned on the aging workload, for the choice of the refresh's default.
+   */
+  REFRESH_OFF("refresh off");
 
   private final String label;
 
@@ -83,7 +89,7 @@ enum Variant {
         "Unknown variant '"
             + label
             + "'; use stock, tuned, distribution-only, guard-only, round-robin, margin-0,"
-            + " margin-25, hedged, hedging-p95, hedging-p97.5 or hedging-p99");
+            + " margin-25, hedged, hedging-p95, hedging-p97.5, hedging-p99 or refresh-off");
   }
 
   /** Whether this variant hedges reads. */
@@ -111,6 +117,7 @@ enum Variant {
       case HEDGING_P95 -> hedgingAt(0.95, builder);
       case HEDGING_P975 -> hedgingAt(0.975, builder);
       case HEDGING_P99 -> hedgingAt(0.99, builder);
+      case REFRESH_OFF -> SpannerTuning.newBuilder().refreshOff().build().applyTo(builder);
       case ROUND_ROBIN -> {
         builder.disableGrpcGcpExtension();
         yield SpannerTuning.newBuilder()
