@@ -14,7 +14,6 @@ import io.github.spannertuning.testing.Loops;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.StockAndTuned;
 import java.time.Duration;
-import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Tag;
@@ -125,7 +124,7 @@ class WarmUpIT {
   @Test
   void retiredConnectionsMakeNoReadWait() throws Exception {
     CompletableFuture<StockAndTuned<Aging>> onDynamicPool =
-        DynamicPoolLine.routes() ? onItsOwnThread(() -> aging(true)) : null;
+        DynamicPoolLine.routes() ? Loops.onItsOwnThread(() -> aging(true)) : null;
     checkAging(aging(false), false);
     if (onDynamicPool != null) {
       checkAging(onDynamicPool.get(), true);
@@ -223,26 +222,9 @@ class WarmUpIT {
 
   /** The workload on a stock and on a tuned client at the same time. */
   private static <T> StockAndTuned<T> atOnce(StockAndTuned.Workload<T> workload) throws Exception {
-    CompletableFuture<T> stock = onItsOwnThread(() -> workload.run(false));
+    CompletableFuture<T> stock = Loops.onItsOwnThread(() -> workload.run(false));
     T tuned = workload.run(true);
     return new StockAndTuned<>(stock.get(), tuned);
-  }
-
-  /** Runs {@code task} on a thread of its own (not a pool's: the tasks here block for seconds). */
-  private static <T> CompletableFuture<T> onItsOwnThread(Callable<T> task) {
-    CompletableFuture<T> result = new CompletableFuture<>();
-    Thread thread =
-        new Thread(
-            () -> {
-              try {
-                result.complete(task.call());
-              } catch (Throwable ex) {
-                result.completeExceptionally(ex);
-              }
-            },
-            "warm-up-it");
-    thread.start();
-    return result;
   }
 
   private static void read(DatabaseClient client, AtomicLong wrong) {

@@ -3,6 +3,8 @@ package io.github.spannertuning.testing;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -71,6 +73,26 @@ public final class Loops {
           }
           return null;
         });
+  }
+
+  /**
+   * Runs {@code task} on a thread of its own (not a pool's: the tasks given here block for seconds)
+   * and returns its outcome, for two measured runs at once.
+   */
+  public static <T> CompletableFuture<T> onItsOwnThread(Callable<T> task) {
+    CompletableFuture<T> result = new CompletableFuture<>();
+    Thread thread =
+        new Thread(
+            () -> {
+              try {
+                result.complete(task.call());
+              } catch (Throwable ex) {
+                result.completeExceptionally(ex);
+              }
+            },
+            "loops-own-thread");
+    thread.start();
+    return result;
   }
 
   /**
