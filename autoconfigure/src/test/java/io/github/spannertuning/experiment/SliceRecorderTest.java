@@ -124,12 +124,20 @@ class SliceRecorderTest {
         (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
     long start = timer.getAsLong();
     recordCalls(slot, start, 100_000);
-    long before = threads.getCurrentThreadAllocatedBytes();
-    recordCalls(slot, start, 100_000);
-    long allocated = threads.getCurrentThreadAllocatedBytes() - before;
+    // The least of three passes: a call that allocated would cost at least 16 bytes in every one
+    // (1.6 MB a pass), while the JVM's own one-off work in the thread (a CI run counted 4,256 bytes
+    // in one pass) falls in one pass at most.
+    long allocated = Long.MAX_VALUE;
+    for (int pass = 0; pass < 3; pass++) {
+      long before = threads.getCurrentThreadAllocatedBytes();
+      recordCalls(slot, start, 100_000);
+      allocated = Math.min(allocated, threads.getCurrentThreadAllocatedBytes() - before);
+    }
     System.out.printf("recording 100,000 calls allocated %d bytes%n", allocated);
-    assertThat(allocated).as("bytes allocated by 100,000 records").isLessThan(1024);
-    assertThat(toldNanos[0]).as("the listener heard every call").isEqualTo(2 * toldPerRun());
+    assertThat(allocated)
+        .as("bytes allocated by 100,000 records, least of 3 passes")
+        .isLessThan(1024);
+    assertThat(toldNanos[0]).as("the listener heard every call").isEqualTo(4 * toldPerRun());
     timer.advance(Duration.ofSeconds(8));
     assertThat(slot.result().progress().slicesDone()).isOne();
   }
