@@ -62,11 +62,18 @@ public final class TunedInstance implements AutoCloseable {
                 "management.endpoints.web.exposure.include=prometheus,spannertuning",
                 "management.endpoint.spannertuning.access=unrestricted"));
     all.addAll(List.of(properties));
-    return new TunedInstance(
-        new SpringApplicationBuilder(Application.class)
-            .properties(all.toArray(String[]::new))
-            .run());
+    SpringApplicationBuilder application =
+        new SpringApplicationBuilder(Application.class).properties(all.toArray(String[]::new));
+    // One start at a time: Spring Boot initializes the JVM's one logging system in each start, and
+    // two at once race on Logback's properties (a CI run: ConcurrentModificationException in
+    // DefaultLogbackConfiguration.putProperty; another: "Unknown format
+    // 'CONSOLE_LOG_STRUCTURED_FORMAT_IS_UNDEFINED'").
+    synchronized (STARTING) {
+      return new TunedInstance(application.run());
+    }
   }
+
+  private static final Object STARTING = new Object();
 
   /** The port the application listens on. */
   public int port() {
