@@ -159,6 +159,12 @@ public final class ChannelWarmer {
         new Watched(stats, channel, new ChannelWarmth(stats.connection(), primed, this.refresh));
     this.channels.add(watched);
     stats.watched = watched;
+    // A channel a dynamic pool adds after the first session: primed once it connects, as the
+    // channels of the start were. Added to the list first, so that a session that becomes known
+    // meanwhile is told to it by sessionKnown as well; telling it twice primes it once.
+    if (this.primer != null) {
+      watched.warmth.sessionKnown();
+    }
     observe(watched, channel.getState(true));
   }
 

@@ -166,20 +166,21 @@ class DynamicPoolIT {
   }
 
   /**
-   * One connection answers every call 20 ms later than the others, and 8 threads read: it takes at
-   * most 0.15 of its even share of the reads over the connections in use. The pool keeps its 4
-   * channels: its scale-down is checked every 3 minutes here, as in production, so that the
-   * connection slowed is one the pool still has when the reads are counted.
+   * One connection answers every call 20 ms later than the others, and 8 threads read: from the
+   * moment it slows, learning included, it takes at most 0.15 of its even share of the reads over
+   * the connections in use. The pool keeps its 4 channels: its scale-down is checked every 3
+   * minutes here, as in production, so that the connection slowed is one the pool still has when
+   * the reads are counted.
    */
   @Test
   void aConnection20MsSlowerTakesLittleFrom8Threads() throws Exception {
-    slowedConnection(MockSpannerServer.builder(), 8, 20);
+    slowedConnection(MockSpannerServer.builder(), 8, 20, false);
   }
 
   /**
    * 64 threads read from a server that takes 100 ms per query, so that the client's cores stay
-   * free, and one connection answers 100 ms later: it takes at most 0.15 of its even share. The
-   * pool keeps its 4 channels, as above.
+   * free, and one connection answers 100 ms later: from that moment it takes at most 0.15 of its
+   * even share. The pool keeps its 4 channels, as above.
    */
   @Test
   void aConnectionTwiceAsSlowTakesLittleFrom64Threads() throws Exception {
@@ -187,12 +188,29 @@ class DynamicPoolIT {
         MockSpannerServer.builder()
             .serviceTime(ServiceTime.uniform(Duration.ofMillis(100), Duration.ofMillis(102))),
         64,
-        100);
+        100,
+        false);
+  }
+
+  /**
+   * As {@link #aConnectionTwiceAsSlowTakesLittleFrom64Threads}, after a burst of 200 concurrent
+   * reads has grown the pool: every channel the burst added takes reads, as it does for stock, and
+   * the slowed connection still takes at most 0.15 of its even share over them.
+   */
+  @Test
+  void afterABurstGrewThePoolEveryChannelTakesReadsAndASlowOneLittle() throws Exception {
+    slowedConnection(
+        MockSpannerServer.builder()
+            .serviceTime(ServiceTime.uniform(Duration.ofMillis(100), Duration.ofMillis(102))),
+        64,
+        100,
+        true);
   }
 
   private static void slowedConnection(
-      MockSpannerServer.Builder server, int threads, long slowerMillis) throws Exception {
-    StockAndTuned<Double> share =
+      MockSpannerServer.Builder server, int threads, long slowerMillis, boolean burstFirst)
+      throws Exception {
+    StockAndTuned<Slowed> runs =
         StockAndTuned.measure(
             (tuned) ->
                 onFreshClient(
@@ -200,22 +218,53 @@ class DynamicPoolIT {
                     tuned,
                     SpannerOptions.createDefaultDynamicChannelPoolOptions(),
                     (subject) -> {
+                      if (burstFirst) {
+                        Loops.onThreads(
+                            200,
+                            (thread) -> {
+                              subject.pointSelect();
+                              return null;
+                            });
+                      }
                       PointSelectLoads.closedLoop(subject, threads, Duration.ofSeconds(1));
                       SocketAddress slow = subject.server.busiestConnection();
-                      subject.server.slowDown(slow, slowerMillis);
-                      // The share measured is the settled one: the first second learns the change.
-                      PointSelectLoads.closedLoop(subject, threads, Duration.ofSeconds(1));
                       subject.server.reset();
+                      subject.server.slowDown(slow, slowerMillis);
                       PointSelectLoads.closedLoop(subject, threads, Duration.ofSeconds(3));
-                      return shareOf(slow, subject.server.arrivals());
+                      List<Arrival> arrivals = subject.server.arrivals();
+                      if (subject.state != null) {
+                        for (ChannelStats c : subject.state.channelLoad().channels()) {
+                          System.out.printf("DIAG ch %s state %s warmth %s cold %s inflight %d calls %d est %d primed %d failed %d%n", c.index(), c.state(), c.warmth() == null ? null : c.warmth().state(), c.connection().isCold(), c.connection().inFlight(), c.calls(), c.latencyEstimateNanos(), c.warmth() == null ? -1 : c.warmth().primedCount(), c.warmth() == null ? -1 : c.warmth().failedPrimes());
+                        }
+                      }
+                      return new Slowed(
+                          shareOf(slow, arrivals), connectionsUsed(arrivals), poolSize(subject));
                     }));
     String figures =
-        share.print(
+        runs.print(
             String.format(
-                "[dynamic pool %s] %d threads, a connection +%d ms: its share of its even share over"
-                    + " the connections in use",
-                VERSION, threads, slowerMillis));
-    assertThat(share.tuned()).as("tuned: " + figures).isLessThanOrEqualTo(0.15);
+                "[dynamic pool %s] %d threads%s, a connection +%d ms from the moment it slows: its"
+                    + " share of its even share over the connections in use",
+                VERSION, threads, burstFirst ? " after a 200-read burst" : "", slowerMillis));
+    assertThat(runs.tuned().share()).as("tuned: " + figures).isLessThanOrEqualTo(0.15);
+    assertThat(runs.tuned().used())
+        .as("tuned: connections that took reads, at least stock's: " + figures)
+        .isGreaterThanOrEqualTo(Math.min(runs.stock().used(), runs.tuned().pool()));
+  }
+
+  /** The slowed connection's share, the connections that took reads and the pool's size. */
+  record Slowed(double share, int used, int pool) {
+
+    @Override
+    public String toString() {
+      return String.format("%.2f on %d of %d connections", this.share, this.used, this.pool);
+    }
+  }
+
+  private static int connectionsUsed(List<Arrival> arrivals) {
+    Set<SocketAddress> used = new HashSet<>();
+    arrivals.forEach((arrival) -> used.add(arrival.connection()));
+    return used.size();
   }
 
   /**
