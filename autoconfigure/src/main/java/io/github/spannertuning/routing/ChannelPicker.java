@@ -19,7 +19,7 @@ import java.util.concurrent.ThreadLocalRandom;
  *       updated for a half-life and is being forgotten. That is how a connection left alone because
  *       it was slow, stuck or failing is tried again with one call at a time, and found again once
  *       it recovers. A cold connection (one being set up, or not primed yet, where warmth is
- *       watched: {@link ChannelWarmth}) takes no call at all while another has room.
+ *       watched: {@link ChannelWarmth}) takes no call while a warm one has room and is not hot.
  *   <li>A connection is hot while it carries half again as many calls as the pool's mean, at least
  *       one more, and more than a few (the rule's calm): an estimate that happens to be low does
  *       not draw every call until it is full, and a connection that answers first takes the few
@@ -34,8 +34,11 @@ import java.util.concurrent.ThreadLocalRandom;
  *       call while it has room. A connection far slower (a frontend 20 ms slower than 5 ms ones)
  *       takes none while a fast one has room, however few connections the pool has (a dynamic pool
  *       shrunk to two, one of them slow); one a few times slower still takes a hot one's share.
+ *   <li>A connection that is up and being primed takes a share of the calls hot connections shed,
+ *       as one within four times the fastest does: a burst on a pool whose channels are still
+ *       being primed is spread, not taken by the channel primed first up to its room.
  *   <li>When every connection is full or in doubt, the one with the fewest calls in flight takes
- *       the call, a failed one last; a cold one before any warm one goes past its room.
+ *       the call, a failed one last; one not connected before any other goes past its room.
  * </ol>
  *
  * <p>The connection is counted before the pick returns, and the pick is repeated if another thread
@@ -120,6 +123,18 @@ public final class ChannelPicker {
       return CLOSED;
     }
     return latency.expectedNanos(nowNanos, inFlight);
+  }
+
+  /**
+   * Whether {@code connection} takes a share of what hot connections shed: one expected within
+   * {@code tolerable}, or one up and being primed, while it has room.
+   */
+  private static boolean shares(Connection connection, long now, long tolerable, Rule rule) {
+    if (connection.isPriming()) {
+      return connection.inFlight() < rule.room();
+    }
+    long expected = expected(connection, now, rule);
+    return expected != CLOSED && expected <= tolerable;
   }
 
   /**
@@ -221,15 +236,13 @@ public final class ChannelPicker {
       }
       if (best < 0 && fastest != Long.MAX_VALUE) {
         // Every connection within four times the fastest is hot: the least busy of them, while it
-        // has room, rather than one far slower.
+        // has room, rather than one far slower; or one up and being primed, so that a burst on a
+        // pool whose channels are still being primed is not taken by the channel warm first.
         for (int k = 0; k < n; k++) {
           int i = (start + k < n) ? start + k : start + k - n;
-          long expected = expected(connections[i], now, rule);
-          int inFlight = connections[i].inFlight();
-          if (i != excluded
-              && expected != CLOSED
-              && expected <= tolerable
-              && inFlight < bestInFlight) {
+          Connection connection = connections[i];
+          int inFlight = connection.inFlight();
+          if (i != excluded && inFlight < bestInFlight && shares(connection, now, tolerable, rule)) {
             best = i;
             bestInFlight = inFlight;
           }
@@ -243,9 +256,10 @@ public final class ChannelPicker {
           long rank;
           if (inFlight > 0 && connections[i].latency().suspect()) {
             rank = FAILED_RANK + inFlight;
-          } else if (connections[i].isCold()) {
-            // After every warm connection below its room, before one past it: the room is the
-            // server's stream limit, or the calls past which a dynamic pool adds a channel.
+          } else if (connections[i].isCold() && !connections[i].isPriming()) {
+            // Not connected: after every other connection below its room, before one past it. The
+            // room is the server's stream limit, or the calls past which a dynamic pool adds a
+            // channel.
             rank = rule.room() - 1 + inFlight;
           } else {
             rank = inFlight;

@@ -3,7 +3,9 @@ package io.github.spannertuning.routing;
 /**
  * Whether one channel's connection is warm: connected, and primed with one cheap call since it
  * connected, so that a read sent there does not wait for the connection's set-up. Routing sends no
- * read to a cold channel while a warm one has room ({@link Connection#isCold}).
+ * read to a cold channel while a warm one has room and is not hot ({@link Connection#isCold}); one
+ * connected and being primed shares a burst that makes every warm one hot ({@link
+ * Connection#isPriming}).
  *
  * <p>The decisions only: the hook into the client reports what its channel does ({@link #ready},
  * {@link #notReady}, {@link #primed}, {@link #primeFailed}) and carries out what each answer says:
@@ -120,6 +122,7 @@ public final class ChannelWarmth {
         warm(nowMillis);
         return Action.NONE;
       }
+      this.connection.markPriming();
     }
     return primeIfDue();
   }

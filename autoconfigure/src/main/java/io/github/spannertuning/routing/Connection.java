@@ -21,8 +21,17 @@ public final class Connection {
 
   private final AtomicInteger resetsInWindow = new AtomicInteger();
 
-  /** Whether the connection is being set up, or not primed yet ({@link ChannelWarmth}). */
-  private volatile boolean cold;
+  /** The connection is warm: up and primed, or its warmth is not watched. */
+  private static final int WARM = 0;
+
+  /** The connection is up and its priming call not answered yet. */
+  private static final int PRIMING = 1;
+
+  /** The connection is not up: being set up, or not asked for yet. */
+  private static final int UNCONNECTED = 2;
+
+  /** Where the connection is ({@link ChannelWarmth}): one of the three above. */
+  private volatile int warmth = WARM;
 
   public Connection(long nowNanos) {
     this.latency = new ChannelLatency(nowNanos);
@@ -31,19 +40,32 @@ public final class Connection {
 
   /**
    * Whether the connection is cold: a channel whose warmth is watched ({@link ChannelWarmth}) and
-   * whose connection is not up and primed. A read sent there would wait for its set-up, so the
-   * picker sends it none while another connection has room. False where warmth is not watched.
+   * whose connection is not up and primed. The picker sends it no read while a warm connection has
+   * room and is not hot. False where warmth is not watched.
    */
   public boolean isCold() {
-    return this.cold;
+    return this.warmth != WARM;
+  }
+
+  /**
+   * Whether the connection is up and being primed: cold, but a read sent there waits for no
+   * connection to be set up. The picker lets it share a burst that makes every warm connection hot,
+   * so that the channel primed first does not take the burst alone.
+   */
+  public boolean isPriming() {
+    return this.warmth == PRIMING;
   }
 
   void markCold() {
-    this.cold = true;
+    this.warmth = UNCONNECTED;
+  }
+
+  void markPriming() {
+    this.warmth = PRIMING;
   }
 
   void markWarm() {
-    this.cold = false;
+    this.warmth = WARM;
   }
 
   /** Calls in flight now. */

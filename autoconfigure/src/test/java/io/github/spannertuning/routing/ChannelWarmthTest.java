@@ -173,6 +173,38 @@ class ChannelWarmthTest {
         .isNotZero();
   }
 
+  /**
+   * A burst of 120 reads, none answered yet, when one channel has just been primed and the other
+   * three are up and still being primed (a cold burst right after the start; the JDBC driver's
+   * first reads): the warm channel takes at most a quarter above the mean of the three channels up,
+   * not the burst up to its room (90, three quarters of the burst), and
+   * every channel being primed takes a share. A channel that is not connected yet takes none while
+   * those have room.
+   */
+  @Test
+  void aBurstIsSpreadOverChannelsBeingPrimedNotTakenByTheOneWarmFirst() {
+    for (ChannelWarmth channel : this.warmth) {
+      channel.sessionKnown();
+    }
+    warm(0);
+    this.warmth[1].ready(0);
+    this.warmth[2].ready(0);
+    assertThat(this.pool[1].isPriming()).isTrue();
+    assertThat(this.pool[3].isPriming()).as("not connected").isFalse();
+
+    int[] burst = new int[4];
+    for (int i = 0; i < 120; i++) {
+      burst[this.picker.pick(this.pool, this.now)]++;
+    }
+
+    assertThat(burst[0])
+        .as("the warm channel's reads of 120, over 3 channels up: %s", Arrays.toString(burst))
+        .isLessThanOrEqualTo(120 / 3 * 5 / 4);
+    assertThat(burst[1]).as("being primed: %s", Arrays.toString(burst)).isPositive();
+    assertThat(burst[2]).as("being primed: %s", Arrays.toString(burst)).isPositive();
+    assertThat(burst[3]).as("not connected: %s", Arrays.toString(burst)).isZero();
+  }
+
   private void warmAll() {
     for (int i = 0; i < this.pool.length; i++) {
       warm(i);
