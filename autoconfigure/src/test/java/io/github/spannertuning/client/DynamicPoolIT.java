@@ -232,11 +232,6 @@ class DynamicPoolIT {
                       subject.server.slowDown(slow, slowerMillis);
                       PointSelectLoads.closedLoop(subject, threads, Duration.ofSeconds(3));
                       List<Arrival> arrivals = subject.server.arrivals();
-                      if (subject.state != null) {
-                        for (ChannelStats c : subject.state.channelLoad().channels()) {
-                          System.out.printf("DIAG ch %s state %s warmth %s cold %s inflight %d calls %d est %d primed %d failed %d%n", c.index(), c.state(), c.warmth() == null ? null : c.warmth().state(), c.connection().isCold(), c.connection().inFlight(), c.calls(), c.latencyEstimateNanos(), c.warmth() == null ? -1 : c.warmth().primedCount(), c.warmth() == null ? -1 : c.warmth().failedPrimes());
-                        }
-                      }
                       return new Slowed(
                           shareOf(slow, arrivals), connectionsUsed(arrivals), poolSize(subject));
                     }));

@@ -71,8 +71,7 @@ class SingleUseDistributionIT {
    * is 200 point selects from 200 threads released together. A burst collapses when one connection
    * gets more of it than the server's {@value #STREAM_LIMIT} streams per connection, as stock 6.113
    * does when its sticky keys land together. The picker weighs channels by the latency they answer
-   * with, not by the calls they carried, so runs are not held to an even count; but no connection
-   * takes more than twice the mean because its channel was primed before the others.
+   * with, not by the calls they carried, so runs are not held to an even count.
    */
   @Test
   void coldBurstsSpread() throws Exception {
@@ -102,10 +101,6 @@ class SingleUseDistributionIT {
                   + " (stock: %d of %d)",
               STREAM_LIMIT, BURST_RUNS, ratios(tuned), collapsed(stock), BURST_RUNS)
           .isZero();
-      // The channel primed first shares the burst with those still being primed.
-      assertThat(tuned)
-          .as("tuned cold bursts: busiest over mean, each at most 2 (stock: %s)", ratios(stock))
-          .allSatisfy((spread) -> assertThat(spread.busiestOverMean()).isLessThanOrEqualTo(2.0));
     } else {
       assertThat(routed).as("single-use reads routed by spanner-tuning").isZero();
     }

@@ -177,9 +177,8 @@ class ChannelWarmthTest {
    * A burst of 120 reads, none answered yet, when one channel has just been primed and the other
    * three are up and still being primed (a cold burst right after the start; the JDBC driver's
    * first reads): the warm channel takes at most a quarter above the mean of the three channels up,
-   * not the burst up to its room (90, three quarters of the burst), and
-   * every channel being primed takes a share. A channel that is not connected yet takes none while
-   * those have room.
+   * not the burst up to its room (90, three quarters of the burst), and every channel being primed
+   * takes a share. A channel that is not connected yet takes none while those have room.
    */
   @Test
   void aBurstIsSpreadOverChannelsBeingPrimedNotTakenByTheOneWarmFirst() {
