@@ -102,6 +102,12 @@ public final class ChannelLatency {
 
   private volatile long sampledAtNanos;
 
+  /**
+   * Whether the estimate comes from an answer of the channel's, or from the pool's when it joined
+   * one in use ({@link #joined}); until then it is {@link #INITIAL_NANOS}, a guess.
+   */
+  private volatile boolean measured;
+
   /** A connection that joined a pool in use and has not answered yet ({@link #joined}). */
   private volatile boolean untried;
 
@@ -133,6 +139,17 @@ public final class ChannelLatency {
       }
     }
     return estimate;
+  }
+
+  /**
+   * Whether the estimate is measured: the channel has answered a call, failed one, or joined a pool
+   * in use with the pool's estimate. {@link ChannelPicker} takes a channel not measured yet as
+   * about as fast as the fastest, so that a fresh client's first answers neither draw its calls to
+   * the channels that have not answered (whose guess is lower than any real latency) nor keep them
+   * there.
+   */
+  public boolean measured() {
+    return this.measured;
   }
 
   /**
@@ -171,6 +188,7 @@ public final class ChannelLatency {
     this.sampledAtNanos = nowNanos;
     this.heardAtNanos = nowNanos;
     this.untried = true;
+    this.measured = true;
   }
 
   /**
@@ -272,5 +290,8 @@ public final class ChannelLatency {
             : previous + (long) (weight * (latencyNanos - previous));
     this.estimateNanos = Math.max(1, next);
     this.sampledAtNanos = nowNanos;
+    if (!this.measured) {
+      this.measured = true;
+    }
   }
 }

@@ -35,8 +35,8 @@ import java.util.concurrent.ThreadLocalRandom;
  *       takes none while a fast one has room, however few connections the pool has (a dynamic pool
  *       shrunk to two, one of them slow); one a few times slower still takes a hot one's share.
  *   <li>A connection that is up and being primed takes a share of the calls hot connections shed,
- *       as one within four times the fastest does: a burst on a pool whose channels are still
- *       being primed is spread, not taken by the channel primed first up to its room.
+ *       as one within four times the fastest does: a burst on a pool whose channels are still being
+ *       primed is spread, not taken by the channel primed first up to its room.
  *   <li>When every connection is full or in doubt, the one with the fewest calls in flight takes
  *       the call, a failed one last; one not connected before any other goes past its room.
  * </ol>
@@ -194,11 +194,16 @@ public final class ChannelPicker {
     for (int attempt = 1; ; attempt++) {
       long total = 0;
       long fastest = Long.MAX_VALUE;
+      boolean unmeasured = false;
       for (int i = 0; i < n; i++) {
         total += connections[i].inFlight();
         long expected = expected(connections[i], now, rule);
-        if (i != excluded && expected != CLOSED && expected < fastest) {
-          fastest = expected;
+        if (i != excluded && expected != CLOSED) {
+          if (!connections[i].latency().measured()) {
+            unmeasured = true;
+          } else if (expected < fastest) {
+            fastest = expected;
+          }
         }
       }
       // Calls a hot connection sheds go only to connections expected within four times the
@@ -211,6 +216,7 @@ public final class ChannelPicker {
             && expected != CLOSED
             && expected < least
             && expected <= tolerable
+            && connections[i].latency().measured()
             && !hot(connections[i].inFlight(), n, total, rule)) {
           least = expected;
         }
@@ -218,15 +224,18 @@ public final class ChannelPicker {
       int start = ThreadLocalRandom.current().nextInt(n);
       int best = -1;
       int bestInFlight = Integer.MAX_VALUE;
-      if (least != Long.MAX_VALUE) {
-        long good = least + (least >> rule.bandShift());
+      if (least != Long.MAX_VALUE || unmeasured) {
+        // A connection that has not answered yet is taken as about as fast as the fastest: its
+        // estimate is a guess, which must neither draw a fresh client's calls from the connections
+        // that answered first nor keep them away.
+        long good = (least == Long.MAX_VALUE) ? tolerable : least + (least >> rule.bandShift());
         for (int k = 0; k < n; k++) {
           int i = (start + k < n) ? start + k : start + k - n;
           long expected = expected(connections[i], now, rule);
           int inFlight = connections[i].inFlight();
           if (i != excluded
               && expected != CLOSED
-              && expected <= good
+              && (expected <= good || !connections[i].latency().measured())
               && inFlight < bestInFlight
               && !hot(inFlight, n, total, rule)) {
             best = i;
@@ -234,7 +243,7 @@ public final class ChannelPicker {
           }
         }
       }
-      if (best < 0 && fastest != Long.MAX_VALUE) {
+      if (best < 0 && (fastest != Long.MAX_VALUE || unmeasured)) {
         // Every connection within four times the fastest is hot: the least busy of them, while it
         // has room, rather than one far slower; or one up and being primed, so that a burst on a
         // pool whose channels are still being primed is not taken by the channel warm first.
@@ -242,7 +251,9 @@ public final class ChannelPicker {
           int i = (start + k < n) ? start + k : start + k - n;
           Connection connection = connections[i];
           int inFlight = connection.inFlight();
-          if (i != excluded && inFlight < bestInFlight && shares(connection, now, tolerable, rule)) {
+          if (i != excluded
+              && inFlight < bestInFlight
+              && shares(connection, now, tolerable, rule)) {
             best = i;
             bestInFlight = inFlight;
           }

@@ -314,6 +314,30 @@ class ChannelPickerTest {
   }
 
   /** Every healthy channel (all but {@code except}) carries this many calls. */
+  /**
+   * A fresh client's burst: one connection has answered (4 ms) and seven have not. The seven's
+   * estimate is a guess below any real latency; taken at face value it would send them every call
+   * until they are hot and keep the connection that answered first idle. Taken as about as fast as
+   * the fastest, the 32 calls are spread by calls in flight, the answered connection included.
+   */
+  @Test
+  void aConnectionThatAnsweredFirstIsNotLeftIdleForThoseThatHaveNotAnsweredYet() {
+    Connection[] pool = new Connection[CHANNELS];
+    for (int i = 0; i < CHANNELS; i++) {
+      pool[i] = new Connection(this.now - 100 * MS);
+    }
+    pool[0].latency().answered(this.now - 4 * MS, this.now);
+    assertThat(pool[1].latency().measured()).isFalse();
+    ChannelPicker picker = new ChannelPicker(RULE);
+    int[] picks = new int[CHANNELS];
+    for (int i = 0; i < 32; i++) {
+      picks[picker.pick(pool, this.now)]++;
+    }
+    assertThat(picks)
+        .as("32 calls held, 4 per connection: %s", Arrays.toString(picks))
+        .containsOnly(4);
+  }
+
   private void carry(int inFlight, int except) {
     for (int i = 0; i < CHANNELS; i++) {
       if (i != except) {
