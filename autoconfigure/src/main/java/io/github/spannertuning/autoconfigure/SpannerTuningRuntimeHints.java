@@ -1,7 +1,7 @@
 package io.github.spannertuning.autoconfigure;
 
-import io.github.spannertuning.client.ClientReflection;
-import io.github.spannertuning.client.ClientReflection.Member;
+import io.github.spannertuning.reflect.ClientReflection;
+import io.github.spannertuning.reflect.ClientReflection.Member;
 import java.util.List;
 import org.springframework.aot.hint.ExecutableMode;
 import org.springframework.aot.hint.RuntimeHints;

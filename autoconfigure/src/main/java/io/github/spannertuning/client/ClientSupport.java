@@ -6,6 +6,7 @@ import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.spi.v1.GapicSpannerRpc;
 import com.google.cloud.spanner.spi.v1.SpannerRpc;
 import io.github.spannertuning.pool.PoolRouting;
+import io.github.spannertuning.reflect.ClientReflection;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.util.logging.Logger;

@@ -2,6 +2,7 @@ package io.github.spannertuning.client;
 
 import com.google.api.gax.core.GaxProperties;
 import com.google.cloud.spanner.SpannerOptions;
+import io.github.spannertuning.reflect.ClientReflection;
 import io.grpc.ManagedChannel;
 import java.io.IOException;
 import java.io.InputStream;

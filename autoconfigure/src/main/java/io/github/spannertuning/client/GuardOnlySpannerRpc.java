@@ -4,6 +4,7 @@ import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.spi.v1.GapicSpannerRpc;
 import com.google.spanner.v1.ExecuteSqlRequest;
 import com.google.spanner.v1.ReadRequest;
+import io.github.spannertuning.reflect.ClientReflection;
 import java.lang.invoke.MethodHandle;
 import java.util.Map;
 import java.util.logging.Logger;

@@ -7,10 +7,9 @@
  * per-channel load and runtime switches), {@link io.github.spannertuning.client.Feature}, {@link
  * io.github.spannertuning.client.FeatureState} and {@link
  * io.github.spannertuning.client.ClientVersions}; the per-channel load the meters and the endpoint
- * read is the pool package's {@link io.github.spannertuning.pool.ChannelLoad}. {@link
- * io.github.spannertuning.client.ClientReflection} is public for the starter's native image hints
- * and the pool package. Everything else here is package-private: the rpc subclass, the stream
- * guard, hedged reads and the feature states' rules. Routing's decisions are in {@code routing},
- * its wiring into the client's channel pool in {@code pool}.
+ * read is the pool package's {@link io.github.spannertuning.pool.ChannelLoad}. Everything else here
+ * is package-private: the rpc subclass, the stream guard, hedged reads and the feature states'
+ * rules. What it reaches by reflection is listed in {@code reflect}. Routing's decisions are in
+ * {@code routing}, its wiring into the client's channel pool in {@code pool}.
  */
 package io.github.spannertuning.client;

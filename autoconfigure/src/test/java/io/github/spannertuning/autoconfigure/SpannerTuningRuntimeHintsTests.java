@@ -3,10 +3,10 @@ package io.github.spannertuning.autoconfigure;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.spannertuning.actuate.SpannerTuningEndpoint;
-import io.github.spannertuning.client.ClientReflection;
-import io.github.spannertuning.client.ClientReflection.Access;
-import io.github.spannertuning.client.ClientReflection.Member;
 import io.github.spannertuning.experiment.ExperimentResult;
+import io.github.spannertuning.reflect.ClientReflection;
+import io.github.spannertuning.reflect.ClientReflection.Access;
+import io.github.spannertuning.reflect.ClientReflection.Member;
 import java.io.IOException;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Field;

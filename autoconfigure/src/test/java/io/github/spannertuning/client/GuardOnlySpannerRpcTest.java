@@ -3,8 +3,9 @@ package io.github.spannertuning.client;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
-import io.github.spannertuning.client.ClientReflection.Access;
-import io.github.spannertuning.client.ClientReflection.Member;
+import io.github.spannertuning.reflect.ClientReflection;
+import io.github.spannertuning.reflect.ClientReflection.Access;
+import io.github.spannertuning.reflect.ClientReflection.Member;
 import java.lang.invoke.MethodHandle;
 import java.util.List;
 import org.junit.jupiter.api.Test;

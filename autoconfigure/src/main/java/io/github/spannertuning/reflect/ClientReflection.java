@@ -1,4 +1,4 @@
-package io.github.spannertuning.client;
+package io.github.spannertuning.reflect;
 
 import java.io.InputStream;
 import java.lang.invoke.MethodHandle;
@@ -52,23 +52,23 @@ public final class ClientReflection {
   private static final String GCP_MANAGED_CHANNEL_NAME = "com.google.cloud.grpc.GcpManagedChannel";
   private static final String REQUEST_ID = "com.google.cloud.spanner.XGoogSpannerRequestId";
 
-  static final Member GCP_MANAGED_CHANNEL = type(GCP_MANAGED_CHANNEL_NAME);
-  static final Member CHANNEL_REF = type(GCP_MANAGED_CHANNEL_NAME + "$ChannelRef");
-  static final Member XGOOG_SPANNER_REQUEST_ID = type(REQUEST_ID);
+  public static final Member GCP_MANAGED_CHANNEL = type(GCP_MANAGED_CHANNEL_NAME);
+  public static final Member CHANNEL_REF = type(GCP_MANAGED_CHANNEL_NAME + "$ChannelRef");
+  public static final Member XGOOG_SPANNER_REQUEST_ID = type(REQUEST_ID);
 
-  static final Member AFFINITY_CTX_KEY = field(GCP_MANAGED_CHANNEL_NAME, "AFFINITY_CTX_KEY");
-  static final Member CHANNEL_AFFINITY_REF_KEY =
+  public static final Member AFFINITY_CTX_KEY = field(GCP_MANAGED_CHANNEL_NAME, "AFFINITY_CTX_KEY");
+  public static final Member CHANNEL_AFFINITY_REF_KEY =
       field(GCP_MANAGED_CHANNEL_NAME, "CHANNEL_AFFINITY_REF_KEY");
 
-  static final Member BUILDER_RPC_FACTORY =
+  public static final Member BUILDER_RPC_FACTORY =
       field("com.google.cloud.ServiceOptions$Builder", "serviceRpcFactory");
-  static final Member OPTIONS_RPC_FACTORY =
+  public static final Member OPTIONS_RPC_FACTORY =
       field("com.google.cloud.ServiceOptions", "serviceRpcFactory");
-  static final Member BUILDER_GRPC_GCP_ENABLED =
+  public static final Member BUILDER_GRPC_GCP_ENABLED =
       field("com.google.cloud.spanner.SpannerOptions$Builder", "grpcGcpExtensionEnabled");
-  static final Member BUILDER_INTERCEPTOR_PROVIDER =
+  public static final Member BUILDER_INTERCEPTOR_PROVIDER =
       field("com.google.cloud.spanner.SpannerOptions$Builder", "interceptorProvider");
-  static final Member BUILDER_OPEN_TELEMETRY =
+  public static final Member BUILDER_OPEN_TELEMETRY =
       field("com.google.cloud.spanner.SpannerOptions$Builder", "openTelemetry");
 
   // The way from a GapicSpannerRpc to its grpc-gcp pool.
@@ -113,7 +113,7 @@ public final class ClientReflection {
   public static final Member AFFINITY_REF_CONSTRUCTOR =
       method(Access.INVOKE, GCP_MANAGED_CHANNEL_NAME + "$ChannelAffinityRef", "<init>");
 
-  static final Member EXECUTE_QUERY =
+  public static final Member EXECUTE_QUERY =
       method(
           Access.INTROSPECT,
           GAPIC_SPANNER_RPC,
@@ -123,7 +123,7 @@ public final class ClientReflection {
           "java.util.Map",
           REQUEST_ID,
           "boolean");
-  static final Member READ =
+  public static final Member READ =
       method(
           Access.INTROSPECT,
           GAPIC_SPANNER_RPC,
@@ -135,7 +135,7 @@ public final class ClientReflection {
           "boolean");
   // The same streaming methods before the request id joined their signatures (6.89 to 6.104 among
   // them); GuardOnlySpannerRpc overrides them and calls the client's own through these.
-  static final Member EXECUTE_QUERY_WITHOUT_REQUEST_ID =
+  public static final Member EXECUTE_QUERY_WITHOUT_REQUEST_ID =
       method(
           Access.INVOKE,
           GAPIC_SPANNER_RPC,
@@ -144,7 +144,7 @@ public final class ClientReflection {
           SPANNER_RPC + "$ResultStreamConsumer",
           "java.util.Map",
           "boolean");
-  static final Member READ_WITHOUT_REQUEST_ID =
+  public static final Member READ_WITHOUT_REQUEST_ID =
       method(
           Access.INVOKE,
           GAPIC_SPANNER_RPC,
@@ -155,17 +155,17 @@ public final class ClientReflection {
           "boolean");
 
   /** Absent from the protos of clients before 6.89, whose streams carry no {@code last}. */
-  static final Member PARTIAL_RESULT_SET_LAST =
+  public static final Member PARTIAL_RESULT_SET_LAST =
       method(Access.INTROSPECT, "com.google.spanner.v1.PartialResultSet", "getLast");
 
   /**
    * google-cloud-spanner 6.125+: the result set's stream iterator drops its call when it takes the
    * message marked {@code last}, and {@code close()} then cancels nothing.
    */
-  static final Member STREAM_ITERATOR_CLEAR_CALL =
+  public static final Member STREAM_ITERATOR_CLEAR_CALL =
       method(Access.INTROSPECT, "com.google.cloud.spanner.GrpcStreamIterator", "clearCall");
 
-  static final Member EXECUTE_QUERY_ASYNC =
+  public static final Member EXECUTE_QUERY_ASYNC =
       method(
           Access.INTROSPECT,
           GAPIC_SPANNER_RPC,
@@ -174,7 +174,7 @@ public final class ClientReflection {
           "java.util.Map",
           "boolean");
   // The unary methods a transaction's calls go through (the blocking ones call these).
-  static final Member BEGIN_TRANSACTION_ASYNC =
+  public static final Member BEGIN_TRANSACTION_ASYNC =
       method(
           Access.INTROSPECT,
           GAPIC_SPANNER_RPC,
@@ -182,35 +182,35 @@ public final class ClientReflection {
           "com.google.spanner.v1.BeginTransactionRequest",
           "java.util.Map",
           "boolean");
-  static final Member COMMIT_ASYNC =
+  public static final Member COMMIT_ASYNC =
       method(
           Access.INTROSPECT,
           GAPIC_SPANNER_RPC,
           "commitAsync",
           "com.google.spanner.v1.CommitRequest",
           "java.util.Map");
-  static final Member ROLLBACK_ASYNC =
+  public static final Member ROLLBACK_ASYNC =
       method(
           Access.INTROSPECT,
           GAPIC_SPANNER_RPC,
           "rollbackAsync",
           "com.google.spanner.v1.RollbackRequest",
           "java.util.Map");
-  static final Member EXECUTE_BATCH_DML_ASYNC =
+  public static final Member EXECUTE_BATCH_DML_ASYNC =
       method(
           Access.INTROSPECT,
           GAPIC_SPANNER_RPC,
           "executeBatchDmlAsync",
           "com.google.spanner.v1.ExecuteBatchDmlRequest",
           "java.util.Map");
-  static final Member PARTITION_QUERY =
+  public static final Member PARTITION_QUERY =
       method(
           Access.INTROSPECT,
           GAPIC_SPANNER_RPC,
           "partitionQuery",
           "com.google.spanner.v1.PartitionQueryRequest",
           "java.util.Map");
-  static final Member PARTITION_READ =
+  public static final Member PARTITION_READ =
       method(
           Access.INTROSPECT,
           GAPIC_SPANNER_RPC,
@@ -218,7 +218,7 @@ public final class ClientReflection {
           "com.google.spanner.v1.PartitionReadRequest",
           "java.util.Map");
 
-  static final Member RPC_CONSTRUCTOR =
+  public static final Member RPC_CONSTRUCTOR =
       method(
           Access.INTROSPECT,
           GAPIC_SPANNER_RPC,
@@ -287,7 +287,7 @@ public final class ClientReflection {
           CONNECTION_OPTIONS + "$Builder");
 
   /** grpc-gcp 1.9.0 carries its version only here (its manifest has none). */
-  static final String GRPC_GCP_POM_PROPERTIES =
+  public static final String GRPC_GCP_POM_PROPERTIES =
       "META-INF/maven/com.google.cloud/grpc-gcp/pom.properties";
 
   private static final ClassLoader OWN_LOADER = ClientReflection.class.getClassLoader();
@@ -373,14 +373,14 @@ public final class ClientReflection {
   /**
    * One of {@link #resources()}, from the class loader that loaded {@code type}; null if absent.
    */
-  static InputStream open(String resource, Class<?> type) {
+  public static InputStream open(String resource, Class<?> type) {
     if (!resources().contains(resource)) {
       throw new IllegalArgumentException(resource + " is not one of " + resources());
     }
     return type.getClassLoader().getResourceAsStream(resource);
   }
 
-  static Class<?> load(Member member) throws ClassNotFoundException {
+  public static Class<?> load(Member member) throws ClassNotFoundException {
     return load(member, OWN_LOADER);
   }
 
@@ -415,7 +415,7 @@ public final class ClientReflection {
    * {@code subclass}: an override that the starter cannot compile against (the client line it is
    * built with lacks the method) still reaches the client's own implementation.
    */
-  static MethodHandle superMethod(Member member, Class<?> subclass)
+  public static MethodHandle superMethod(Member member, Class<?> subclass)
       throws ReflectiveOperationException {
     requireAccess(member, Access.INVOKE);
     Method method = method(member);
@@ -424,7 +424,7 @@ public final class ClientReflection {
   }
 
   /** Whether a constructor exists, with exactly these parameter types. */
-  static boolean hasConstructor(Member member) {
+  public static boolean hasConstructor(Member member) {
     try {
       requireAccess(member, Access.INTROSPECT);
       return load(member).getDeclaredConstructor(parameterTypes(member, OWN_LOADER)) != null;
@@ -442,7 +442,7 @@ public final class ClientReflection {
     return types;
   }
 
-  static Class<?> load(String name) throws ClassNotFoundException {
+  public static Class<?> load(String name) throws ClassNotFoundException {
     return load(name, OWN_LOADER);
   }
 
