@@ -4,6 +4,7 @@ import io.github.spannertuning.experiment.ExperimentSlot;
 import io.github.spannertuning.routing.ChannelWarmth;
 import io.github.spannertuning.routing.Connection;
 import io.github.spannertuning.routing.Imbalance;
+import io.github.spannertuning.routing.StatementCosts;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptor;
 import java.lang.ref.WeakReference;
@@ -44,6 +45,9 @@ public final class ChannelLoad {
   private final ExperimentSlot experiment;
 
   private final ClientInterceptor interceptor;
+
+  /** What each kind of call costs on any connection, taken off its channel's estimate. */
+  private final StatementCosts costs = new StatementCosts();
 
   /**
    * @param experiment the client's experiments, told of every data-plane call while one runs; or
@@ -173,6 +177,11 @@ public final class ChannelLoad {
   /** Called once for each sub-channel a dynamic pool closed, which leaves {@link #channels()}. */
   public void onChannelRemoved(Consumer<ChannelStats> listener) {
     this.removalListeners.add(listener);
+  }
+
+  /** What each kind of call costs on any connection ({@link StatementCosts}). */
+  StatementCosts costs() {
+    return this.costs;
   }
 
   public ClientInterceptor interceptor() {

@@ -7,6 +7,7 @@ import io.github.spannertuning.experiment.CallKind;
 import io.github.spannertuning.experiment.ExperimentSlot;
 import io.github.spannertuning.pool.ChannelLoad.ChannelStats;
 import io.github.spannertuning.routing.ChannelLatency;
+import io.github.spannertuning.routing.StatementCosts;
 import io.github.spannertuning.trace.Traces;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
@@ -92,7 +93,7 @@ final class CountingInterceptor implements ClientInterceptor {
             StreamLink.link(reservation.stream(), stats),
             experiment,
             method,
-            true);
+            this.load.costs());
       }
       if (reservation.route() != PoolRouting.PRIMING) {
         return next.newCall(method, callOptions);
@@ -100,7 +101,7 @@ final class CountingInterceptor implements ClientInterceptor {
       // A priming call: counted as a call of its channel, not timed (its connection's set-up is
       // not the channel's latency) and not an experiment's.
       return new CountedCall<>(
-          next.newCall(method, callOptions), stats, null, 0, null, null, method, false);
+          next.newCall(method, callOptions), stats, null, 0, null, null, method, null);
     }
     return new CountedCall<>(
         next.newCall(method, callOptions),
@@ -110,7 +111,7 @@ final class CountingInterceptor implements ClientInterceptor {
         StreamLink.linkStarting(stats),
         experiment,
         method,
-        true);
+        this.load.costs());
   }
 
   /** What a call's status tells routing's latency estimate of its channel. */
@@ -187,7 +188,17 @@ final class CountingInterceptor implements ClientInterceptor {
 
     private long startNanos;
 
-    private final boolean timed;
+    /**
+     * The costs of the client's kinds of call, where the call's time to first response goes into
+     * its channel's estimate; {@code null} where it does not (a priming call).
+     */
+    private final StatementCosts costs;
+
+    /** The call's kind, once its request is sent; {@code null} until then or for no free way. */
+    private StatementCosts.Cost costKind;
+
+    /** The method's full name, a constant of its descriptor: the kind of a call of no statement. */
+    private final String methodName;
 
     /** The experiment running when the call was made, or {@code null}: then nothing below is. */
     private final ExperimentSlot experiment;
@@ -206,7 +217,9 @@ final class CountingInterceptor implements ClientInterceptor {
      *     picked and is counted when it starts
      * @param stream the guarded stream this call is the first attempt of, or {@code null}
      * @param experiment the client's experiments while one runs, else {@code null}
-     * @param timed whether the call's time to first response goes into its channel's estimate
+     * @param costs the costs of the client's kinds of call, where the call's time to first response
+     *     goes into its channel's estimate, less its kind's extra cost; {@code null} where it is
+     *     not timed
      */
     CountedCall(
         ClientCall<ReqT, RespT> call,
@@ -216,9 +229,10 @@ final class CountingInterceptor implements ClientInterceptor {
         StreamLink stream,
         ExperimentSlot experiment,
         MethodDescriptor<ReqT, RespT> method,
-        boolean timed) {
+        StatementCosts costs) {
       super(call);
-      this.timed = timed;
+      this.costs = costs;
+      this.methodName = method.getFullMethodName();
       this.stats = stats;
       this.stream = stream;
       this.counted = (reserved != null) ? 1 : 0;
@@ -240,7 +254,29 @@ final class CountingInterceptor implements ClientInterceptor {
       if (this.methodKind == QUERY && this.kind == null) {
         this.kind = queryKind(message);
       }
+      StatementCosts costs = this.costs;
+      if (costs != null && this.costKind == null) {
+        StatementCosts.Cost kind = costs.kind(costKey(message), this.startNanos);
+        this.costKind = kind;
+        long extra = costs.extraNanos(kind);
+        if (extra > 0) {
+          this.stats.connection().latency().quietUntil(this.startNanos + extra);
+        }
+      }
       super.sendMessage(message);
+    }
+
+    /**
+     * The kind of call a request is, as its cost is kept: its statement, its table, or its method.
+     */
+    private long costKey(Object request) {
+      if (request instanceof ExecuteSqlRequest sql) {
+        return (long) sql.getSql().hashCode() << 2;
+      }
+      if (request instanceof ReadRequest read) {
+        return ((long) (read.getTable().hashCode() * 31 + read.getIndex().hashCode()) << 2) | 1;
+      }
+      return ((long) this.methodName.hashCode() << 2) | 2;
     }
 
     @Override
@@ -288,12 +324,12 @@ final class CountingInterceptor implements ClientInterceptor {
       public void onMessage(RespT message) {
         if (!this.answered) {
           this.answered = true;
-          if (CountedCall.this.timed) {
-            CountedCall.this
-                .stats
-                .connection()
-                .latency()
-                .answered(CountedCall.this.startNanos, System.nanoTime());
+          StatementCosts costs = CountedCall.this.costs;
+          if (costs != null) {
+            long now = System.nanoTime();
+            long latency =
+                costs.answered(CountedCall.this.costKind, now - CountedCall.this.startNanos);
+            CountedCall.this.stats.connection().latency().answered(now - latency, now);
           }
         }
         CallKind kind = CountedCall.this.kind;
@@ -323,14 +359,16 @@ final class CountingInterceptor implements ClientInterceptor {
         if (CountedCall.this.experiment != null) {
           experimentClosed(status);
         }
-        if (CountedCall.this.timed && (!this.answered || !status.isOk())) {
+        StatementCosts costs = CountedCall.this.costs;
+        if (costs != null && (!this.answered || !status.isOk())) {
+          // Timed from when the call's kind would be due on the pool's cheapest connection.
           CountedCall.this
               .stats
               .connection()
               .latency()
               .closed(
                   close(status.getCode()),
-                  CountedCall.this.startNanos,
+                  CountedCall.this.startNanos + costs.extraNanos(CountedCall.this.costKind),
                   System.nanoTime(),
                   this.answered);
         }

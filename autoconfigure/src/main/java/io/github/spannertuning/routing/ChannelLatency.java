@@ -114,9 +114,16 @@ public final class ChannelLatency {
   /** When the channel last answered, or began a call with none outstanding. */
   private volatile long heardAtNanos;
 
+  /**
+   * Until when the channel's silence does not count: a call whose statement costs more than the
+   * pool's cheapest ({@link StatementCosts}) is not due before then.
+   */
+  private volatile long quietUntilNanos;
+
   public ChannelLatency(long nowNanos) {
     this.sampledAtNanos = nowNanos;
     this.heardAtNanos = nowNanos;
+    this.quietUntilNanos = nowNanos;
   }
 
   /** The moving average, as last updated, in nanoseconds. */
@@ -133,7 +140,9 @@ public final class ChannelLatency {
   public long expectedNanos(long nowNanos, int outstanding) {
     long estimate = forgotten(nowNanos);
     if (outstanding > 0) {
-      long silence = nowNanos - this.heardAtNanos;
+      long heard = this.heardAtNanos;
+      long quiet = this.quietUntilNanos;
+      long silence = nowNanos - ((quiet - heard > 0) ? quiet : heard);
       if (silence > SILENCE_NANOS && silence > SILENCE_ESTIMATES * estimate) {
         estimate = Math.max(estimate, silence);
       }
@@ -207,6 +216,16 @@ public final class ChannelLatency {
   /** A call starts on a channel that had none outstanding: its silence counts from now. */
   public void firstOutstanding(long nowNanos) {
     this.heardAtNanos = nowNanos;
+  }
+
+  /**
+   * A call started whose statement is not due before {@code untilNanos}: its silence until then is
+   * no sign of a stuck channel. Written only when it moves the time later.
+   */
+  public void quietUntil(long untilNanos) {
+    if (untilNanos - this.quietUntilNanos > 0) {
+      this.quietUntilNanos = untilNanos;
+    }
   }
 
   /** The first response of a call that started at {@code startNanos}. */

@@ -45,6 +45,28 @@ class ChannelLatencyTest {
         .isLessThan(300 * MS);
   }
 
+  /**
+   * A channel whose one outstanding call is a report not due for 100 ms (its statement's extra
+   * cost) is not taken as stuck at 80 ms of silence, as it is without; past the report's time its
+   * silence counts again.
+   */
+  @Test
+  void aCostlyCallsSilenceCountsOnlyOnceTheCallIsDue() {
+    ChannelLatency latency = answering(3 * MS);
+    long now = T0 + 1000 * MS;
+    latency.firstOutstanding(now);
+    assertThat(latency.expectedNanos(now + 80 * MS, 1))
+        .as("80 ms of silence, a point read outstanding")
+        .isGreaterThanOrEqualTo(80 * MS);
+    latency.quietUntil(now + 100 * MS);
+    assertThat(latency.expectedNanos(now + 80 * MS, 1))
+        .as("80 ms of silence, a report due at 100 ms outstanding")
+        .isLessThan(10 * MS);
+    assertThat(latency.expectedNanos(now + 400 * MS, 1))
+        .as("300 ms past the report's time")
+        .isGreaterThanOrEqualTo(300 * MS);
+  }
+
   @Test
   void aFailedCallMakesTheChannelSuspectUntilItAnswers() {
     ChannelLatency latency = answering(3 * MS);
