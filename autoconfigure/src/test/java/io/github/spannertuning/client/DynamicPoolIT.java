@@ -256,7 +256,7 @@ class DynamicPoolIT {
     }
   }
 
-  private static int connectionsUsed(List<Arrival> arrivals) {
+  static int connectionsUsed(List<Arrival> arrivals) {
     Set<SocketAddress> used = new HashSet<>();
     arrivals.forEach((arrival) -> used.add(arrival.connection()));
     return used.size();
@@ -479,7 +479,7 @@ class DynamicPoolIT {
   }
 
   /** The connection's arrivals over its even share of all of them, over the connections used. */
-  private static double shareOf(SocketAddress connection, List<Arrival> arrivals) {
+  static double shareOf(SocketAddress connection, List<Arrival> arrivals) {
     Set<SocketAddress> used = new HashSet<>();
     long on = 0;
     for (Arrival arrival : arrivals) {

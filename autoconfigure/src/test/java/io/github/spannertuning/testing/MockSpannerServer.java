@@ -81,6 +81,12 @@ public final class MockSpannerServer implements AutoCloseable {
 
   public static final String POINT_SELECT = "SELECT id, name FROM Singers WHERE id = 1";
 
+  /**
+   * A report: a few rows, its first after {@link Builder#reportCost} more than a point select's on
+   * every connection (100 ms unless a test sets another).
+   */
+  public static final String REPORT = "SELECT SingerId, SUM(Sales) FROM Albums GROUP BY SingerId";
+
   /** A database for the tests' own clients: the server answers the same for any. */
   public static final DatabaseId DATABASE =
       DatabaseId.of("test-project", "test-instance", "test-db");
@@ -229,6 +235,9 @@ public final class MockSpannerServer implements AutoCloseable {
   private static final Metadata.Key<String> REQUEST_ID =
       Metadata.Key.of("x-goog-spanner-request-id", Metadata.ASCII_STRING_MARSHALLER);
 
+  /** The methods whose request carries a statement. */
+  private static final Set<String> SQL_METHODS = Set.of("ExecuteStreamingSql", "ExecuteSql");
+
   /** Methods that carry no query work: answered without service time. */
   private static final Set<String> SESSION_METHODS =
       Set.of("CreateSession", "BatchCreateSessions", "GetSession", "ListSessions", "DeleteSession");
@@ -287,6 +296,8 @@ public final class MockSpannerServer implements AutoCloseable {
         StatementResult.query(Statement.of(POINT_SELECT), ResultSets.pointRow()));
     this.mock.putStatementResult(
         StatementResult.query(Statement.of(BIG_QUERY), ResultSets.numbers(10_000)));
+    this.mock.putStatementResult(
+        StatementResult.query(Statement.of(REPORT), ResultSets.numbers(10)));
     // What a client that primes its channels sends (6.125+'s dynamic pool, before a channel it
     // adds takes calls), and what Spanner answers.
     this.mock.putStatementResult(
@@ -708,6 +719,11 @@ public final class MockSpannerServer implements AutoCloseable {
         delayNanos += TimeUnit.MILLISECONDS.toNanos(slowMillis);
       }
       delayNanos += setUpWait(connection, method, id);
+      if (SQL_METHODS.contains(method) && !settings.reportCost.isZero()) {
+        listener =
+            new CostlyStatementListener<>(
+                listener, scheduler, REPORT, settings.reportCost.toNanos());
+      }
       return (delayNanos > 0) ? new DelayedListener<>(listener, delayNanos, scheduler) : listener;
     }
   }
@@ -810,7 +826,18 @@ public final class MockSpannerServer implements AutoCloseable {
 
     private Duration maxConnectionAgeGrace;
 
+    private Duration reportCost = Duration.ofMillis(100);
+
     private Builder() {}
+
+    /**
+     * How much longer than a point select the {@link #REPORT} takes on every connection: 100 ms
+     * unless set.
+     */
+    public Builder reportCost(Duration cost) {
+      this.reportCost = cost;
+      return this;
+    }
 
     /**
      * The bare mock: answers at once, no {@code last}, trailers with the last message. Real Spanner
