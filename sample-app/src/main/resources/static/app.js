@@ -114,7 +114,19 @@ async function fetchWarmUp() {
   }
 }
 
+// Polls overlap when the endpoint answers slower than once a second (a burst on a busy machine), and
+// their answers may come in any order: only an answer newer than the one shown is shown.
+let requested = 0;
+let shown = 0;
+
+function newer(seq) {
+  if (seq < shown) return false;
+  shown = seq;
+  return true;
+}
+
 async function poll() {
+  const seq = ++requested;
   try {
     const warmUp = fetchWarmUp();
     const response = await fetch(ENDPOINT, { cache: 'no-store' });
@@ -123,6 +135,7 @@ async function poll() {
     const names = Object.keys(body.clients || {});
     if (names.length === 0) throw new Error('no tuned Spanner client in ' + ENDPOINT);
     clientName = clientName && names.includes(clientName) ? clientName : names[0];
+    if (!newer(seq)) return;
     render(body.clients[clientName]);
     renderWarmUp(body.clients[clientName], await warmUp);
     $('status').textContent = 'updated ' + new Date().toLocaleTimeString() + ' from /' + ENDPOINT;
@@ -270,7 +283,8 @@ async function switchFeature(feature, enabled, box) {
       body: JSON.stringify({ feature, enabled }),
     });
     if (!response.ok) throw new Error(await reasonOf(response));
-    render(await response.json());
+    const client = await response.json();
+    if (newer(++requested)) render(client);
   } catch (e) {
     refused('switch of ' + feature, e.message);
     box.checked = !enabled;
@@ -341,6 +355,18 @@ async function stopExperiment() {
   }
 }
 
+/** The tuned client as the endpoint has it now, or null when it cannot be read. */
+async function clientNow() {
+  try {
+    const response = await fetch(ENDPOINT, { cache: 'no-store' });
+    if (!response.ok) return null;
+    const body = await response.json();
+    return (body.clients || {})[clientName] || null;
+  } catch (e) {
+    return null;
+  }
+}
+
 // One row per burst, so that a burst with a feature switched off can be set beside one with it on.
 function addHistory(before, after, body) {
   const state = (id) => (before && before.features[id] ? before.features[id].state : '–');
@@ -364,7 +390,9 @@ async function burst(event) {
   result.textContent = 'running…';
   result.dataset.done = 'false';
   baseline = new Map((window.lastChannels || []).map((c) => [c.channel, c.calls]));
-  const before = lastClient;
+  // The counters read as the burst starts and once it is done, not the last poll's: a poll's answer
+  // may be older than the click.
+  const before = await clientNow();
   try {
     const params = new URLSearchParams({ rate: $('rate').value, length: $('length').value });
     const response = await fetch('load/burst?' + params, { method: 'POST' });
@@ -373,9 +401,9 @@ async function burst(event) {
     result.textContent = `${body.reads} reads in ${(body.elapsedMs / 1000).toFixed(1)} s ` +
       `(${body.achievedRate.toFixed(0)}/s): p50 ${body.p50Ms.toFixed(1)} ms, p99 ${body.p99Ms.toFixed(1)} ms, ` +
       `${body.errors} errors` + (body.firstError ? ` (${body.firstError})` : '');
+    addHistory(before, await clientNow(), body);
     result.dataset.done = 'true';
     await poll();
-    addHistory(before, lastClient, body);
   } catch (e) {
     result.className = 'result error';
     result.textContent = 'burst failed: ' + e.message;
