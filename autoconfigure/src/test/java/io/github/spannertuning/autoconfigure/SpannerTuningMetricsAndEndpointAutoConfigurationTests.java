@@ -98,14 +98,18 @@ class SpannerTuningMetricsAndEndpointAutoConfigurationTests {
             });
   }
 
+  /** The runner with Boot's metrics auto-configurations and its simple registry. */
+  private ApplicationContextRunner withBootsMetrics() {
+    return this.contextRunner.withConfiguration(
+        AutoConfigurations.of(
+            MetricsAutoConfiguration.class,
+            SimpleMetricsExportAutoConfiguration.class,
+            CompositeMeterRegistryAutoConfiguration.class));
+  }
+
   @Test
   void bootsMetricsEnableSwitchTurnsThemOff() {
-    this.contextRunner
-        .withConfiguration(
-            AutoConfigurations.of(
-                MetricsAutoConfiguration.class,
-                SimpleMetricsExportAutoConfiguration.class,
-                CompositeMeterRegistryAutoConfiguration.class))
+    withBootsMetrics()
         .withPropertyValues("management.metrics.enable.spanner.tuning=false")
         .run(
             (context) -> {
@@ -118,12 +122,7 @@ class SpannerTuningMetricsAndEndpointAutoConfigurationTests {
 
   @Test
   void metersWithBootsRegistryWhenNotSwitchedOff() {
-    this.contextRunner
-        .withConfiguration(
-            AutoConfigurations.of(
-                MetricsAutoConfiguration.class,
-                SimpleMetricsExportAutoConfiguration.class,
-                CompositeMeterRegistryAutoConfiguration.class))
+    withBootsMetrics()
         .run(
             (context) -> {
               pointSelects(context, "spannerA", 2);

@@ -52,13 +52,7 @@ class SpannerTuningWarmUpIT {
               try (MockSpannerServer server =
                   MockSpannerServer.builder().connectionSetUp(SET_UP).start()) {
                 long began = System.nanoTime();
-                try (TunedInstance app =
-                    TunedInstance.start(
-                        server,
-                        0,
-                        PROBES,
-                        "management.endpoint.health.probes.enabled=true",
-                        "spanner.tuning.enabled=" + tuned)) {
+                try (TunedInstance app = withProbes(server, "spanner.tuning.enabled=" + tuned)) {
                   Duration toReady = Duration.ofNanos(System.nanoTime() - began);
                   int readiness = readiness(app);
                   String endpoint = get(app, "/actuator/spannertuning");
@@ -102,13 +96,7 @@ class SpannerTuningWarmUpIT {
     try (MockSpannerServer server = MockSpannerServer.start()) {
       server.stop();
       long began = System.nanoTime();
-      try (TunedInstance app =
-          TunedInstance.start(
-              server,
-              0,
-              PROBES,
-              "management.endpoint.health.probes.enabled=true",
-              "spanner.tuning.warm-up.timeout=1s")) {
+      try (TunedInstance app = withProbes(server, "spanner.tuning.warm-up.timeout=1s")) {
         Duration toReady = Duration.ofNanos(System.nanoTime() - began);
         assertThat(readiness(app)).isEqualTo(200);
         assertThat(toReady)
@@ -161,5 +149,12 @@ class SpannerTuningWarmUpIT {
     public String toString() {
       return "Start[toReady=%s, readiness=%d, waited=%d]".formatted(toReady, readiness, waited);
     }
+  }
+
+  /** The application on {@code server} with Kubernetes' probes, and {@code property}. */
+  private static TunedInstance withProbes(MockSpannerServer server, String property)
+      throws Exception {
+    return TunedInstance.start(
+        server, 0, PROBES, "management.endpoint.health.probes.enabled=true", property);
   }
 }

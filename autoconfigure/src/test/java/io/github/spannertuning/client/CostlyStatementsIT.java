@@ -51,23 +51,19 @@ class CostlyStatementsIT {
   @Tag("dynamic-pool")
   void onTheDynamicPoolTheSlowedConnectionTakesLittleBesideReports() throws Exception {
     StockAndTuned<Slowed> runs =
-        StockAndTuned.measure(
-            (tuned) ->
-                DynamicPoolIT.onFreshClient(
-                    MockSpannerServer.builder(),
-                    tuned,
-                    SpannerOptions.createDefaultDynamicChannelPoolOptions(),
-                    CostlyStatementsIT::slowed));
+        DynamicPoolIT.onFreshClients(
+            MockSpannerServer.builder(),
+            SpannerOptions.createDefaultDynamicChannelPoolOptions(),
+            CostlyStatementsIT::slowed);
     check(runs, "dynamic pool");
   }
 
   private static void check(StockAndTuned<Slowed> runs, String pool) {
     String figures =
         runs.print(
-            String.format(
-                "[costly statements %s, %s] %d threads, one query in %d a report 100 ms costlier,"
-                    + " the busiest connection +20 ms from the moment it slows",
-                VERSION, pool, THREADS, REPORT_EVERY));
+            "[costly statements %s, %s] %d threads, one query in %d a report 100 ms costlier,"
+                + " the busiest connection +20 ms from the moment it slows",
+            VERSION, pool, THREADS, REPORT_EVERY);
     assertThat(runs.tuned().load().failed()).as("tuned: failed queries: " + figures).isZero();
     assertThat(runs.tuned().share())
         .as("tuned: the slowed connection's share of its even share: " + figures)

@@ -84,21 +84,16 @@ class DynamicPoolIT {
   @Test
   void thePoolGrowsAndShrinksAtTheLoadWhereStocksDoes() throws Exception {
     StockAndTuned<Scaling> runs =
-        StockAndTuned.measure(
-            (tuned) ->
-                onFreshClient(
-                    MockSpannerServer.builder()
-                        .serviceTime(
-                            ServiceTime.uniform(Duration.ofMillis(200), Duration.ofMillis(202))),
-                    tuned,
-                    DynamicPoolIT::scaling));
+        onFreshClients(
+            MockSpannerServer.builder()
+                .serviceTime(ServiceTime.uniform(Duration.ofMillis(200), Duration.ofMillis(202))),
+            DynamicPoolIT::scaling);
     int step = scaleUpStep();
     String figures =
         runs.print(
-            String.format(
-                "[dynamic pool %s] 950 reads/s for 3 s, then idle: pool size every 0.25 s (the"
-                    + " pool's step: %d)",
-                VERSION, step));
+            "[dynamic pool %s] 950 reads/s for 3 s, then idle: pool size every 0.25 s (the"
+                + " pool's step: %d)",
+            VERSION, step);
     Scaling stock = runs.stock();
     Scaling tuned = runs.tuned();
     assertThat(stock.peak())
@@ -211,36 +206,32 @@ class DynamicPoolIT {
       MockSpannerServer.Builder server, int threads, long slowerMillis, boolean burstFirst)
       throws Exception {
     StockAndTuned<Slowed> runs =
-        StockAndTuned.measure(
-            (tuned) ->
-                onFreshClient(
-                    server,
-                    tuned,
-                    SpannerOptions.createDefaultDynamicChannelPoolOptions(),
-                    (subject) -> {
-                      if (burstFirst) {
-                        Loops.onThreads(
-                            200,
-                            (thread) -> {
-                              subject.pointSelect();
-                              return null;
-                            });
-                      }
-                      PointSelectLoads.closedLoop(subject, threads, Duration.ofSeconds(1));
-                      SocketAddress slow = subject.server.busiestConnection();
-                      subject.server.reset();
-                      subject.server.slowDown(slow, slowerMillis);
-                      PointSelectLoads.closedLoop(subject, threads, Duration.ofSeconds(3));
-                      List<Arrival> arrivals = subject.server.arrivals();
-                      return new Slowed(
-                          shareOf(slow, arrivals), connectionsUsed(arrivals), poolSize(subject));
-                    }));
+        onFreshClients(
+            server,
+            SpannerOptions.createDefaultDynamicChannelPoolOptions(),
+            (subject) -> {
+              if (burstFirst) {
+                Loops.onThreads(
+                    200,
+                    (thread) -> {
+                      subject.pointSelect();
+                      return null;
+                    });
+              }
+              PointSelectLoads.closedLoop(subject, threads, Duration.ofSeconds(1));
+              SocketAddress slow = subject.server.busiestConnection();
+              subject.server.reset();
+              subject.server.slowDown(slow, slowerMillis);
+              PointSelectLoads.closedLoop(subject, threads, Duration.ofSeconds(3));
+              List<Arrival> arrivals = subject.server.arrivals();
+              return new Slowed(
+                  shareOf(slow, arrivals), connectionsUsed(arrivals), poolSize(subject));
+            });
     String figures =
         runs.print(
-            String.format(
-                "[dynamic pool %s] %d threads%s, a connection +%d ms from the moment it slows: its"
-                    + " share of its even share over the connections in use",
-                VERSION, threads, burstFirst ? " after a 200-read burst" : "", slowerMillis));
+            "[dynamic pool %s] %d threads%s, a connection +%d ms from the moment it slows: its"
+                + " share of its even share over the connections in use",
+            VERSION, threads, burstFirst ? " after a 200-read burst" : "", slowerMillis);
     assertThat(runs.tuned().share()).as("tuned: " + figures).isLessThanOrEqualTo(0.15);
     assertThat(runs.tuned().used())
         .as("tuned: connections that took reads, at least stock's: " + figures)
@@ -273,26 +264,19 @@ class DynamicPoolIT {
   void transactionsAvoidASlowerConnection() throws Exception {
     GcpChannelPoolOptions steady = SpannerOptions.createDefaultDynamicChannelPoolOptions();
     StockAndTuned<Transactions> runs =
-        StockAndTuned.measure(
-            (tuned) ->
-                onFreshClient(
-                    MockSpannerServer.builder(),
-                    tuned,
-                    steady,
-                    (subject) -> {
-                      PointSelectLoads.closedLoop(subject, 8, Duration.ofSeconds(1));
-                      SocketAddress slowed = subject.server.busiestConnection();
-                      subject.server.slowDown(slowed, 200);
-                      subject.server.reset();
-                      int before = poolSize(subject);
-                      int ran = TransactionRoutingIT.transactionsFor(subject, 800, "t");
-                      return Transactions.of(subject, slowed, ran, before);
-                    }));
-    String figures =
-        runs.print(
-            String.format(
-                "[dynamic pool %s] %d threads, 800 transactions, a connection +200 ms",
-                VERSION, TransactionRoutingIT.THREADS));
+        onFreshClients(
+            MockSpannerServer.builder(),
+            steady,
+            (subject) -> {
+              PointSelectLoads.closedLoop(subject, 8, Duration.ofSeconds(1));
+              SocketAddress slowed = subject.server.busiestConnection();
+              subject.server.slowDown(slowed, 200);
+              subject.server.reset();
+              int before = poolSize(subject);
+              int ran = TransactionRoutingIT.transactionsFor(subject, 800, "t");
+              return Transactions.of(subject, slowed, ran, before);
+            });
+    String figures = printed(runs, ", 800 transactions, a connection +200 ms");
     Transactions tuned = runs.tuned();
     assertThat(tuned.spread().transactions())
         .as("tuned: transactions the server saw: " + figures)
@@ -315,33 +299,24 @@ class DynamicPoolIT {
   @Test
   void transactionsOutliveAScaleDown() throws Exception {
     StockAndTuned<Transactions> runs =
-        StockAndTuned.measure(
-            (tuned) ->
-                onFreshClient(
-                    MockSpannerServer.builder(),
-                    tuned,
-                    poolOptions(),
-                    (subject) -> {
-                      subject.server.setServiceTime(
-                          ServiceTime.uniform(Duration.ofMillis(200), Duration.ofMillis(202)));
-                      int grown;
-                      try (PoolSampler sampler = new PoolSampler(subject, Duration.ofMillis(100))) {
-                        PointSelectLoads.closedLoop(subject, 200, Duration.ofSeconds(2));
-                        grown =
-                            sampler.sizes().stream().mapToInt(Integer::intValue).max().orElse(0);
-                      }
-                      subject.server.setServiceTime(
-                          ServiceTime.uniform(Duration.ofMillis(2), Duration.ofMillis(5)));
-                      subject.server.reset();
-                      int ran =
-                          TransactionRoutingIT.transactionsFor(subject, Duration.ofSeconds(3), "t");
-                      return Transactions.of(subject, null, ran, grown);
-                    }));
-    String figures =
-        runs.print(
-            String.format(
-                "[dynamic pool %s] %d threads of transactions for 3 s, the pool scaling down",
-                VERSION, TransactionRoutingIT.THREADS));
+        onFreshClients(
+            MockSpannerServer.builder(),
+            poolOptions(),
+            (subject) -> {
+              subject.server.setServiceTime(
+                  ServiceTime.uniform(Duration.ofMillis(200), Duration.ofMillis(202)));
+              int grown;
+              try (PoolSampler sampler = new PoolSampler(subject, Duration.ofMillis(100))) {
+                PointSelectLoads.closedLoop(subject, 200, Duration.ofSeconds(2));
+                grown = sampler.sizes().stream().mapToInt(Integer::intValue).max().orElse(0);
+              }
+              subject.server.setServiceTime(
+                  ServiceTime.uniform(Duration.ofMillis(2), Duration.ofMillis(5)));
+              subject.server.reset();
+              int ran = TransactionRoutingIT.transactionsFor(subject, Duration.ofSeconds(3), "t");
+              return Transactions.of(subject, null, ran, grown);
+            });
+    String figures = printed(runs, " of transactions for 3 s, the pool scaling down");
     Transactions tuned = runs.tuned();
     assertThat(tuned.before()).as("tuned: the pool before: " + figures).isGreaterThanOrEqualTo(8);
     assertThat(tuned.after())
@@ -353,6 +328,12 @@ class DynamicPoolIT {
     assertThat(tuned.spread().split())
         .as("tuned: transactions split between connections: " + figures)
         .isLessThanOrEqualTo((tuned.before() - tuned.after()) * TransactionRoutingIT.THREADS);
+  }
+
+  /** Prints both sides' transactions, {@code what} after the pool and the threads. */
+  private static String printed(StockAndTuned<Transactions> runs, String what) {
+    return runs.print(
+        "[dynamic pool %s] %d threads%s", VERSION, TransactionRoutingIT.THREADS, what);
   }
 
   /** Where the transactions ran, and the pool's size before and after. */
@@ -439,9 +420,8 @@ class DynamicPoolIT {
             });
     String figures =
         held.print(
-            String.format(
-                "[dynamic pool %s] trailers never come, drain timeout %s, 6 s after the load",
-                VERSION, drainTimeout));
+            "[dynamic pool %s] trailers never come, drain timeout %s, 6 s after the load",
+            VERSION, drainTimeout);
     Held tuned = held.tuned();
     assertThat(tuned.open()).as("tuned: streams left open on the server: " + figures).isZero();
     assertThat(tuned.after()).as("tuned: the pool shrank: " + figures).isLessThan(tuned.peak());
@@ -492,17 +472,28 @@ class DynamicPoolIT {
     return Math.round(100.0 * on / (arrivals.size() / (double) used.size())) / 100.0;
   }
 
-  /** A fresh client on a dynamic pool, stock or tuned, with a server of its own. */
-  static <T> T onFreshClient(
-      MockSpannerServer.Builder server, boolean tuned, Function<RoutingSubject, T> workload)
-      throws Exception {
-    return onFreshClient(server, tuned, poolOptions(), workload);
+  /** As {@link #onFreshClients(MockSpannerServer.Builder, GcpChannelPoolOptions, Function)}. */
+  static <T> StockAndTuned<T> onFreshClients(
+      MockSpannerServer.Builder server, Function<RoutingSubject, T> workload) throws Exception {
+    return onFreshClients(server, poolOptions(), workload);
   }
 
   /**
-   * As {@link #onFreshClient(MockSpannerServer.Builder, boolean, Function)}, with these options.
+   * The workload on a fresh stock client, then on a fresh tuned one, each on a dynamic pool with
+   * these options and a server of its own.
    */
-  static <T> T onFreshClient(
+  static <T> StockAndTuned<T> onFreshClients(
+      MockSpannerServer.Builder server,
+      GcpChannelPoolOptions pool,
+      Function<RoutingSubject, T> workload)
+      throws Exception {
+    return StockAndTuned.measure((tuned) -> onFreshClient(server, tuned, pool, workload));
+  }
+
+  /**
+   * A fresh client on a dynamic pool with these options, stock or tuned, on a server of its own.
+   */
+  private static <T> T onFreshClient(
       MockSpannerServer.Builder server,
       boolean tuned,
       GcpChannelPoolOptions pool,

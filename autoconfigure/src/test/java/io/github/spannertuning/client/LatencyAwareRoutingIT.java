@@ -124,10 +124,9 @@ class LatencyAwareRoutingIT {
             });
     String figures =
         runs.print(
-            String.format(
-                "[latency routing %s] %d threads, 50-52 ms per query, connection +50 ms, its share"
-                    + " of its even share",
-                VERSION, threads));
+            "[latency routing %s] %d threads, 50-52 ms per query, connection +50 ms, its share"
+                + " of its even share",
+            VERSION, threads);
     Concurrent tuned = runs.tuned();
     assertThat(tuned.load().failed()).as("tuned: failed queries: " + figures).isZero();
     // A median under half again the service time: the client's cores are not what limits it.
@@ -181,7 +180,7 @@ class LatencyAwareRoutingIT {
                       .count();
               return new Stall(arrivals.size(), onStalled, onStalledLate, load.failed(), load.ok());
             });
-    runs.print(String.format("[latency routing %s] stalled connection", VERSION));
+    runs.print("[latency routing %s] stalled connection", VERSION);
     Stall stock = runs.stock();
     Stall tuned = runs.tuned();
     // A connection that has not answered for a while is expected to take at least that long, and
@@ -256,9 +255,8 @@ class LatencyAwareRoutingIT {
             });
     String figures =
         runs.print(
-            String.format(
-                "[latency routing %s] fresh client, %d workers, 800-850 ms per query",
-                VERSION, workers));
+            "[latency routing %s] fresh client, %d workers, 800-850 ms per query",
+            VERSION, workers);
     Fresh tuned = runs.tuned();
     assertThat(tuned.load().failed()).as("tuned: failed queries: " + figures).isZero();
     assertThat(tuned.perConnection()).as("tuned: connections used: " + figures).hasSize(CHANNELS);

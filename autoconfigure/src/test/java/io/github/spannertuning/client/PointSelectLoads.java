@@ -40,12 +40,7 @@ final class PointSelectLoads {
             if (wait > 0) {
               TimeUnit.NANOSECONDS.sleep(wait);
             }
-            try (ResultSet rs =
-                subject.client.singleUse().executeQuery(Statement.of(POINT_SELECT))) {
-              (rs.next() ? ok : failed).incrementAndGet();
-            } catch (RuntimeException ex) {
-              failed.incrementAndGet();
-            }
+            pointSelect(subject, ok, failed);
           }
           return null;
         });
@@ -61,16 +56,20 @@ final class PointSelectLoads {
         threads,
         (thread) -> {
           while (System.nanoTime() < end) {
-            try (ResultSet rs =
-                subject.client.singleUse().executeQuery(Statement.of(POINT_SELECT))) {
-              (rs.next() ? ok : failed).incrementAndGet();
-            } catch (RuntimeException ex) {
-              failed.incrementAndGet();
-            }
+            pointSelect(subject, ok, failed);
           }
           return null;
         });
     return new Load(ok.get(), failed.get());
+  }
+
+  /** One point select, counted as made or failed. */
+  private static void pointSelect(RoutingSubject subject, AtomicInteger ok, AtomicInteger failed) {
+    try (ResultSet rs = subject.client.singleUse().executeQuery(Statement.of(POINT_SELECT))) {
+      (rs.next() ? ok : failed).incrementAndGet();
+    } catch (RuntimeException ex) {
+      failed.incrementAndGet();
+    }
   }
 
   /** Queries made and failed, and the point selects' latencies in nanoseconds, sorted. */

@@ -48,25 +48,27 @@ class SwitchbackSimulationTest {
    */
   @Test
   void armsFromOneDistributionShowNoDetectableDifferenceInAtLeast93Percent() {
-    int[] alike = countByBlock(0, false, Verdict.NO_DETECTABLE_DIFFERENCE);
-    int total = IntStream.of(alike).sum();
-    System.out.printf(
-        "A/A: no detectable difference in %d of %d seeds; per 100 seeds: %s%n",
-        total, BLOCKS * 100, Arrays.toString(alike));
-    assertThat(total).isGreaterThanOrEqualTo(93 * BLOCKS);
+    assertThat(seeds("A/A: no detectable difference", 0, false, Verdict.NO_DETECTABLE_DIFFERENCE))
+        .isGreaterThanOrEqualTo(93 * BLOCKS);
   }
 
   @Test
   void aStockArmWithTwiceTheP99IsFoundBetterInAtLeast95Percent() {
-    int[] found = countByBlock(1_000_000, true, Verdict.BETTER);
-    int total = IntStream.of(found).sum();
-    System.out.printf(
-        "2x shift in P99: tuned found better in %d of %d seeds; per 100 seeds: %s%n",
-        total, BLOCKS * 100, Arrays.toString(found));
-    assertThat(total).isGreaterThanOrEqualTo(95 * BLOCKS);
+    assertThat(seeds("2x shift in P99: tuned found better", 1_000_000, true, Verdict.BETTER))
+        .isGreaterThanOrEqualTo(95 * BLOCKS);
   }
 
   /** Per block of 100 seeds from {@code firstSeed}, the experiments that found {@code verdict}. */
+  /** The seeds whose verdict is {@code verdict}, of every block's, printed per block. */
+  private static int seeds(String what, long firstSeed, boolean shifted, Verdict verdict) {
+    int[] found = countByBlock(firstSeed, shifted, verdict);
+    int total = IntStream.of(found).sum();
+    System.out.printf(
+        "%s in %d of %d seeds; per 100 seeds: %s%n",
+        what, total, BLOCKS * 100, Arrays.toString(found));
+    return total;
+  }
+
   private static int[] countByBlock(long firstSeed, boolean shifted, Verdict verdict) {
     int[] counts = new int[BLOCKS];
     for (int seed = 0; seed < BLOCKS * 100; seed++) {

@@ -51,9 +51,7 @@ class ChannelWarmerTest {
 
     sessionKnown();
 
-    assertThat(this.primed).containsExactly(first);
-    assertThat(first.warmth().state()).isEqualTo(State.WARM);
-    assertThat(first.connection().isCold()).isFalse();
+    assertPrimedOnceAndWarm(first);
   }
 
   /**
@@ -63,44 +61,50 @@ class ChannelWarmerTest {
    */
   @Test
   void aChannelAddedAfterTheSessionIsKnownIsPrimedOnceItConnects() {
-    sessionKnown();
     ChannelStats added = new ChannelStats(4);
-    TestChannel channel = new TestChannel();
-    this.warmer.watch(added, channel, false);
+    TestChannel channel = addedAfterTheSession(added, ConnectivityState.IDLE, false);
     assertThat(this.primed).as("not connected yet").isEmpty();
 
     channel.become(ConnectivityState.CONNECTING);
     channel.become(ConnectivityState.READY);
 
-    assertThat(this.primed).containsExactly(added);
-    assertThat(added.warmth().state()).isEqualTo(State.WARM);
-    assertThat(added.connection().isCold()).isFalse();
+    assertPrimedOnceAndWarm(added);
   }
 
   /** Added already connected, after the session: primed at once, once. */
   @Test
   void aConnectedChannelAddedAfterTheSessionIsKnownIsPrimedAtOnce() {
-    sessionKnown();
     ChannelStats added = new ChannelStats(5);
-    TestChannel channel = new TestChannel();
-    channel.state = ConnectivityState.READY;
-    this.warmer.watch(added, channel, false);
+    addedAfterTheSession(added, ConnectivityState.READY, false);
 
-    assertThat(this.primed).containsExactly(added);
-    assertThat(added.warmth().isWarm()).isTrue();
+    assertPrimedOnceAndWarm(added);
   }
 
   /** A channel the pool primed itself before it added it (grpc-gcp 1.20) is not primed again. */
   @Test
   void aChannelThePoolPrimedIsWarmOnceConnectedWithNoCallOfOurs() {
-    sessionKnown();
     ChannelStats added = new ChannelStats(6);
-    TestChannel channel = new TestChannel();
-    this.warmer.watch(added, channel, true);
-    channel.become(ConnectivityState.READY);
+    addedAfterTheSession(added, ConnectivityState.IDLE, true).become(ConnectivityState.READY);
 
     assertThat(this.primed).isEmpty();
     assertThat(added.warmth().isWarm()).isTrue();
+  }
+
+  /** A session is known, then the pool adds a channel in {@code state}, watched from then. */
+  private TestChannel addedAfterTheSession(
+      ChannelStats added, ConnectivityState state, boolean primedByPool) {
+    sessionKnown();
+    TestChannel channel = new TestChannel();
+    channel.state = state;
+    this.warmer.watch(added, channel, primedByPool);
+    return channel;
+  }
+
+  /** The channel was primed once, no other was, and it takes reads. */
+  private void assertPrimedOnceAndWarm(ChannelStats channel) {
+    assertThat(this.primed).containsExactly(channel);
+    assertThat(channel.warmth().state()).isEqualTo(State.WARM);
+    assertThat(channel.connection().isCold()).isFalse();
   }
 
   /** A channel whose connectivity the test sets, calling back as grpc-java's does. */

@@ -35,10 +35,8 @@ class HedgeDelayTest {
    */
   @Test
   void eachShapeHasItsOwnDelay() {
-    HedgeDelay.Shape point = this.delay.shape(1, "point", T0);
-    HedgeDelay.Shape scan = this.delay.shape(2, "scan", T0);
-    feed(point, 3 * MS, 500, T0);
-    feed(scan, 40 * MS, 500, T0);
+    HedgeDelay.Shape point = fed(1, "point", 3 * MS, 500);
+    HedgeDelay.Shape scan = fed(2, "scan", 40 * MS, 500);
     assertThat(this.delay.delayNanos(point)).isBetween(3 * MS, 4 * MS);
     assertThat(this.delay.delayNanos(scan)).isBetween(40 * MS, 44 * MS);
   }
@@ -89,11 +87,16 @@ class HedgeDelayTest {
 
   @Test
   void theBusiestShapesComeFirst() {
-    HedgeDelay.Shape seldom = this.delay.shape(1, "seldom", T0);
-    HedgeDelay.Shape often = this.delay.shape(2, "often", T0);
-    feed(seldom, 3 * MS, 10, T0);
-    feed(often, 3 * MS, 50, T0);
+    fed(1, "seldom", 3 * MS, 10);
+    fed(2, "often", 3 * MS, 50);
     assertThat(this.delay.busiest(1)).extracting(HedgeDelay.Shape::text).containsExactly("often");
+  }
+
+  /** A shape placed at {@code T0} and fed {@code samples} reads of {@code latency} from then. */
+  private HedgeDelay.Shape fed(long key, String text, long latency, int samples) {
+    HedgeDelay.Shape shape = this.delay.shape(key, text, T0);
+    feed(shape, latency, samples, T0);
+    return shape;
   }
 
   private void feed(HedgeDelay.Shape shape, long latency, int samples, long from) {

@@ -43,6 +43,33 @@ class StatementCostsTest {
     return this.costs.answered(this.costs.kind(kind, this.now), latency);
   }
 
+  /** The median of what a report and a point read tell of their connection. */
+  private record Told(long report, long point) {}
+
+  /**
+   * 200 reports and 200 point reads on {@code channel}, the others carrying the rest of the traffic
+   * meanwhile: the median of what each kind tells of the connection.
+   */
+  private Told onConnection(int channel) {
+    long[] reports = new long[200];
+    long[] points = new long[200];
+    for (int i = 0; i < 200; i++) {
+      reports[i] = call(REPORT, channel);
+      points[i] = call(POINT, channel);
+      otherConnections(channel);
+    }
+    return new Told(median(reports), median(points));
+  }
+
+  /** The connections but {@code channel} carry the rest of the traffic, reports among it. */
+  private void otherConnections(int channel) {
+    for (int other = 0; other < 2 * CHANNELS; other++) {
+      if (other % CHANNELS != channel) {
+        call((other % 5 == 0) ? REPORT : POINT, other % CHANNELS);
+      }
+    }
+  }
+
   /** 4,000 calls, one in ten a report, spread over the channels in turn. */
   private void traffic() {
     for (int i = 0; i < 4_000; i++) {
@@ -53,39 +80,23 @@ class StatementCostsTest {
   @Test
   void aReportOnAHealthyConnectionWeighsAsAPointReadDoes() {
     traffic();
-    long[] reports = new long[200];
-    long[] points = new long[200];
-    for (int i = 0; i < 200; i++) {
-      reports[i] = call(REPORT, 0);
-      points[i] = call(POINT, 0);
-    }
-    assertThat(median(reports))
-        .as("a report on a healthy connection, less its extra cost: %d us", median(reports) / 1000)
+    Told told = onConnection(0);
+    assertThat(told.report())
+        .as("a report on a healthy connection, less its extra cost: %d us", told.report() / 1000)
         .isBetween(1 * MS, 6 * MS);
-    assertThat(median(points))
-        .as("a point read is taken as it is: %d us", median(points) / 1000)
+    assertThat(told.point())
+        .as("a point read is taken as it is: %d us", told.point() / 1000)
         .isBetween(2 * MS, 5 * MS);
   }
 
   @Test
   void aConnectionSlowForEveryStatementStaysSlowForReportsToo() {
     traffic();
-    long[] reports = new long[200];
-    long[] points = new long[200];
-    for (int i = 0; i < 200; i++) {
-      reports[i] = call(REPORT, SLOW);
-      points[i] = call(POINT, SLOW);
-      // The other connections carry the rest of the traffic meanwhile, reports among it.
-      for (int other = 0; other < 2 * CHANNELS; other++) {
-        if (other % CHANNELS != SLOW) {
-          call((other % 5 == 0) ? REPORT : POINT, other % CHANNELS);
-        }
-      }
-    }
-    assertThat(median(reports))
-        .as("a report on the connection 20 ms slower: %d us", median(reports) / 1000)
+    Told told = onConnection(SLOW);
+    assertThat(told.report())
+        .as("a report on the connection 20 ms slower: %d us", told.report() / 1000)
         .isBetween(20 * MS, 26 * MS);
-    assertThat(median(points)).isBetween(22 * MS, 25 * MS);
+    assertThat(told.point()).isBetween(22 * MS, 25 * MS);
   }
 
   /**

@@ -1,39 +1,36 @@
 package io.github.spannertuning.testing;
 
+import static io.github.spannertuning.testing.MockSpannerServer.REPORT;
+
 import com.google.spanner.v1.ExecuteSqlRequest;
+import io.grpc.ForwardingServerCallListener;
 import io.grpc.ServerCall;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.UnaryOperator;
 
 /**
- * Serves one statement later than the others on every connection, as a report or a scan is: the
- * call's events are held for the statement's extra cost once its request shows which statement it
- * is, after whatever delay its connection and the server's pace gave it already.
+ * Serves the {@link MockSpannerServer#REPORT} later than the other statements on every connection,
+ * as a report or a scan is: the call's events are held for the statement's extra cost once its
+ * request shows which statement it is, after whatever delay its connection and the server's pace
+ * gave it already.
  */
-final class CostlyStatementListener<ReqT> extends ServerCall.Listener<ReqT> {
+final class CostlyStatementListener<ReqT> extends ForwardingServerCallListener<ReqT> {
 
   private final ServerCall.Listener<ReqT> delegate;
 
-  private final ScheduledExecutorService scheduler;
-
-  private final String statement;
-
-  private final long extraNanos;
+  /** The delegate behind the statement's extra cost. */
+  private final UnaryOperator<ServerCall.Listener<ReqT>> delayed;
 
   /** Where the call's events go, once its request has told: the service, or a delay before it. */
   private ServerCall.Listener<ReqT> target;
 
   CostlyStatementListener(
-      ServerCall.Listener<ReqT> delegate,
-      ScheduledExecutorService scheduler,
-      String statement,
-      long extraNanos) {
+      ServerCall.Listener<ReqT> delegate, UnaryOperator<ServerCall.Listener<ReqT>> delayed) {
     this.delegate = delegate;
-    this.scheduler = scheduler;
-    this.statement = statement;
-    this.extraNanos = extraNanos;
+    this.delayed = delayed;
   }
 
-  private ServerCall.Listener<ReqT> target() {
+  @Override
+  protected ServerCall.Listener<ReqT> delegate() {
     return (this.target != null) ? this.target : this.delegate;
   }
 
@@ -41,30 +38,10 @@ final class CostlyStatementListener<ReqT> extends ServerCall.Listener<ReqT> {
   public void onMessage(ReqT message) {
     if (this.target == null) {
       this.target =
-          (message instanceof ExecuteSqlRequest sql && this.statement.equals(sql.getSql()))
-              ? new DelayedListener<>(this.delegate, this.extraNanos, this.scheduler)
+          (message instanceof ExecuteSqlRequest sql && REPORT.equals(sql.getSql()))
+              ? this.delayed.apply(this.delegate)
               : this.delegate;
     }
     this.target.onMessage(message);
-  }
-
-  @Override
-  public void onHalfClose() {
-    target().onHalfClose();
-  }
-
-  @Override
-  public void onCancel() {
-    target().onCancel();
-  }
-
-  @Override
-  public void onComplete() {
-    target().onComplete();
-  }
-
-  @Override
-  public void onReady() {
-    target().onReady();
   }
 }

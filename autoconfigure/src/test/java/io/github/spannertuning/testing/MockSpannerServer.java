@@ -720,9 +720,10 @@ public final class MockSpannerServer implements AutoCloseable {
       }
       delayNanos += setUpWait(connection, method, id);
       if (SQL_METHODS.contains(method) && !settings.reportCost.isZero()) {
+        long cost = settings.reportCost.toNanos();
         listener =
             new CostlyStatementListener<>(
-                listener, scheduler, REPORT, settings.reportCost.toNanos());
+                listener, (service) -> new DelayedListener<>(service, cost, scheduler));
       }
       return (delayNanos > 0) ? new DelayedListener<>(listener, delayNanos, scheduler) : listener;
     }

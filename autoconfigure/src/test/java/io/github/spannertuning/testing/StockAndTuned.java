@@ -26,4 +26,9 @@ public record StockAndTuned<T>(T stock, T tuned) {
     System.out.println(figures);
     return figures;
   }
+
+  /** As {@link #print(String)}, {@code what} formatted from {@code format} and {@code args}. */
+  public String print(String format, Object... args) {
+    return print(String.format(format, args));
+  }
 }
