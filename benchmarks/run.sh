@@ -21,6 +21,11 @@
 #                                          # degraded, stragglers, fresh-client and grow-shrink
 #                                          # workloads, stock, tuned and tuned + hedging, on 6.119
 #                                          # and 6.127 (6.113 does not route that pool)
+#   LINES="6.119 6.127" POOLS="static dynamic" SKIP_JMH=1 REPORT=benchmarks-mixed benchmarks/run.sh \
+#     --workloads mixed --client-cpus 0 --rounds 3
+#                                          # the degraded workload with one query in ten a costly
+#                                          # report, stock, tuned and tuned + hedging, each line on
+#                                          # both pools in one report: about 12 minutes
 #
 # Extra arguments are flags of BenchmarkMain (see docs/benchmarking.md). SKIP_JMH=1 skips JMH; JMH_ARGS adds
 # JMH options (e.g. JMH_ARGS="-wi 1 -i 2" for a shorter run); JMH_INCLUDE picks the JMH benchmarks by a
@@ -28,8 +33,10 @@
 # REPORT names the published files (benchmarks by default: REPORT=benchmarks-hedging publishes
 # docs/benchmarks-hedging.md, .json and .html); LINES=6.119 or LINES=6.113 runs one
 # client line only, LINES=6.122 the 6.122 line (grpc-gcp 1.15), LINES=6.127 or LINES=6.125 the
-# lines libraries-bom 26.93.0 brings (grpc-gcp 1.20; from 6.125 the client skips the cancel at last). --client-cpus needs taskset (util-linux) and more cores than N; without them
-# that part is skipped, and the report says why.
+# lines libraries-bom 26.93.0 brings (grpc-gcp 1.20; from 6.125 the client skips the cancel at last).
+# POOLS="static dynamic" runs each client line once per pool (--pool each, which the arguments then
+# must not set), all in one report. --client-cpus needs taskset (util-linux) and more cores than N;
+# without them that part is skipped, and the report says why.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,7 +48,7 @@ export NO_GCE_CHECK=true SPANNER_DISABLE_BUILTIN_METRICS=true
 
 rm -rf "$OUT"
 mkdir -p "$OUT"
-command="${LINES:+LINES=\"$LINES\" }${SKIP_JMH:+SKIP_JMH=1 }"
+command="${LINES:+LINES=\"$LINES\" }${POOLS:+POOLS=\"$POOLS\" }${SKIP_JMH:+SKIP_JMH=1 }"
 if [ "$REPORT" != benchmarks ]; then command+="REPORT=$REPORT "; fi
 if [ -z "${SKIP_JMH:-}" ] && [ "$JMH_INCLUDE" != "io.github.spannertuning.client.*Benchmark" ]; then
   command+="JMH_INCLUDE=$JMH_INCLUDE "
@@ -50,7 +57,18 @@ if [ -z "${SKIP_JMH:-}" ] && [ -n "${JMH_ARGS:-}" ]; then command+="JMH_ARGS=\"$
 command+="benchmarks/run.sh${*:+ $*}"
 
 default_lines="6.119 6.113"
+for pool in ${POOLS:-}; do
+  case "$pool" in
+    static) ;;
+    dynamic) default_lines="6.119 6.127" ;;
+    *) echo "POOLS: unknown pool '$pool'; use static and/or dynamic" >&2; exit 2 ;;
+  esac
+done
 for arg in "$@"; do
+  if [ -n "${POOLS:-}" ] && { [ "$arg" = --pool ] || [ "${arg#--pool=}" != "$arg" ]; }; then
+    echo "POOLS sets --pool for each run; drop --pool from the arguments" >&2
+    exit 2
+  fi
   if [ "$arg" = "--pool=dynamic" ] || { [ "${previous:-}" = "--pool" ] && [ "$arg" = dynamic ]; }; then
     default_lines="6.119 6.127"
   fi
@@ -70,8 +88,11 @@ for line_name in ${LINES:-$default_lines}; do
   classpath="benchmarks/target/classes:$(cat benchmarks/target/runtime-classpath.txt)"
   line=$(tr ':' '\n' < benchmarks/target/runtime-classpath.txt \
     | sed -n 's|.*/google-cloud-spanner-\([0-9.]*\)\.jar$|\1|p' | head -1)
-  java -Xmx2g -cp "$classpath" io.github.spannertuning.benchmarks.BenchmarkMain \
-    --out "$OUT" --command "$command" "$@"
+  # "flags" stands for the arguments' own pool where POOLS is not set.
+  for pool in ${POOLS:-flags}; do
+    java -Xmx2g -cp "$classpath" io.github.spannertuning.benchmarks.BenchmarkMain \
+      --out "$OUT" --command "$command" ${POOLS:+--pool "$pool"} "$@"
+  done
   if [ -z "${SKIP_JMH:-}" ]; then
     # -foe: a benchmark that fails (one the starter's code moved under) stops the run, rather than
     # leave a JMH table without it.

@@ -28,6 +28,8 @@ final class BenchClient implements AutoCloseable {
 
   private static final Statement POINT_SELECT = Statement.of(MockSpannerServer.POINT_SELECT);
 
+  private static final Statement REPORT = Statement.of(MockSpannerServer.REPORT);
+
   private final Variant variant;
 
   /** The client's own API; {@code null} when the queries go through the JDBC driver. */
@@ -176,13 +178,28 @@ final class BenchClient implements AutoCloseable {
       this.jdbc.pointSelect();
       return;
     }
+    inContext(this::query);
+  }
+
+  /**
+   * The report shape of a mixed workload: single-use query of {@link MockSpannerServer#REPORT}, its
+   * rows read to the end, close. The client's own API only.
+   */
+  void report() {
+    if (this.jdbc != null) {
+      throw new UnsupportedOperationException("The JDBC workload sends point selects only");
+    }
+    inContext(this::readReport);
+  }
+
+  private void inContext(Runnable query) {
     if (this.context == null) {
-      query();
+      query.run();
       return;
     }
     Context previous = this.context.attach();
     try {
-      query();
+      query.run();
     } finally {
       this.context.detach(previous);
     }
@@ -192,6 +209,17 @@ final class BenchClient implements AutoCloseable {
     try (ResultSet rows = this.database.singleUse().executeQuery(POINT_SELECT)) {
       if (!rows.next()) {
         throw new IllegalStateException("the point select returned no row");
+      }
+    }
+  }
+
+  private void readReport() {
+    try (ResultSet rows = this.database.singleUse().executeQuery(REPORT)) {
+      if (!rows.next()) {
+        throw new IllegalStateException("the report returned no row");
+      }
+      while (rows.next()) {
+        // A report is read to its end.
       }
     }
   }

@@ -25,8 +25,9 @@ import org.HdrHistogram.Histogram;
  * The load benchmark for the client line on the classpath: starts the simulated frontend in its own
  * JVM, measures the floor, then runs every workload with every variant interleaved in rounds (round
  * 1: A B C..., round 2: ...C B A, so drift hits all variants alike), each window with a fresh,
- * warmed client. Writes {@code results-<google-cloud-spanner version>.json} to the output folder,
- * then the report over every results file there ({@link Report}).
+ * warmed client. Writes {@code results-<google-cloud-spanner version>.json} to the output folder
+ * ({@code results-<version>-dynamic.json} on the dynamic pool, so that one folder can hold a line's
+ * runs on both pools), then the report over every results file there ({@link Report}).
  */
 public final class BenchmarkMain {
 
@@ -43,6 +44,13 @@ public final class BenchmarkMain {
   static final String STRAGGLERS = "stragglers";
 
   static final String STRAGGLERS_OUTAGE = "stragglers-outage";
+
+  /**
+   * The degraded workload with one query in ten a report, which the frontend serves later on every
+   * connection: a costly statement beside a slow connection. Run when named, on either pool: its
+   * three variants add about 1.5 minutes per client line and pool.
+   */
+  static final String MIXED = "mixed";
 
   /**
    * The warm-connection workloads' names: the spiky load on a frontend that retires its
@@ -276,7 +284,8 @@ public final class BenchmarkMain {
             slowTrailers(flags, 1, variants),
             slowTrailers(flags, 8, variants),
             stragglers(flags, spiky, variants, false),
-            stragglers(flags, spiky, variants, true));
+            stragglers(flags, spiky, variants, true),
+            mixed(flags, spiky, degradeMillis, variants));
     if (!pool.dynamic()) {
       return all;
     }
@@ -352,8 +361,25 @@ public final class BenchmarkMain {
   }
 
   /**
+   * The degraded workload with every {@code --report-every}-th query (10) a report, read to its
+   * end, which the frontend serves {@code --report-cost-ms} (100) later on every connection:
+   * whether routing tells the report's cost from the slowed connection's. Stock, tuned and tuned +
+   * hedging ({@link #withHedging}), on either pool: a hedge also races a report's cost, which no
+   * other connection avoids.
+   */
+  static Workload mixed(Flags flags, Workload spiky, long degradeMillis, List<Variant> variants) {
+    int every = flags.integer("report-every", 10, 2, 1000);
+    return degraded(spiky, degradeMillis)
+        .named(
+            MIXED, "spiky point select, one connection slowed, one query in " + every + " a report")
+        .rebased(spiky.baseRate(), spiky.threads(), withHedging(variants))
+        .withReports(every);
+  }
+
+  /**
    * Stock, tuned and the hedging variants of those asked for, with tuned + hedging added when no
-   * hedging variant was named: the straggler workloads compare hedging with what it adds to.
+   * hedging variant was named: the straggler and mixed workloads compare hedging with what it adds
+   * to.
    */
   static List<Variant> withHedging(List<Variant> variants) {
     List<Variant> compared =
@@ -616,7 +642,9 @@ public final class BenchmarkMain {
       results.put("cpuLimited", this.cpuLimited.runInChild(this.out));
     }
     results.put("durationSeconds", (System.currentTimeMillis() - started) / 1000.0);
-    Path file = this.out.resolve("results-" + versions.spanner() + ".json");
+    Path file =
+        this.out.resolve(
+            "results-" + versions.spanner() + (this.pool.dynamic() ? "-dynamic" : "") + ".json");
     json.writeValue(file.toFile(), results);
     log("wrote %s", file);
     Report.write(this.out);
@@ -781,6 +809,9 @@ public final class BenchmarkMain {
     result.put("degradeMs", workload.degradeMillis());
     result.put("windowS", phase.windowSeconds());
     result.put("fault", workload.fault().name().toLowerCase(java.util.Locale.ROOT));
+    if (workload.reportEvery() > 0) {
+      result.put("reportEvery", workload.reportEvery());
+    }
     if (workload.jdbc()) {
       result.put("api", "jdbc");
     }
@@ -868,7 +899,7 @@ public final class BenchmarkMain {
       JsonNode p99 = Report.medianOfRounds(node, "p99Ms");
       log(
           "%-8s median of %d rounds %-17s p50 %s ms p99 %s ms, p99 / stock %s, / tuned %s;"
-              + " steal per round %s %%",
+              + " steal per round %s %%%s",
           workload,
           node.path("rounds").size(),
           node.path("variant").asText(),
@@ -876,8 +907,41 @@ public final class BenchmarkMain {
           Report.fmt(p99, 2),
           (stock == null) ? "n/a" : Report.ratio(Report.medianOfRounds(stock, "p99Ms"), p99),
           (tuned == null) ? "n/a" : Report.ratio(Report.medianOfRounds(tuned, "p99Ms"), p99),
-          Report.stealPerRound(node));
+          Report.stealPerRound(node),
+          mixedLog(node));
     }
+  }
+
+  /**
+   * A mixed workload's figures in its median line: the reports' own latency apart from the point
+   * selects', the slowed connection's share of its even share and the failed queries, per round;
+   * empty for a workload without reports.
+   */
+  private static String mixedLog(JsonNode variant) {
+    if (!variant.has("reports")) {
+      return "";
+    }
+    return String.format(
+        java.util.Locale.ROOT,
+        "; reports %d, p50 %s ms p99 %s ms (median of rounds); slowed connection's share of its"
+            + " even share per round %s; failed queries per round %s",
+        variant.path("reports").asLong(),
+        Report.fmt(Report.medianOfRounds(variant, "reportP50Ms"), 2),
+        Report.fmt(Report.medianOfRounds(variant, "reportP99Ms"), 2),
+        Report.perRound(variant, "degradedShareOfEven", 2),
+        Report.perRound(variant, "errors", 0));
+  }
+
+  /** A window's reports in its log line; empty for a workload without reports. */
+  private static String reportsLog(Histogram reports) {
+    return (reports.getTotalCount() == 0)
+        ? ""
+        : String.format(
+            java.util.Locale.ROOT,
+            " reports %d p50 %.2f ms p99 %.2f ms",
+            reports.getTotalCount(),
+            VariantTally.ms(reports.getValueAtPercentile(50)),
+            VariantTally.ms(reports.getValueAtPercentile(99)));
   }
 
   private void window(
@@ -910,7 +974,11 @@ public final class BenchmarkMain {
         BenchClient client =
             BenchClient.open(workload, tally.variant(), frontend.port(), poolOf(workload))) {
       if (workload.warmUp()) {
-        warmUp(client, Math.min(16, workload.threads()), phase.warmupQueries());
+        warmUp(
+            client,
+            Math.min(16, workload.threads()),
+            phase.warmupQueries(),
+            workload.reportEvery());
       }
       if (workload.connections() != null && client.state() != null) {
         // Where connections cost time, the tuned client's window starts with every channel warm,
@@ -1005,7 +1073,7 @@ public final class BenchmarkMain {
           window.errors(),
           VariantTally.ms(window.latency().getValueAtPercentile(50)),
           VariantTally.ms(window.latency().getValueAtPercentile(99)),
-          cost.cpuNanos() / 1e6 / Math.max(1, window.ops() + window.errors()) * 1000,
+          cost.cpuNanos() / 1e6 / Math.max(1, window.queries()) * 1000,
           machine.steal() * 100,
           (workload.fault() != Workload.Fault.NONE
                   ? " "
@@ -1014,7 +1082,8 @@ public final class BenchmarkMain {
                       + degraded
                   : "")
               + (window.unsent() > 0 ? " fell behind, unsent " + window.unsent() : "")
-              + ((poolSizes != null) ? poolLog(poolSizes) : ""));
+              + ((poolSizes != null) ? poolLog(poolSizes) : "")
+              + reportsLog(window.reports()));
     } finally {
       if (restorer != null) {
         restorer.interrupt();
@@ -1142,10 +1211,20 @@ public final class BenchmarkMain {
 
   /** Warm-up queries from a few threads at once, so that the client opens its connections. */
   static void warmUp(BenchClient client, int threads, int queries) throws Exception {
+    warmUp(client, threads, queries, 0);
+  }
+
+  /**
+   * As {@link #warmUp(BenchClient, int, int)}, every {@code reportEvery}-th query a report (0 for
+   * none): a mixed workload's client has seen its reports before a connection slows, as an
+   * application that has run a while has.
+   */
+  static void warmUp(BenchClient client, int threads, int queries, int reportEvery)
+      throws Exception {
     if (queries == 0) {
       return;
     }
-    AtomicInteger left = new AtomicInteger(queries);
+    AtomicInteger remaining = new AtomicInteger(queries);
     ExecutorService pool = Executors.newFixedThreadPool(threads);
     try {
       List<Future<?>> workers = new ArrayList<>();
@@ -1153,9 +1232,14 @@ public final class BenchmarkMain {
         workers.add(
             pool.submit(
                 () -> {
-                  while (left.getAndDecrement() > 0) {
+                  int left;
+                  while ((left = remaining.getAndDecrement()) > 0) {
                     try {
-                      client.pointSelect();
+                      if (reportEvery > 0 && left % reportEvery == 0) {
+                        client.report();
+                      } else {
+                        client.pointSelect();
+                      }
                     } catch (RuntimeException ex) {
                       // A warm-up query lost to the frontend's reset limit (stock's resets reach
                       // it) warms the client as well; the measured windows count their failures.

@@ -103,7 +103,16 @@ final class ClosedLoop implements AutoCloseable {
         copy[i] = series[i].copy();
       }
       return new OpenLoop.Window(
-          latency.copy(), copy, ops.get(), errors.get(), firstError[0], wallNanos, 0, 0, origin);
+          latency.copy(),
+          copy,
+          new Histogram(3),
+          ops.get(),
+          errors.get(),
+          firstError[0],
+          wallNanos,
+          0,
+          0,
+          origin);
     }
   }
 

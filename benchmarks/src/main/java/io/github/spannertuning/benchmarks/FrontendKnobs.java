@@ -20,6 +20,11 @@ import java.util.Map;
  * channel its dynamic pool adds with that query, and adds the channel only once it has answered. It
  * takes the frontend's time per query, as any query does.
  *
+ * <p>It serves a report ({@link MockSpannerServer#REPORT}: a few rows) {@code report-cost-ms} (100)
+ * later than a point select on every connection, on top of the time per query and of a slowed
+ * connection's delay, as a costly statement is: the {@code mixed} workload sends one in ten, a cost
+ * that routing must not take for a slow connection.
+ *
  * <p>The connection knobs ({@link #CONNECTION_FLAGS}) are set by the workloads that need them, on a
  * frontend of their own ({@code aging}, {@code fresh-instance}): every call on a new connection
  * waits until {@code connection-set-up-ms} after its first call, and with {@code
@@ -36,13 +41,21 @@ record FrontendKnobs(
     int maxRstFrames,
     int rstWindowSeconds,
     boolean countFrames,
+    double reportCostMs,
     double connectionSetUpMs,
     double maxConnectionAgeSeconds,
     double maxConnectionAgeGraceSeconds) {
 
   static final String[] FLAGS = {
-    "service-floor-ms", "service-random-ms", "trailers-delay-ms", "mark-last",
-    "max-concurrent-streams", "max-rst-frames", "rst-window-s", "count-frames"
+    "service-floor-ms",
+    "service-random-ms",
+    "trailers-delay-ms",
+    "mark-last",
+    "max-concurrent-streams",
+    "max-rst-frames",
+    "rst-window-s",
+    "count-frames",
+    "report-cost-ms"
   };
 
   /**
@@ -64,6 +77,7 @@ record FrontendKnobs(
             flags.integer("max-rst-frames", 200, 0, Integer.MAX_VALUE),
             flags.integer("rst-window-s", 30, 1, 3600),
             flags.bool("count-frames", true),
+            flags.positive("report-cost-ms", 100),
             flags.positive("connection-set-up-ms", 0),
             flags.positive("max-connection-age-s", 0),
             flags.positive("max-connection-age-grace-s", 1));
@@ -77,7 +91,8 @@ record FrontendKnobs(
             .serviceTime(serviceTime())
             .markLast(this.markLast)
             .trailersDelay(millis(this.trailersDelayMs))
-            .maxConcurrentStreams(this.maxConcurrentStreams);
+            .maxConcurrentStreams(this.maxConcurrentStreams)
+            .reportCost(millis(this.reportCostMs));
     if (this.maxRstFrames > 0) {
       builder.resetLimit(this.maxRstFrames, this.rstWindowSeconds);
     }
@@ -128,6 +143,11 @@ record FrontendKnobs(
             : "off");
     map.put(
         "framesCounted", this.countFrames ? "RST_STREAM and GOAWAY, by a loopback proxy" : "no");
+    map.put(
+        "reportCost",
+        VariantTally.trim(this.reportCostMs)
+            + " ms more than a point select on every connection: "
+            + MockSpannerServer.REPORT);
     if (this.connectionSetUpMs > 0) {
       map.put(
           "connectionSetUp",

@@ -42,13 +42,13 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>{@code trailers <ms>}: streams that end from now on send their trailers this late;
  *   <li>{@code reset}: counters restart, connections stay; answers with the server's process CPU
  *       time so far, in ns;
- *   <li>{@code stats}: {@code STATS <json>}: point selects per connection opened since the mark,
- *       streaming calls that arrived (a hedge is one more), calls made late as stragglers, cancels
- *       the server saw, RST_STREAM frames the client sent and GOAWAY frames the server sent
- *       (counted on the wire), and when calls arrived on the faulty connection and on all of them,
- *       since the last mark or reset; on a frontend whose connections cost a set-up or are retired,
- *       also the calls that waited for a set-up, the priming queries apart from the reads, and the
- *       connections set up ({@link SetUpWaits});
+ *   <li>{@code stats}: {@code STATS <json>}: queries (point selects, and a mixed workload's
+ *       reports) per connection opened since the mark, streaming calls that arrived (a hedge is one
+ *       more), calls made late as stragglers, cancels the server saw, RST_STREAM frames the client
+ *       sent and GOAWAY frames the server sent (counted on the wire), and when calls arrived on the
+ *       faulty connection and on all of them, since the last mark or reset; on a frontend whose
+ *       connections cost a set-up or are retired, also the calls that waited for a set-up, the
+ *       priming queries apart from the reads, and the connections set up ({@link SetUpWaits});
  *   <li>{@code quit}.
  * </ul>
  */

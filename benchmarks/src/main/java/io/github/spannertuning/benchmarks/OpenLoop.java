@@ -91,21 +91,31 @@ final class OpenLoop implements AutoCloseable {
   }
 
   /**
-   * What one window produced; latencies in microseconds. {@code unsent}: arrivals not issued
-   * because more than the queue limit were already waiting, the client having fallen behind. {@code
-   * originNanos}: the window's start on {@link System#nanoTime()}, where {@code series}' first
-   * bucket begins.
+   * What one window produced; latencies in microseconds. {@code latency}, {@code series} and {@code
+   * ops} are the point selects'; {@code reports}, the latencies of the reports a mixed workload
+   * sends ({@link Workload#reportEvery()}), kept apart so that a report's own cost does not pass
+   * for a slow point select (empty where none were sent). {@code errors}: failed queries of either
+   * kind. {@code unsent}: arrivals not issued because more than the queue limit were already
+   * waiting, the client having fallen behind. {@code originNanos}: the window's start on {@link
+   * System#nanoTime()}, where {@code series}' first bucket begins.
    */
   record Window(
       Histogram latency,
       Histogram[] series,
+      Histogram reports,
       long ops,
       long errors,
       String firstError,
       long wallNanos,
       int maxQueued,
       long unsent,
-      long originNanos) {}
+      long originNanos) {
+
+    /** Every query the window sent and saw end: point selects, reports and failures. */
+    long queries() {
+      return this.ops + this.reports.getTotalCount() + this.errors;
+    }
+  }
 
   Window run(BenchClient client, Workload workload, double seconds, double bucketSeconds, long seed)
       throws InterruptedException {
@@ -126,6 +136,7 @@ final class OpenLoop implements AutoCloseable {
       int queueLimit)
       throws InterruptedException {
     Histogram latency = new Histogram(1, MAX_MICROS, 3);
+    Histogram reports = new Histogram(1, MAX_MICROS, 3);
     Histogram[] series = new Histogram[(int) Math.ceil(seconds / bucketSeconds)];
     for (int i = 0; i < series.length; i++) {
       series[i] = new Histogram(1, MAX_MICROS, 2);
@@ -141,11 +152,14 @@ final class OpenLoop implements AutoCloseable {
     int maxQueued = 0;
     long unsent = 0;
     double at = 0;
+    long arrivals = 0;
     while (true) {
       at += -Math.log(1 - random.nextDouble()) / workload.rateAt(at);
       if (at >= seconds) {
         break;
       }
+      // The same arrivals are reports for every variant: the schedule's every reportEvery-th.
+      boolean report = workload.reportEvery() > 0 && ++arrivals % workload.reportEvery() == 0;
       if (maxQueued > queueLimit) {
         unsent++;
         continue;
@@ -159,14 +173,22 @@ final class OpenLoop implements AutoCloseable {
       this.pool.execute(
           () -> {
             try {
-              client.pointSelect();
+              if (report) {
+                client.report();
+              } else {
+                client.pointSelect();
+              }
               long micros =
                   Math.min(MAX_MICROS, Math.max(1, (System.nanoTime() - scheduled) / 1000));
-              ops.incrementAndGet();
               int bucket = (int) Math.min(series.length - 1, (scheduled - origin) / bucketNanos);
               synchronized (latency) {
-                latency.recordValue(micros);
-                series[bucket].recordValue(micros);
+                if (report) {
+                  reports.recordValue(micros);
+                } else {
+                  ops.incrementAndGet();
+                  latency.recordValue(micros);
+                  series[bucket].recordValue(micros);
+                }
               }
             } catch (RuntimeException ex) {
               synchronized (latency) {
@@ -196,6 +218,7 @@ final class OpenLoop implements AutoCloseable {
       return new Window(
           latency.copy(),
           copy(series),
+          reports.copy(),
           ops.get(),
           errors.get(),
           firstError[0],

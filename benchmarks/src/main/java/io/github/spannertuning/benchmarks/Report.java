@@ -86,8 +86,7 @@ public final class Report {
       return "";
     }
     StringBuilder md = new StringBuilder("\n## Targets\n\n| target |");
-    lines.forEach(
-        (line) -> md.append(' ').append(line.path("client").path("spanner").asText()).append(" |"));
+    lines.forEach((line) -> md.append(' ').append(client(line)).append(" |"));
     md.append("\n|---|").append("---|".repeat(lines.size())).append('\n');
     target(
         md,
@@ -561,7 +560,7 @@ public final class Report {
             continue;
           }
           rows.append("| ")
-              .append(results.path("client").path("spanner").asText())
+              .append(client(results))
               .append(" | ")
               .append(workload.path("name").asText())
               .append(" | ")
@@ -895,7 +894,17 @@ public final class Report {
     return "google-cloud-spanner "
         + results.path("client").path("spanner").asText()
         + " + grpc-gcp "
-        + results.path("client").path("grpcGcp").asText();
+        + results.path("client").path("grpcGcp").asText()
+        + (dynamicPool(results) ? " (dynamic pool)" : "");
+  }
+
+  /**
+   * A client line's column or row label: its google-cloud-spanner version, and its pool where that
+   * is the dynamic one, as a report may hold a line's runs on both pools.
+   */
+  static String client(JsonNode results) {
+    return results.path("client").path("spanner").asText()
+        + (dynamicPool(results) ? " (dynamic pool)" : "");
   }
 
   // ---- markdown
@@ -1006,7 +1015,7 @@ public final class Report {
           continue;
         }
         md.append("| ")
-            .append(results.path("client").path("spanner").asText())
+            .append(client(results))
             .append(" | ")
             .append(workload.path("name").asText());
         for (String key : new String[] {"p50Ms", "p90Ms", "p99Ms"}) {
@@ -1243,10 +1252,13 @@ public final class Report {
               : ", " + fmt(share * 100, 1) + " % of calls " + late + " (each independently)";
     }
     deadline += WarmUpReport.note(workload);
+    if (workload.has("reportEvery")) {
+      deadline += ", one query in " + workload.path("reportEvery").asText() + " a report";
+    }
     return switch (workload
         .path("fault")
         .asText(workload.path("degradeMs").asLong() > 0 ? "slowed" : "none")) {
-      case "slowed" -> ", " + slowed;
+      case "slowed" -> ", " + slowed + deadline;
       case "recovered" -> ", " + slowed + " for the first half of each window" + deadline;
       case "stalled" -> ", the busiest connection stops answering" + deadline;
       default -> deadline;
@@ -1287,6 +1299,7 @@ public final class Report {
           (pair) -> ratio(pair[0].path("opsPerSecond"), pair[1].path("opsPerSecond")));
     }
     boolean dynamic = workload.path("pool").asText().equals(ClientPool.DYNAMIC);
+    boolean reports = workload.has("reportEvery");
     if (dynamic) {
       row(
           md,
@@ -1298,7 +1311,7 @@ public final class Report {
       row(md, "pool: start / peak / end, per round", columns, delta, Report::poolPerRound, null);
     }
     // Where one noisy round could carry a pooled tail, the median of rounds beside it.
-    if (jdbc || workload.has("stragglers") || dynamic) {
+    if (jdbc || workload.has("stragglers") || dynamic || reports) {
       row(md, "failed queries per round", columns, delta, (v) -> perRound(v, "errors", 0), null);
       List<String[]> metrics = new ArrayList<>();
       metrics.add(new String[] {"P50, median of rounds (ms)", "p50Ms", "2"});
@@ -1316,6 +1329,9 @@ public final class Report {
             (pair) ->
                 ratio(medianOfRounds(pair[0], metric[1]), medianOfRounds(pair[1], metric[1])));
       }
+    }
+    if (reports) {
+      reportRows(md, columns, delta);
     }
     if (workload.path("closedLoop").asBoolean()) {
       row(
@@ -1536,6 +1552,39 @@ public final class Report {
     }
     if (!errors.isEmpty()) {
       md.append("\nFirst error per variant: ").append(String.join("; ", errors)).append("\n");
+    }
+    if (reports) {
+      md.append("\nOne query in ")
+          .append(workload.path("reportEvery").asText())
+          .append(
+              " is a report, read to its end, which the frontend serves later on every connection"
+                  + " (its reportCost): the latency rows and buckets are the point selects' alone,"
+                  + " the report rows the reports'; failed queries, CPU and calls per query count"
+                  + " both.\n");
+    }
+  }
+
+  /**
+   * A mixed workload's reports, apart from the point selects: how many, and their latency from the
+   * scheduled start to the last row, pooled and the median of rounds.
+   */
+  private static void reportRows(StringBuilder md, List<JsonNode> columns, boolean delta) {
+    row(md, "reports read to the end", columns, delta, (v) -> v.path("reports").asText(), null);
+    for (String[] metric : new String[][] {{"P50", "reportP50Ms"}, {"P99", "reportP99Ms"}}) {
+      row(
+          md,
+          "report " + metric[0] + " (ms)",
+          columns,
+          delta,
+          (v) -> fmt(v.path(metric[1]), 2),
+          (pair) -> ratio(pair[0].path(metric[1]), pair[1].path(metric[1])));
+      row(
+          md,
+          "report " + metric[0] + ", median of rounds (ms)",
+          columns,
+          delta,
+          (v) -> fmt(medianOfRounds(v, metric[1]), 2),
+          (pair) -> ratio(medianOfRounds(pair[0], metric[1]), medianOfRounds(pair[1], metric[1])));
     }
   }
 

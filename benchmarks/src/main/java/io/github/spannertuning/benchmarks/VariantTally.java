@@ -29,6 +29,9 @@ final class VariantTally {
 
   private final Histogram latency = new Histogram(3);
 
+  /** A mixed workload's reports, apart from the point selects' latency; empty elsewhere. */
+  private final Histogram reports = new Histogram(3);
+
   private final Histogram[] series;
 
   private long ops;
@@ -126,6 +129,7 @@ final class VariantTally {
     this.wallNanos += window.wallNanos();
     this.maxQueued = Math.max(this.maxQueued, window.maxQueued());
     this.latency.add(window.latency());
+    this.reports.add(window.reports());
     for (int i = 0; i < Math.min(this.series.length, window.series().length); i++) {
       this.series[i].add(window.series()[i]);
     }
@@ -164,13 +168,17 @@ final class VariantTally {
     round.put("p50Ms", ms(window.latency().getValueAtPercentile(50)));
     round.put("p90Ms", ms(window.latency().getValueAtPercentile(90)));
     round.put("p99Ms", ms(window.latency().getValueAtPercentile(99)));
-    round.put("cpuMsPer1000", perThousandMs(cost.cpuNanos(), window.ops() + window.errors()));
-    round.put(
-        "frontendCpuMsPer1000", perThousandMs(serverCpuNanos, window.ops() + window.errors()));
+    if (window.reports().getTotalCount() > 0) {
+      round.put("reports", window.reports().getTotalCount());
+      round.put("reportP50Ms", ms(window.reports().getValueAtPercentile(50)));
+      round.put("reportP99Ms", ms(window.reports().getValueAtPercentile(99)));
+    }
+    round.put("cpuMsPer1000", perThousandMs(cost.cpuNanos(), window.queries()));
+    round.put("frontendCpuMsPer1000", perThousandMs(serverCpuNanos, window.queries()));
     round.put("busiestOverMean", busiestOverMean(perConnection));
     round.put(
         "serverCallsPerQuery",
-        perQuery(serverStats.path("streamingCalls").asLong(), window.ops() + window.errors()));
+        perQuery(serverStats.path("streamingCalls").asLong(), window.queries()));
     round.put("rstStreams", serverStats.path("rstStreams").asLong(-1));
     round.put("goAways", serverStats.path("goAways").asLong(-1));
     String degraded = serverStats.path("degraded").asText(null);
@@ -347,7 +355,7 @@ final class VariantTally {
   }
 
   Map<String, Object> toJson(double bucketSeconds) {
-    long queries = this.ops + this.errors;
+    long queries = this.ops + this.reports.getTotalCount() + this.errors;
     Map<String, Object> json = new LinkedHashMap<>();
     json.put("variant", this.variant.label());
     if (this.dynamic) {
@@ -365,6 +373,11 @@ final class VariantTally {
       json.put("p" + percentileName(p) + "Ms", ms(this.latency.getValueAtPercentile(p)));
     }
     json.put("maxMs", ms(this.latency.getMaxValue()));
+    if (this.reports.getTotalCount() > 0) {
+      json.put("reports", this.reports.getTotalCount());
+      json.put("reportP50Ms", ms(this.reports.getValueAtPercentile(50)));
+      json.put("reportP99Ms", ms(this.reports.getValueAtPercentile(99)));
+    }
     Map<String, Long> buckets = new LinkedHashMap<>();
     long lower = 0;
     for (long bound : BUCKET_BOUNDS_MS) {

@@ -1,8 +1,10 @@
 package io.github.spannertuning.benchmarks;
 
+import io.github.spannertuning.testing.MockSpannerServer;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import org.HdrHistogram.Histogram;
 
 /**
@@ -29,6 +31,9 @@ import org.HdrHistogram.Histogram;
  *     {@code null} for the run's frontend
  * @param instance a new client per window, measured from its build to ready and on through its
  *     first seconds; {@code null} for a client warmed up (or not) before its window
+ * @param reportEvery every this many-th query of an open loop a report ({@link
+ *     MockSpannerServer#REPORT}, which the frontend serves later than a point select on every
+ *     connection), read to its end; 0 for point selects only
  */
 record Workload(
     String name,
@@ -52,7 +57,8 @@ record Workload(
     double[] stragglers,
     Phases phases,
     Connections connections,
-    Instance instance) {
+    Instance instance,
+    int reportEvery) {
 
   /** What the frontend does to one connection of the client once it is warmed up. */
   enum Fault {
@@ -198,7 +204,8 @@ record Workload(
         null,
         null,
         null,
-        null);
+        null,
+        0);
   }
 
   /** Closed-loop point selects from a number of threads. */
@@ -209,164 +216,51 @@ record Workload(
       int channels,
       double trailersDelayMs,
       List<Variant> variants) {
-    return new Workload(
-        name,
-        description,
-        0,
-        0,
-        1,
-        1,
-        0,
-        threads,
-        0,
-        variants,
-        true,
-        channels,
-        trailersDelayMs,
-        Fault.NONE,
-        0,
-        null,
-        true,
-        false,
-        null,
-        null,
-        null,
-        null);
+    return new Workload(name, description, 0, 0, 1, 1, 0, threads, 0, variants)
+        .with(
+            (copy) -> {
+              copy.closedLoop = true;
+              copy.channels = channels;
+              copy.trailersDelayMs = trailersDelayMs;
+            });
   }
 
   /** This workload with a fault on one connection, and each query's deadline. */
   Workload withFault(Fault fault, long degradeMillis, long deadlineMs) {
-    return new Workload(
-        this.name,
-        this.description,
-        this.referenceRate,
-        this.baseRate,
-        this.burstMultiplier,
-        this.burstPeriodSeconds,
-        this.burstLengthSeconds,
-        this.threads,
-        degradeMillis,
-        this.variants,
-        this.closedLoop,
-        this.channels,
-        this.trailersDelayMs,
-        fault,
-        deadlineMs,
-        this.serviceMs,
-        this.warmUp,
-        this.jdbc,
-        this.stragglers,
-        this.phases,
-        this.connections,
-        this.instance);
+    return with(
+        (copy) -> {
+          copy.fault = fault;
+          copy.degradeMillis = degradeMillis;
+          copy.deadlineMs = deadlineMs;
+        });
   }
 
   /** The same shape under another name. */
   Workload named(String name, String description) {
-    return new Workload(
-        name,
-        description,
-        this.referenceRate,
-        this.baseRate,
-        this.burstMultiplier,
-        this.burstPeriodSeconds,
-        this.burstLengthSeconds,
-        this.threads,
-        this.degradeMillis,
-        this.variants,
-        this.closedLoop,
-        this.channels,
-        this.trailersDelayMs,
-        this.fault,
-        this.deadlineMs,
-        this.serviceMs,
-        this.warmUp,
-        this.jdbc,
-        this.stragglers,
-        this.phases,
-        this.connections,
-        this.instance);
+    return with(
+        (copy) -> {
+          copy.name = name;
+          copy.description = description;
+        });
   }
 
   /** This workload on a fresh client, with the frontend taking this long per query. */
   Workload freshClient(double floorMs, double randomMs) {
-    return new Workload(
-        this.name,
-        this.description,
-        this.referenceRate,
-        this.baseRate,
-        this.burstMultiplier,
-        this.burstPeriodSeconds,
-        this.burstLengthSeconds,
-        this.threads,
-        this.degradeMillis,
-        this.variants,
-        this.closedLoop,
-        this.channels,
-        this.trailersDelayMs,
-        this.fault,
-        this.deadlineMs,
-        new double[] {floorMs, randomMs},
-        false,
-        this.jdbc,
-        this.stragglers,
-        this.phases,
-        this.connections,
-        this.instance);
+    return with(
+        (copy) -> {
+          copy.serviceMs = new double[] {floorMs, randomMs};
+          copy.warmUp = false;
+        });
   }
 
   /** This closed loop in two phases. */
   Workload withPhases(Phases phases) {
-    return new Workload(
-        this.name,
-        this.description,
-        this.referenceRate,
-        this.baseRate,
-        this.burstMultiplier,
-        this.burstPeriodSeconds,
-        this.burstLengthSeconds,
-        this.threads,
-        this.degradeMillis,
-        this.variants,
-        this.closedLoop,
-        this.channels,
-        this.trailersDelayMs,
-        this.fault,
-        this.deadlineMs,
-        this.serviceMs,
-        this.warmUp,
-        this.jdbc,
-        this.stragglers,
-        phases,
-        this.connections,
-        this.instance);
+    return with((copy) -> copy.phases = phases);
   }
 
   /** The same workload, each point select sent through Google's JDBC driver. */
   Workload viaJdbc() {
-    return new Workload(
-        this.name,
-        this.description,
-        this.referenceRate,
-        this.baseRate,
-        this.burstMultiplier,
-        this.burstPeriodSeconds,
-        this.burstLengthSeconds,
-        this.threads,
-        this.degradeMillis,
-        this.variants,
-        this.closedLoop,
-        this.channels,
-        this.trailersDelayMs,
-        this.fault,
-        this.deadlineMs,
-        this.serviceMs,
-        this.warmUp,
-        true,
-        this.stragglers,
-        this.phases,
-        this.connections,
-        this.instance);
+    return with((copy) -> copy.jdbc = true);
   }
 
   /**
@@ -374,83 +268,29 @@ record Workload(
    * probability {@code share}.
    */
   Workload withStragglers(double share, double lateMs) {
-    return new Workload(
-        this.name,
-        this.description,
-        this.referenceRate,
-        this.baseRate,
-        this.burstMultiplier,
-        this.burstPeriodSeconds,
-        this.burstLengthSeconds,
-        this.threads,
-        this.degradeMillis,
-        this.variants,
-        this.closedLoop,
-        this.channels,
-        this.trailersDelayMs,
-        this.fault,
-        this.deadlineMs,
-        this.serviceMs,
-        this.warmUp,
-        this.jdbc,
-        new double[] {share, lateMs},
-        this.phases,
-        this.connections,
-        this.instance);
+    return with((copy) -> copy.stragglers = new double[] {share, lateMs});
   }
 
   /** This workload on a frontend of its own, whose connections cost time and age. */
   Workload withConnections(Connections connections) {
-    return new Workload(
-        this.name,
-        this.description,
-        this.referenceRate,
-        this.baseRate,
-        this.burstMultiplier,
-        this.burstPeriodSeconds,
-        this.burstLengthSeconds,
-        this.threads,
-        this.degradeMillis,
-        this.variants,
-        this.closedLoop,
-        this.channels,
-        this.trailersDelayMs,
-        this.fault,
-        this.deadlineMs,
-        this.serviceMs,
-        this.warmUp,
-        this.jdbc,
-        this.stragglers,
-        this.phases,
-        connections,
-        this.instance);
+    return with((copy) -> copy.connections = connections);
   }
 
   /** This workload on a new instance per window, not warmed up by queries. */
   Workload freshInstance(Instance instance) {
-    return new Workload(
-        this.name,
-        this.description,
-        this.referenceRate,
-        this.baseRate,
-        this.burstMultiplier,
-        this.burstPeriodSeconds,
-        this.burstLengthSeconds,
-        this.threads,
-        this.degradeMillis,
-        this.variants,
-        this.closedLoop,
-        this.channels,
-        this.trailersDelayMs,
-        this.fault,
-        this.deadlineMs,
-        this.serviceMs,
-        false,
-        this.jdbc,
-        this.stragglers,
-        this.phases,
-        this.connections,
-        instance);
+    return with(
+        (copy) -> {
+          copy.warmUp = false;
+          copy.instance = instance;
+        });
+  }
+
+  /**
+   * This open-loop workload with every {@code every}-th query a report ({@link
+   * MockSpannerServer#REPORT}) read to its end instead of a point select.
+   */
+  Workload withReports(int every) {
+    return with((copy) -> copy.reportEvery = every);
   }
 
   /**
@@ -478,32 +318,128 @@ record Workload(
 
   /** The same shape at another base rate, with the given threads and variants. */
   Workload rebased(double rate, int threads, List<Variant> variants) {
-    return new Workload(
-        this.name,
-        this.description,
-        this.referenceRate,
-        rate,
-        this.burstMultiplier,
-        this.burstPeriodSeconds,
-        this.burstLengthSeconds,
-        threads,
-        this.degradeMillis,
-        variants,
-        this.closedLoop,
-        this.channels,
-        this.trailersDelayMs,
-        this.fault,
-        this.deadlineMs,
-        this.serviceMs,
-        this.warmUp,
-        this.jdbc,
-        this.stragglers,
-        this.phases,
-        this.connections,
-        this.instance);
+    return with(
+        (copy) -> {
+          copy.baseRate = rate;
+          copy.threads = threads;
+          copy.variants = variants;
+        });
   }
 
   double scale() {
     return this.baseRate / this.referenceRate;
+  }
+
+  /**
+   * This workload with the changes made to a copy of its fields: each copy method names only what
+   * it changes.
+   */
+  private Workload with(Consumer<Copy> change) {
+    Copy copy = new Copy(this);
+    change.accept(copy);
+    return copy.build();
+  }
+
+  /** A workload's fields, taken from it to change some of: the one place they are all copied. */
+  private static final class Copy {
+
+    private String name;
+
+    private String description;
+
+    private final double referenceRate;
+
+    private double baseRate;
+
+    private final double burstMultiplier;
+
+    private final double burstPeriodSeconds;
+
+    private final double burstLengthSeconds;
+
+    private int threads;
+
+    private long degradeMillis;
+
+    private List<Variant> variants;
+
+    private boolean closedLoop;
+
+    private int channels;
+
+    private double trailersDelayMs;
+
+    private Fault fault;
+
+    private long deadlineMs;
+
+    private double[] serviceMs;
+
+    private boolean warmUp;
+
+    private boolean jdbc;
+
+    private double[] stragglers;
+
+    private Phases phases;
+
+    private Connections connections;
+
+    private Instance instance;
+
+    private int reportEvery;
+
+    private Copy(Workload workload) {
+      this.name = workload.name;
+      this.description = workload.description;
+      this.referenceRate = workload.referenceRate;
+      this.baseRate = workload.baseRate;
+      this.burstMultiplier = workload.burstMultiplier;
+      this.burstPeriodSeconds = workload.burstPeriodSeconds;
+      this.burstLengthSeconds = workload.burstLengthSeconds;
+      this.threads = workload.threads;
+      this.degradeMillis = workload.degradeMillis;
+      this.variants = workload.variants;
+      this.closedLoop = workload.closedLoop;
+      this.channels = workload.channels;
+      this.trailersDelayMs = workload.trailersDelayMs;
+      this.fault = workload.fault;
+      this.deadlineMs = workload.deadlineMs;
+      this.serviceMs = workload.serviceMs;
+      this.warmUp = workload.warmUp;
+      this.jdbc = workload.jdbc;
+      this.stragglers = workload.stragglers;
+      this.phases = workload.phases;
+      this.connections = workload.connections;
+      this.instance = workload.instance;
+      this.reportEvery = workload.reportEvery;
+    }
+
+    private Workload build() {
+      return new Workload(
+          this.name,
+          this.description,
+          this.referenceRate,
+          this.baseRate,
+          this.burstMultiplier,
+          this.burstPeriodSeconds,
+          this.burstLengthSeconds,
+          this.threads,
+          this.degradeMillis,
+          this.variants,
+          this.closedLoop,
+          this.channels,
+          this.trailersDelayMs,
+          this.fault,
+          this.deadlineMs,
+          this.serviceMs,
+          this.warmUp,
+          this.jdbc,
+          this.stragglers,
+          this.phases,
+          this.connections,
+          this.instance,
+          this.reportEvery);
+    }
   }
 }
