@@ -34,11 +34,9 @@ import java.util.concurrent.ThreadLocalRandom;
  *       call while it has room. A connection far slower (a frontend 20 ms slower than 5 ms ones)
  *       takes none while a fast one has room, however few connections the pool has (a dynamic pool
  *       shrunk to two, one of them slow); one a few times slower still takes a hot one's share.
- *   <li>A cold connection takes a share of the calls hot connections shed, as one within four times
- *       the fastest does, one being primed before one not connected yet: a burst on a pool whose
- *       channels are still connecting or being primed is spread, not taken by the channel warm
- *       first up to its room. A pool whose warm channels are not hot (one channel reconnecting
- *       among warm ones) sends the cold one nothing.
+ *   <li>A connection that is up and being primed takes a share of the calls hot connections shed,
+ *       as one within four times the fastest does: a burst on a pool whose channels are still being
+ *       primed is spread, not taken by the channel primed first up to its room.
  *   <li>When every connection is full or in doubt, the one with the fewest calls in flight takes
  *       the call, a failed one last; one not connected before any other goes past its room.
  * </ol>
@@ -129,10 +127,10 @@ public final class ChannelPicker {
 
   /**
    * Whether {@code connection} takes a share of what hot connections shed: one expected within
-   * {@code tolerable}, or a cold one (being primed, or not connected yet), while it has room.
+   * {@code tolerable}, or one up and being primed, while it has room.
    */
   private static boolean shares(Connection connection, long now, long tolerable, Rule rule) {
-    if (connection.isCold()) {
+    if (connection.isPriming()) {
       return connection.inFlight() < rule.room();
     }
     long expected = expected(connection, now, rule);
@@ -247,19 +245,16 @@ public final class ChannelPicker {
       }
       if (best < 0 && (fastest != Long.MAX_VALUE || unmeasured)) {
         // Every connection within four times the fastest is hot: the least busy of them, while it
-        // has room, rather than one far slower; or a cold one, so that a burst on a pool whose
-        // channels are still connecting or being primed is not taken by the channel warm first. One
-        // being primed comes before one not connected yet by the rule's calm.
-        int bestRank = Integer.MAX_VALUE;
+        // has room, rather than one far slower; or one up and being primed, so that a burst on a
+        // pool whose channels are still being primed is not taken by the channel warm first.
         for (int k = 0; k < n; k++) {
           int i = (start + k < n) ? start + k : start + k - n;
           Connection connection = connections[i];
           int inFlight = connection.inFlight();
-          int rank =
-              (connection.isCold() && !connection.isPriming()) ? inFlight + rule.calm() : inFlight;
-          if (i != excluded && rank < bestRank && shares(connection, now, tolerable, rule)) {
+          if (i != excluded
+              && inFlight < bestInFlight
+              && shares(connection, now, tolerable, rule)) {
             best = i;
-            bestRank = rank;
             bestInFlight = inFlight;
           }
         }
