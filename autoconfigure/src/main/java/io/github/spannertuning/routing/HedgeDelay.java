@@ -3,7 +3,6 @@ package io.github.spannertuning.routing;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * How long a read waits for its first response before it is hedged: a recent high percentile of the
@@ -19,12 +18,12 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * half absorbs a spell in which more calls are slow before the budget refuses hedges. With the
  * default budget of 5 % that is the 97.5th percentile.
  *
- * <p>Shapes live in a bounded table, two ways per set: a new shape takes an empty way, or one whose
- * shape has not been used for {@link #IDLE_NANOS}; otherwise it is served by the shared estimate
- * over every read, the fallback that also serves a shape until it has {@link #MIN_SAMPLES} of its
- * own. So a stream of one-off statements cannot churn the table, and the table holds at most {@link
- * #SHAPES} shapes. Looking a shape up is two array reads and allocates nothing; a new shape
- * allocates its histogram, and a read's a copy of its columns.
+ * <p>Shapes live in a bounded table ({@link TwoWayTable}), two ways per set: a new shape takes an
+ * empty way, or one whose shape has not been used for {@link #IDLE_NANOS}; otherwise it is served
+ * by the shared estimate over every read, the fallback that also serves a shape until it has {@link
+ * #MIN_SAMPLES} of its own. So a stream of one-off statements cannot churn the table, and the table
+ * holds at most {@link #SHAPES} shapes. Looking a shape up is two array reads and allocates
+ * nothing; a new shape allocates its histogram, and a read's a copy of its columns.
  */
 public final class HedgeDelay {
 
@@ -47,7 +46,7 @@ public final class HedgeDelay {
 
   private final long floorNanos;
 
-  private final AtomicReferenceArray<Shape> table = new AtomicReferenceArray<>(SHAPES);
+  private final TwoWayTable<Shape> table = new TwoWayTable<>(SHAPES, IDLE_NANOS);
 
   private final Shape fallback;
 
@@ -88,32 +87,17 @@ public final class HedgeDelay {
    * @param key the hash of the table, index and columns
    */
   public Shape shape(long key, String table, String index, List<String> columns, long nowNanos) {
-    int set = (int) (mix(key) & (SHAPES - 1)) & ~1;
-    Shape first = this.table.get(set);
-    if (first != null && first.key == key) {
-      first.lastUsedNanos = nowNanos;
-      return first;
+    Shape shape = this.table.get(key, nowNanos);
+    if (shape == null) {
+      shape =
+          this.table.find(
+              key,
+              nowNanos,
+              (placed, at) ->
+                  new Shape(
+                      placed, table, index, (columns != null) ? List.copyOf(columns) : null, at));
     }
-    Shape second = this.table.get(set + 1);
-    if (second != null && second.key == key) {
-      second.lastUsedNanos = nowNanos;
-      return second;
-    }
-    int way;
-    Shape resident;
-    if (first == null || (second != null && first.lastUsedNanos <= second.lastUsedNanos)) {
-      way = set;
-      resident = first;
-    } else {
-      way = set + 1;
-      resident = second;
-    }
-    if (resident != null && nowNanos - resident.lastUsedNanos < IDLE_NANOS) {
-      return this.fallback;
-    }
-    Shape placed =
-        new Shape(key, table, index, (columns != null) ? List.copyOf(columns) : null, nowNanos);
-    return this.table.compareAndSet(way, resident, placed) ? placed : this.fallback;
+    return (shape != null) ? shape : this.fallback;
   }
 
   /**
@@ -166,8 +150,8 @@ public final class HedgeDelay {
    */
   public List<Shape> busiest(int limit) {
     List<Shape> shapes = new ArrayList<>();
-    for (int i = 0; i < SHAPES; i++) {
-      Shape shape = this.table.get(i);
+    for (int i = 0; i < this.table.size(); i++) {
+      Shape shape = this.table.way(i);
       if (shape != null && shape.histogram.samples() > 0) {
         shapes.add(shape);
       }
@@ -176,16 +160,8 @@ public final class HedgeDelay {
     return shapes.subList(0, Math.min(limit, shapes.size()));
   }
 
-  /** Spreads a key's bits over the table's index. */
-  private static long mix(long key) {
-    long h = key * 0x9E3779B97F4A7C15L;
-    return h ^ (h >>> 32);
-  }
-
   /** One shape of read: its recent times to first response and the delay they give. */
-  public static final class Shape {
-
-    private final long key;
+  public static final class Shape extends TwoWayTable.Entry {
 
     private final String text;
 
@@ -195,22 +171,14 @@ public final class HedgeDelay {
 
     private final LatencyHistogram histogram;
 
-    private volatile long lastUsedNanos;
-
     private volatile long delayNanos = NONE;
 
     Shape(long key, String text, String index, List<String> columns, long nowNanos) {
-      this.key = key;
+      super(key, nowNanos);
       this.text = text;
       this.index = index;
       this.columns = columns;
       this.histogram = new LatencyHistogram(nowNanos);
-      this.lastUsedNanos = nowNanos;
-    }
-
-    /** The key the caller gave it. */
-    public long key() {
-      return this.key;
     }
 
     /** The statement, or the table a read reads, as the caller named it; null for the fallback. */

@@ -1,7 +1,5 @@
 package io.github.spannertuning.routing;
 
-import java.util.concurrent.atomic.AtomicReferenceArray;
-
 /**
  * What each kind of call costs the server whichever connection carries it, so that a connection's
  * latency estimate ({@link ChannelLatency}) measures the connection, not what it happened to run. A
@@ -20,9 +18,9 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * <p>The base is the {@value #PERCENTILE_SHARE_PERCENT}th percentile, tracked by a step up or down
  * per sample (a frugal streaming quantile): a percentile, not a mean, so that the calls a slow
  * connection carries raise it little, and a low one so that the cheapest connections set it. Kinds
- * live in a bounded table, two ways per set, as {@link HedgeDelay}'s shapes do: a kind that finds
- * no free way, or has fewer than {@link #MIN_SAMPLES} samples, is taken at the pool's base (no
- * extra cost), which is what routing did for every call before. Looking a kind up is two array
+ * live in a bounded table ({@link TwoWayTable}), as {@link HedgeDelay}'s shapes do: a kind that
+ * finds no free way, or has fewer than {@link #MIN_SAMPLES} samples, is taken at the pool's base
+ * (no extra cost), which is what routing did for every call before. Looking a kind up is two array
  * reads and allocates nothing; a new kind allocates its entry.
  */
 public final class StatementCosts {
@@ -39,7 +37,7 @@ public final class StatementCosts {
   /** The percentile the base tracks. */
   static final int PERCENTILE_SHARE_PERCENT = 10;
 
-  private final AtomicReferenceArray<Cost> table = new AtomicReferenceArray<>(KINDS);
+  private final TwoWayTable<Cost> table = new TwoWayTable<>(KINDS, IDLE_NANOS);
 
   private final Cost pool = new Cost(0, 0);
 
@@ -48,31 +46,7 @@ public final class StatementCosts {
    * calls are then taken at the pool's base.
    */
   public Cost kind(long key, long nowNanos) {
-    int set = (int) (mix(key) & (KINDS - 1)) & ~1;
-    Cost first = this.table.get(set);
-    if (first != null && first.key == key) {
-      first.used(nowNanos);
-      return first;
-    }
-    Cost second = this.table.get(set + 1);
-    if (second != null && second.key == key) {
-      second.used(nowNanos);
-      return second;
-    }
-    int way;
-    Cost resident;
-    if (first == null || (second != null && first.lastUsedNanos <= second.lastUsedNanos)) {
-      way = set;
-      resident = first;
-    } else {
-      way = set + 1;
-      resident = second;
-    }
-    if (resident != null && nowNanos - resident.lastUsedNanos < IDLE_NANOS) {
-      return null;
-    }
-    Cost placed = new Cost(key, nowNanos);
-    return this.table.compareAndSet(way, resident, placed) ? placed : null;
+    return this.table.find(key, nowNanos, Cost::new);
   }
 
   /**
@@ -111,33 +85,15 @@ public final class StatementCosts {
     return this.pool.baseNanos;
   }
 
-  /** Spreads a key's bits over the table's index. */
-  private static long mix(long key) {
-    long h = key * 0x9E3779B97F4A7C15L;
-    return h ^ (h >>> 32);
-  }
-
   /** One kind of call: its base, as far as it has been sampled. */
-  public static final class Cost {
-
-    private final long key;
+  public static final class Cost extends TwoWayTable.Entry {
 
     private volatile long baseNanos;
 
     private volatile int samples;
 
-    private volatile long lastUsedNanos;
-
     Cost(long key, long nowNanos) {
-      this.key = key;
-      this.lastUsedNanos = nowNanos;
-    }
-
-    /** Written only when it moved, as a healthy pool's busiest kinds are used all the time. */
-    private void used(long nowNanos) {
-      if (nowNanos - this.lastUsedNanos > IDLE_NANOS >> 4) {
-        this.lastUsedNanos = nowNanos;
-      }
+      super(key, nowNanos);
     }
 
     /**

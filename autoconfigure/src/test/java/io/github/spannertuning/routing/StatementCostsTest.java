@@ -2,6 +2,7 @@ package io.github.spannertuning.routing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.lang.management.ManagementFactory;
 import java.util.Arrays;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
@@ -157,6 +158,26 @@ class StatementCostsTest {
     assertThat(placed).isEqualTo(StatementCosts.KINDS);
     this.now += 2 * StatementCosts.IDLE_NANOS;
     assertThat(this.costs.kind(20_000, this.now)).isNotNull();
+  }
+
+  /**
+   * Every timed call looks its kind up and reports its answer: that must cost no allocation, the
+   * least of three passes taken so that one-off work of the JVM in this thread does not count.
+   */
+  @Test
+  void aCallsLookUpAndAnswerAllocateNothing() {
+    traffic();
+    com.sun.management.ThreadMXBean threads =
+        (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    long least = Long.MAX_VALUE;
+    for (int pass = 0; pass < 3; pass++) {
+      long before = threads.getCurrentThreadAllocatedBytes();
+      for (int i = 0; i < 100_000; i++) {
+        this.costs.answered(this.costs.kind((i % 10 == 0) ? REPORT : POINT, this.now + i), 3 * MS);
+      }
+      least = Math.min(least, threads.getCurrentThreadAllocatedBytes() - before);
+    }
+    assertThat(least).as("bytes allocated by 100,000 calls").isLessThan(1024);
   }
 
   private static long median(long[] values) {
