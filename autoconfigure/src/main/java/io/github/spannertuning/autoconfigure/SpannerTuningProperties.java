@@ -56,27 +56,18 @@ public class SpannerTuningProperties implements Validator {
    * names it: the failure analyzer's advice (its tests fail for a property missing here).
    */
   static final Map<String, String> ACCEPTS =
-      Map.of(
-          "channels",
-          CHANNELS_ALLOWED,
-          "streamEndGuard.drainTimeout",
-          DRAIN_TIMEOUT_ALLOWED,
-          "streamEndGuard.maxConcurrentStreams",
-          MAX_CONCURRENT_STREAMS_ALLOWED,
-          "hedging.maxExtra",
-          MAX_EXTRA_ALLOWED,
-          "hedging.minDelay",
-          MIN_DELAY_ALLOWED,
-          "experiment.duration",
-          EXPERIMENT_DURATION_ALLOWED,
-          "experiment.slice",
-          EXPERIMENT_SLICE_ALLOWED,
-          "experiment.fleet",
-          EXPERIMENT_FLEET_ALLOWED,
-          "warmUp.timeout",
-          WARM_UP_TIMEOUT_ALLOWED,
-          "warmUp.refreshAfter",
-          REFRESH_AFTER_ALLOWED);
+      Map.ofEntries(
+          Map.entry("warmUp.reads", SpannerTuning.WARM_UP_READS_ALLOWED),
+          Map.entry("channels", CHANNELS_ALLOWED),
+          Map.entry("streamEndGuard.drainTimeout", DRAIN_TIMEOUT_ALLOWED),
+          Map.entry("streamEndGuard.maxConcurrentStreams", MAX_CONCURRENT_STREAMS_ALLOWED),
+          Map.entry("hedging.maxExtra", MAX_EXTRA_ALLOWED),
+          Map.entry("hedging.minDelay", MIN_DELAY_ALLOWED),
+          Map.entry("experiment.duration", EXPERIMENT_DURATION_ALLOWED),
+          Map.entry("experiment.slice", EXPERIMENT_SLICE_ALLOWED),
+          Map.entry("experiment.fleet", EXPERIMENT_FLEET_ALLOWED),
+          Map.entry("warmUp.timeout", WARM_UP_TIMEOUT_ALLOWED),
+          Map.entry("warmUp.refreshAfter", REFRESH_AFTER_ALLOWED));
 
   /** Whether to tune the Spanner clients of this application at all. */
   private boolean enabled = true;
@@ -187,6 +178,10 @@ public class SpannerTuningProperties implements Validator {
     if (warmUpTimeout == null || warmUpTimeout.isNegative() || warmUpTimeout.isZero()) {
       errors.rejectValue("warmUp.timeout", "range", "must be " + WARM_UP_TIMEOUT_ALLOWED);
     }
+    int warmUpReads = properties.getWarmUp().getReads();
+    if (warmUpReads < 0 || warmUpReads > SpannerTuning.MAX_WARM_UP_READS) {
+      errors.rejectValue("warmUp.reads", "range", "must be " + SpannerTuning.WARM_UP_READS_ALLOWED);
+    }
     try {
       properties.getWarmUp().refreshAfter();
     } catch (IllegalArgumentException ex) {
@@ -240,6 +235,7 @@ public class SpannerTuningProperties implements Validator {
             .hedgingMinDelay(this.hedging.getMinDelay())
             .grpcGcpExtension(this.grpcGcp.isEnabled())
             .warmUp(this.warmUp.isEnabled())
+            .warmUpReads(this.warmUp.getReads())
             .channels(this.channels);
     this.warmUp.applyRefresh(builder);
     return builder.build();
@@ -408,6 +404,21 @@ public class SpannerTuningProperties implements Validator {
      * again only after the server retired it), or a duration of at least 1s.
      */
     private String refreshAfter = "learned";
+
+    /**
+     * Reads to warm the read path with once the channels are warm, before the application reports
+     * ready: single-use SELECT 1 queries through the client itself, spread over its channels, until
+     * this many have been read or the timeout has passed. 0 turns it off.
+     */
+    private int reads = SpannerTuning.DEFAULT_WARM_UP_READS;
+
+    public int getReads() {
+      return this.reads;
+    }
+
+    public void setReads(int reads) {
+      this.reads = reads;
+    }
 
     public boolean isEnabled() {
       return this.enabled;

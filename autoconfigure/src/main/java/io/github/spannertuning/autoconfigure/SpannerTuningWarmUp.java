@@ -5,6 +5,7 @@ import com.google.cloud.spanner.Spanner;
 import io.github.spannertuning.client.SpannerTuningState;
 import io.github.spannertuning.client.SpannerTuningState.WarmUp;
 import io.github.spannertuning.pool.ChannelWarmer;
+import io.github.spannertuning.warmup.ReadWarmUp;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -79,8 +80,12 @@ class SpannerTuningWarmUp implements ApplicationRunner, Ordered {
       }
       if (warmUp.warm()) {
         logger.info(
-            "%s: %d channels connected and primed in %d ms"
-                .formatted(client.getKey(), warmUp.channels(), warmUp.took().toMillis()));
+            "%s: %d channels connected and primed in %d ms%s"
+                .formatted(
+                    client.getKey(),
+                    warmUp.channels(),
+                    warmUp.took().toMillis(),
+                    readPath(warmUp.reads())));
       } else {
         logger.warn(notWarm(client.getKey(), warmUp, this.timeout));
       }
@@ -108,6 +113,22 @@ class SpannerTuningWarmUp implements ApplicationRunner, Ordered {
     Spanner spanner = this.beans.getBean(name, Spanner.class);
     spanner.getDatabaseClient(
         DatabaseId.of(spanner.getOptions().getProjectId(), instance, database));
+  }
+
+  /** What the warm-up's reads did, for the log line; empty where none were sent. */
+  static String readPath(ReadWarmUp.Result reads) {
+    if (reads.sent() == 0) {
+      return "";
+    }
+    return "; read path warmed with %d of %d reads in %d ms%s"
+        .formatted(
+            reads.answered(),
+            reads.sent(),
+            reads.took().toMillis(),
+            (reads.failed() > 0)
+                ? " (%d failed or ran out of time: spanner.tuning.warm-up.timeout)"
+                    .formatted(reads.failed())
+                : "");
   }
 
   /** The bean name of spring-cloud-gcp's {@code Spanner} client. */

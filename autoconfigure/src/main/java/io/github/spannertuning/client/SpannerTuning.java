@@ -49,6 +49,19 @@ public final class SpannerTuning {
 
   static final Duration DEFAULT_RELEASE_WINDOW = Duration.ofSeconds(30);
 
+  /**
+   * The warm-up's reads through each client by default: chosen from the fresh-pod benchmark
+   * (docs/benchmarks-fresh-pod.md).
+   */
+  public static final int DEFAULT_WARM_UP_READS = 400;
+
+  /** The most warm-up reads a client may be given. */
+  public static final int MAX_WARM_UP_READS = 100_000;
+
+  /** The warm-up reads allowed, as an error names them. */
+  public static final String WARM_UP_READS_ALLOWED =
+      "0 (off) or a number of reads up to " + MAX_WARM_UP_READS;
+
   /** The extra calls hedging may add by default, as a share of hedgeable reads: 5 %. */
   public static final double DEFAULT_HEDGING_MAX_EXTRA = 0.05;
 
@@ -131,6 +144,11 @@ public final class SpannerTuning {
 
   public boolean isWarmUp() {
     return this.settings.warmUp;
+  }
+
+  /** The warm-up's reads through each client once its channels are warm; 0 where off. */
+  public int warmUpReads() {
+    return this.settings.warmUpReads;
   }
 
   /**
@@ -541,6 +559,8 @@ public final class SpannerTuning {
 
     private boolean warmUp = true;
 
+    private int warmUpReads = DEFAULT_WARM_UP_READS;
+
     /** {@code null}: learned from the server; zero: off. */
     private Duration refreshAfter;
 
@@ -606,6 +626,23 @@ public final class SpannerTuning {
      */
     public Builder warmUp(boolean enabled) {
       this.warmUp = enabled;
+      return this;
+    }
+
+    /**
+     * Warm the read path as well, {@value #DEFAULT_WARM_UP_READS} reads by default: once the
+     * channels are warm, {@link SpannerTuningState#warmUp} sends up to {@code reads} single-use
+     * {@code SELECT 1} queries through the client's own database client, from one thread per
+     * channel, each read to its end, within its timeout. A new JVM then runs the client's read path
+     * before its first burst rather than in it. They read no table, and are counted apart from the
+     * application's reads. 0 turns it off; warm-up must be on.
+     */
+    public Builder warmUpReads(int reads) {
+      if (reads < 0 || reads > MAX_WARM_UP_READS) {
+        throw new IllegalArgumentException(
+            "warmUpReads must be " + WARM_UP_READS_ALLOWED + ": " + reads);
+      }
+      this.warmUpReads = reads;
       return this;
     }
 

@@ -1,5 +1,8 @@
 package io.github.spannertuning.client;
 
+import com.google.cloud.spanner.DatabaseId;
+import com.google.cloud.spanner.Spanner;
+import com.google.cloud.spanner.SpannerOptions;
 import io.github.spannertuning.experiment.Arm;
 import io.github.spannertuning.experiment.ArmSwitch;
 import io.github.spannertuning.experiment.ArmTotals;
@@ -17,6 +20,7 @@ import io.github.spannertuning.pool.PoolRouting;
 import io.github.spannertuning.routing.HedgeDelay;
 import io.github.spannertuning.routing.Hedging;
 import io.github.spannertuning.trace.Traces;
+import io.github.spannertuning.warmup.ReadWarmUp;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.trace.Tracer;
 import java.time.Duration;
@@ -105,6 +109,15 @@ public final class SpannerTuningState {
 
   /** The open client's channel warmth, where it is watched; else {@code null}. */
   private volatile ChannelWarmer warmer;
+
+  /** The open client's options, whose service is the client; {@code null} where not warmed. */
+  private volatile SpannerOptions options;
+
+  /** The database of the open client's first session; {@code null} until it has one. */
+  private volatile String readsFrom;
+
+  /** The warm-up's reads read to their end, over the client's life. */
+  private final LongAdder warmUpReads = new LongAdder();
 
   private final List<Runnable> closeListeners = new CopyOnWriteArrayList<>();
 
@@ -537,6 +550,8 @@ public final class SpannerTuningState {
       warmer.close();
       this.warmer = null;
     }
+    this.options = null;
+    this.readsFrom = null;
     if (this.open) {
       this.open = false;
       // A client built again from these options sets up its picker by the state it finds then.
@@ -649,8 +664,15 @@ public final class SpannerTuningState {
     this.builtWithoutPicker = !installed;
   }
 
-  void warmer(ChannelWarmer warmer) {
+  void warmer(ChannelWarmer warmer, SpannerOptions options) {
     this.warmer = warmer;
+    this.options = (warmer != null) ? options : null;
+    this.readsFrom = null;
+  }
+
+  /** The database of the client's first session: the warm-up's reads go to it. */
+  void readsFrom(String database) {
+    this.readsFrom = database;
   }
 
   /**
@@ -675,6 +697,7 @@ public final class SpannerTuningState {
     if (warmer == null) {
       return WarmUp.NOT_WATCHED;
     }
+    long deadline = System.nanoTime() + timeout.toNanos();
     boolean warm = warmer.awaitWarm(timeout);
     int channels = warmer.warmth().size();
     int warmChannels = 0;
@@ -683,7 +706,37 @@ public final class SpannerTuningState {
         warmChannels++;
       }
     }
-    return new WarmUp(true, warm, channels, warmChannels, warmer.hasSession(), warmer.warmUpTime());
+    ReadWarmUp.Result reads = ReadWarmUp.Result.NONE;
+    if (warm) {
+      reads = warmReadPath(Math.max(channels, 8), Duration.ofNanos(deadline - System.nanoTime()));
+    }
+    return new WarmUp(
+        true, warm, channels, warmChannels, warmer.hasSession(), warmer.warmUpTime(), reads);
+  }
+
+  /**
+   * Sends the warm-up's reads ({@link SpannerTuning#warmUpReads}) through the open client's own
+   * database client, within what is left of the timeout: only once the channels are warm, so that
+   * they cost no read a wait for a connection.
+   */
+  private ReadWarmUp.Result warmReadPath(int channels, Duration left) throws InterruptedException {
+    SpannerOptions options = this.options;
+    String database = this.readsFrom;
+    int count = this.tuning.warmUpReads();
+    if (options == null || database == null || count == 0 || left.isNegative() || !this.open) {
+      return ReadWarmUp.Result.NONE;
+    }
+    // The client the application built: its options hold it until it is closed.
+    Spanner spanner = options.getService();
+    ReadWarmUp.Result reads =
+        ReadWarmUp.run(spanner.getDatabaseClient(DatabaseId.of(database)), count, channels, left);
+    this.warmUpReads.add(reads.answered());
+    return reads;
+  }
+
+  /** The warm-up's reads read to their end on this client, for its meter. */
+  public long warmUpReadCount() {
+    return this.warmUpReads.sum();
   }
 
   /** Priming calls that answered on the open client, for its meter; 0 where none are sent. */
@@ -723,6 +776,7 @@ public final class SpannerTuningState {
    * @param warmChannels those warm
    * @param sessionKnown whether the client had a session to prime with
    * @param took from the client's start until every channel was warm; {@code null} if not yet
+   * @param reads what the warm-up's reads through the client did once the channels were warm
    */
   public record WarmUp(
       boolean watched,
@@ -730,9 +784,11 @@ public final class SpannerTuningState {
       int channels,
       int warmChannels,
       boolean sessionKnown,
-      Duration took) {
+      Duration took,
+      ReadWarmUp.Result reads) {
 
-    static final WarmUp NOT_WATCHED = new WarmUp(false, false, 0, 0, false, null);
+    static final WarmUp NOT_WATCHED =
+        new WarmUp(false, false, 0, 0, false, null, ReadWarmUp.Result.NONE);
   }
 
   void singleUseRouted() {

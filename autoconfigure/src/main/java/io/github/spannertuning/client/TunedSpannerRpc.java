@@ -30,6 +30,7 @@ import io.github.spannertuning.pool.PoolRouting;
 import io.github.spannertuning.routing.HedgeDelay;
 import io.github.spannertuning.routing.TransactionTable;
 import io.github.spannertuning.trace.Traces;
+import io.github.spannertuning.warmup.ReadWarmUp;
 import io.grpc.Context;
 import io.opentelemetry.api.trace.Span;
 import java.util.List;
@@ -103,7 +104,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
         (this.pool != null && state.tuning().isWarmUp())
             ? this.pool.watchWarmth(options, state.tuning().newConnectionRefresh())
             : null;
-    state.warmer(this.warmer);
+    state.warmer(this.warmer, options);
   }
 
   @Override
@@ -151,8 +152,15 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
       ExecuteSqlRequest priming =
           ExecuteSqlRequest.newBuilder().setSession(session.getName()).setSql(PRIMING_SQL).build();
       warmer.sessionKnown((channel) -> prime(priming, channel));
+      this.state.readsFrom(databaseOf(session.getName()));
     }
     return session;
+  }
+
+  /** The database of a session's name ({@code projects/p/instances/i/databases/d/sessions/s}). */
+  static String databaseOf(String sessionName) {
+    int sessions = sessionName.indexOf("/sessions/");
+    return (sessions > 0) ? sessionName.substring(0, sessions) : null;
   }
 
   /** The priming query: the cheapest query Spanner answers, touching no table. */
@@ -244,14 +252,16 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
    * Whether a read may be hedged now: hedging is on, and the read is safe to send twice. That is a
    * single-use read-only read, or a read of a read-only transaction that has its id; never one that
    * begins a transaction, one of a read/write transaction (DML included), a partitioned read, nor a
-   * resumed stream, which has passed rows to the application already.
+   * resumed stream, which has passed rows to the application already. The warm-up's reads are not
+   * hedged: they are not the application's, and its shapes and delays are learned from its own.
    */
   private boolean hedgeable(
       Route route, Map<Option, ?> options, ByteString partition, ByteString resume) {
     if (this.pool == null
         || !this.state.isActive(Feature.HEDGING)
         || !partition.isEmpty()
-        || !resume.isEmpty()) {
+        || !resume.isEmpty()
+        || ReadWarmUp.isWarmUpRead()) {
       return false;
     }
     return route == Route.SINGLE_USE
@@ -489,7 +499,9 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
         return leftToClient(route, options, span);
       }
       if (route == Route.SINGLE_USE) {
-        this.state.singleUseRouted();
+        if (!ReadWarmUp.isWarmUpRead()) {
+          this.state.singleUseRouted();
+        }
       } else {
         this.state.transactionRouted();
       }

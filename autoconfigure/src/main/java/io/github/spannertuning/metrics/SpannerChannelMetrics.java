@@ -84,6 +84,16 @@ public class SpannerChannelMetrics implements MeterBinder {
             .baseUnit("calls")
             .register(registry));
     meters.add(
+        FunctionCounter.builder(
+                PREFIX + ".warm.up.reads", this.state, SpannerTuningState::warmUpReadCount)
+            .tags(this.tags)
+            .description(
+                "The warm-up's reads (single-use SELECT 1 through the client, before the"
+                    + " application reports ready; spanner.tuning.warm-up.reads) read to their end."
+                    + " Not in single.use.routed or an experiment's calls")
+            .baseUnit("calls")
+            .register(registry));
+    meters.add(
         Gauge.builder(PREFIX + ".warm.up.duration", this.state, SpannerTuningState::warmUpSeconds)
             .tags(this.tags)
             .description(

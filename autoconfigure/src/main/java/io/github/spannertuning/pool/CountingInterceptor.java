@@ -9,6 +9,7 @@ import io.github.spannertuning.pool.ChannelLoad.ChannelStats;
 import io.github.spannertuning.routing.ChannelLatency;
 import io.github.spannertuning.routing.StatementCosts;
 import io.github.spannertuning.trace.Traces;
+import io.github.spannertuning.warmup.ReadWarmUp;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -79,7 +80,7 @@ final class CountingInterceptor implements ClientInterceptor {
       Traces.madeOn(stats.index());
     }
     ExperimentSlot experiment = this.experiment;
-    if (experiment != null && !experiment.isRunning()) {
+    if (experiment != null && (!experiment.isRunning() || ReadWarmUp.isWarmUpRead())) {
       experiment = null;
     }
     ChannelReservation reservation = ChannelReservation.KEY.get();

@@ -46,6 +46,9 @@ class SpannerTuningPropertiesFailureAnalyzerTests {
           hedging.max-extra              | 5%    | 5%                                         | a share of hedgeable reads from 0 to 1, the extra calls hedging may add (0.05 is 5 %)
           hedging.min-delay              | -1ms  | must be a duration of 0 or more            | a duration of 0 or more, such as 1ms
           warm-up.timeout                | 0s    | must be a positive duration                | a positive duration, such as 10s
+          warm-up.reads                  | -1    | must be 0 (off) or a number of reads up to 100000 | 0 (off) or a number of reads up to 100000
+          warm-up.reads                  | 100001 | must be 0 (off) or a number of reads up to 100000 | 0 (off) or a number of reads up to 100000
+          warm-up.reads                  | lots  | lots                                       | 0 (off) or a number of reads up to 100000
           warm-up.timeout                | later | later                                      | a positive duration, such as 10s
           warm-up.refresh-after          | soon  | must be learned, off, or a duration of at least 1s | learned, off, or a duration of at least 1s, such as 50m
           warm-up.refresh-after          | 500ms | must be learned, off, or a duration of at least 1s | learned, off, or a duration of at least 1s, such as 50m

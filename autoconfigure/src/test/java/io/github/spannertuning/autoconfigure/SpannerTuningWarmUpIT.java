@@ -38,6 +38,9 @@ class SpannerTuningWarmUpIT {
 
   private static final Duration SET_UP = Duration.ofMillis(200);
 
+  /** The read warm-up's count, set as a user sets it. */
+  private static final int READS = 150;
+
   private static final String PROBES =
       "management.endpoints.web.exposure.include=health,prometheus,spannertuning";
 
@@ -76,7 +79,11 @@ class SpannerTuningWarmUpIT {
     assertThat(start.tuned().readiness()).as(figures).isEqualTo(200);
     assertThat(start.tuned().waited()).as("tuned: reads that waited: " + figures).isZero();
     assertThat(start.stock().waited()).as("stock: reads that waited: " + figures).isPositive();
-    assertThat(output).contains("Spanner client 'spanner': ", " channels connected and primed in ");
+    assertThat(output)
+        .contains(
+            "Spanner client 'spanner': ",
+            " channels connected and primed in ",
+            "; read path warmed with " + READS + " of " + READS + " reads in ");
     assertThat(start.tuned().endpoint())
         .as("every channel primed, with the time it connected")
         .contains("\"primed\":true", "\"connectedSince\":\"")
@@ -87,7 +94,10 @@ class SpannerTuningWarmUpIT {
             "spanner_tuning_warm_up_primed_calls_total{",
             "spanner_tuning_warm_up_duration_seconds{",
             "spanner_tuning_warm_up_cold_reads_calls_total{",
-            "spanner_tuning_warm_up_refreshed_connections_total{");
+            "spanner_tuning_warm_up_refreshed_connections_total{",
+            "spanner_tuning_warm_up_reads_calls_total{");
+    assertThat(start.tuned().endpoint()).contains("\"warmUpReads\":" + READS);
+    assertThat(start.stock().endpoint()).doesNotContain("\"warmUpReads\":" + READS);
   }
 
   @Test
@@ -155,6 +165,11 @@ class SpannerTuningWarmUpIT {
   private static TunedInstance withProbes(MockSpannerServer server, String property)
       throws Exception {
     return TunedInstance.start(
-        server, 0, PROBES, "management.endpoint.health.probes.enabled=true", property);
+        server,
+        0,
+        PROBES,
+        "management.endpoint.health.probes.enabled=true",
+        "spanner.tuning.warm-up.reads=" + READS,
+        property);
   }
 }

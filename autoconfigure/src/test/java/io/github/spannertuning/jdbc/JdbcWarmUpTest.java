@@ -2,6 +2,7 @@ package io.github.spannertuning.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.spanner.v1.ExecuteSqlRequest;
 import io.github.spannertuning.client.SpannerTuning;
 import io.github.spannertuning.client.SpannerTuningState;
 import io.github.spannertuning.client.SpannerTuningState.WarmUp;
@@ -27,6 +28,8 @@ class JdbcWarmUpTest {
 
   private static final int CHANNELS = 4;
 
+  private static final int READS = 40;
+
   @Test
   void theDriversClientIsWarmBeforeItsFirstReadsAndTheyWaitForNoConnection() throws Exception {
     try (MockSpannerServer server =
@@ -38,12 +41,21 @@ class JdbcWarmUpTest {
               + CHANNELS;
       try (TunedJdbcClient client =
           SpannerJdbcTuning.tune(
-              url, new Properties(), SpannerTuning.newBuilder().logWhenBuilt(false).build())) {
+              url,
+              new Properties(),
+              SpannerTuning.newBuilder().logWhenBuilt(false).warmUpReads(READS).build())) {
         SpannerTuningState state = client.state();
         try (Connection first = DriverManager.getConnection(url)) {
           WarmUp warmUp = state.warmUp(Duration.ofSeconds(10));
           assertThat(warmUp.warm()).as("the driver's client warmed: %s", warmUp).isTrue();
           assertThat(warmUp.warmChannels()).as("%s", warmUp).isEqualTo(CHANNELS);
+          assertThat(
+                  server.calls("ExecuteStreamingSql").stream()
+                      .map((call) -> ((ExecuteSqlRequest) call.request()).getSql()))
+              .as("the read path warmed through the driver's client, with no table read")
+              .hasSize(READS)
+              .containsOnly("SELECT 1");
+          assertThat(state.warmUpReadCount()).isEqualTo(READS);
           server.reset();
           Loops.together(16, 1, (thread, i) -> pointSelect(url));
           assertThat(

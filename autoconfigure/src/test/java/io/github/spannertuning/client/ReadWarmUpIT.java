@@ -1,0 +1,164 @@
+package io.github.spannertuning.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.google.cloud.spanner.DatabaseClient;
+import com.google.cloud.spanner.Spanner;
+import com.google.spanner.v1.ExecuteSqlRequest;
+import io.github.spannertuning.client.SpannerTuningState.WarmUp;
+import io.github.spannertuning.pool.ChannelLoad.ChannelStats;
+import io.github.spannertuning.testing.MockSpannerServer;
+import io.github.spannertuning.testing.MockSpannerServer.Fault;
+import java.net.SocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The warm-up of the read path ({@link SpannerTuning.Builder#warmUpReads}) against the test server
+ * over real loopback TCP: a real client, its read path and grpc-gcp's pool; the backend simulated
+ * (2-5 ms per query). What is checked is counted on the server and on the client, not timed, except
+ * that a stalled server holds the warm-up no longer than its timeout.
+ */
+class ReadWarmUpIT {
+
+  private static final int CHANNELS = 4;
+
+  private static final int READS = 120;
+
+  /** How long the stalled server holds each streaming query: past the warm-up's timeout. */
+  private static final Duration STALL = Duration.ofSeconds(4);
+
+  /**
+   * Once the channels are warm, the warm-up sends its count of single-use {@code SELECT 1} through
+   * the client, over every channel, reads no table, leaves no stream open and no session beyond
+   * those the client creates without it, and is not counted as the application's routed reads. With
+   * the count at 0 (off), the server sees none of them.
+   */
+  @Test
+  void theWarmUpReadsItsCountThroughTheClientOverEveryChannelAndReadsNoTable() throws Exception {
+    Run off = warmUp(0);
+    Run on = warmUp(READS);
+
+    assertThat(off.queries()).as("read warm-up off: the server saw no warm-up read").isEmpty();
+    assertThat(on.warmUp().warm()).isTrue();
+    assertThat(on.queries()).as("the warm-up's reads").hasSize(READS);
+    assertThat(on.queries().stream().map(ExecuteSqlRequest::getSql).collect(Collectors.toSet()))
+        .as("no warm-up read touches a table")
+        .containsExactly("SELECT 1");
+    assertThat(on.queries())
+        .as("single-use reads")
+        .allMatch((sql) -> !sql.hasTransaction() || sql.getTransaction().hasSingleUse());
+    assertThat(on.connections()).as("the connections they went on").hasSize(CHANNELS);
+    assertThat(on.warmUp().reads().answered()).isEqualTo(READS);
+    assertThat(on.warmUpReads()).as("the warm-up read meter").isEqualTo(READS);
+    assertThat(on.routed()).as("counted apart from the application's routed reads").isZero();
+    assertThat(on.sessionsCreated())
+        .as("sessions: as many as without the read warm-up")
+        .isEqualTo(off.sessionsCreated());
+    assertThat(on.activeStreamsAfter()).as("streams left open on the client").isZero();
+    assertThat(on.readAfter()).as("the application's read after the warm-up").isTrue();
+  }
+
+  /**
+   * A server that stalls every streaming query once the channels are primed: the warm-up returns
+   * within its timeout (plus a margin for the cancel), its reads end with the timeout, and neither
+   * the client nor the server is left with a stream open.
+   */
+  @Test
+  void aStalledServerHoldsTheWarmUpNoLongerThanItsTimeoutAndLeavesNoStreamOpen() throws Exception {
+    Duration timeout = Duration.ofSeconds(2);
+    try (MockSpannerServer server = MockSpannerServer.start()) {
+      // Priming is ExecuteSql; the warm-up's reads are ExecuteStreamingSql. The server holds a
+      // stalled call's events, its cancel included, for the stall: it sees the cancels after it.
+      server.setFaults(
+          (method, attempt) ->
+              method.equals("ExecuteStreamingSql") ? Fault.delay(STALL.toMillis()) : Fault.NONE);
+      var builder = server.clientOptions(CHANNELS);
+      SpannerTuningState state =
+          SpannerTuning.newBuilder()
+              .logWhenBuilt(false)
+              .warmUpReads(READS)
+              .build()
+              .applyTo(builder);
+      try (Spanner spanner = builder.build().getService()) {
+        spanner.getDatabaseClient(MockSpannerServer.DATABASE);
+        long started = System.nanoTime();
+        WarmUp warmUp = state.warmUp(timeout);
+        Duration took = Duration.ofNanos(System.nanoTime() - started);
+
+        assertThat(warmUp.warm()).as("the channels were primed: %s", warmUp).isTrue();
+        assertThat(took).as("the warm-up's time").isLessThan(timeout.plusSeconds(1));
+        assertThat(warmUp.reads().sent()).as("reads that stalled").isPositive();
+        assertThat(warmUp.reads().answered()).isZero();
+        int stalled = warmUp.reads().sent();
+        await()
+            .atMost(STALL.plusSeconds(5))
+            .untilAsserted(
+                () -> {
+                  assertThat(activeStreams(state)).as("streams open on the client").isZero();
+                  assertThat(server.cancels())
+                      .as("the stalled reads the server saw cancelled")
+                      .isEqualTo(stalled);
+                });
+      }
+    }
+  }
+
+  private static Run warmUp(int reads) throws Exception {
+    try (MockSpannerServer server = MockSpannerServer.start()) {
+      var builder = server.clientOptions(CHANNELS);
+      SpannerTuningState state =
+          SpannerTuning.newBuilder()
+              .logWhenBuilt(false)
+              .warmUpReads(reads)
+              .build()
+              .applyTo(builder);
+      try (Spanner spanner = builder.build().getService()) {
+        DatabaseClient client = spanner.getDatabaseClient(MockSpannerServer.DATABASE);
+        WarmUp warmUp = state.warmUp(Duration.ofSeconds(30));
+        List<MockSpannerServer.Call> calls = server.calls("ExecuteStreamingSql");
+        List<ExecuteSqlRequest> queries =
+            calls.stream().map((call) -> (ExecuteSqlRequest) call.request()).toList();
+        Set<SocketAddress> connections =
+            calls.stream().map(MockSpannerServer.Call::connection).collect(Collectors.toSet());
+        int sessions =
+            server.calls("CreateSession").size() + server.calls("BatchCreateSessions").size();
+        // A read to its end has had its last message; its stream ends when its trailers come, a
+        // little later (the stream-end guard drains it): none may be left open after that.
+        long active = openAfterTrailers(state);
+        long routed = state.singleUseRoutedCount();
+        long warmUpReads = state.warmUpReadCount();
+        boolean readAfter = MockSpannerServer.pointSelect(client);
+        return new Run(
+            warmUp, queries, connections, sessions, active, routed, warmUpReads, readAfter);
+      }
+    }
+  }
+
+  private static long openAfterTrailers(SpannerTuningState state) {
+    try {
+      await().atMost(Duration.ofSeconds(5)).until(() -> activeStreams(state) == 0);
+    } catch (org.awaitility.core.ConditionTimeoutException ex) {
+      // Reported by the assertion, with the count.
+    }
+    return activeStreams(state);
+  }
+
+  private static long activeStreams(SpannerTuningState state) {
+    return state.channelLoad().channels().stream().mapToLong(ChannelStats::activeStreams).sum();
+  }
+
+  private record Run(
+      WarmUp warmUp,
+      List<ExecuteSqlRequest> queries,
+      Set<SocketAddress> connections,
+      int sessionsCreated,
+      long activeStreamsAfter,
+      long routed,
+      long warmUpReads,
+      boolean readAfter) {}
+}
