@@ -630,12 +630,12 @@ public final class SpannerTuning {
     }
 
     /**
-     * Warm the read path as well, {@value #DEFAULT_WARM_UP_READS} reads by default: once the
-     * channels are warm, {@link SpannerTuningState#warmUp} sends up to {@code reads} single-use
-     * {@code SELECT 1} queries through the client's own database client, from one thread per
-     * channel, each read to its end, within its timeout. A new JVM then runs the client's read path
-     * before its first burst rather than in it. They read no table, and are counted apart from the
-     * application's reads. 0 turns it off; warm-up must be on.
+     * Warm the read path as well, {@value #DEFAULT_WARM_UP_READS} reads by default: from the moment
+     * a first channel is warm, {@link SpannerTuningState#warmUp} sends up to {@code reads}
+     * single-use {@code SELECT 1} queries through the client's own database client, from two
+     * threads per channel (at most 16), each read to its end, within its timeout. A new JVM then
+     * runs the client's read path before its first burst rather than in it. They read no table, and
+     * are counted apart from the application's reads. 0 turns it off; warm-up must be on.
      */
     public Builder warmUpReads(int reads) {
       if (reads < 0 || reads > MAX_WARM_UP_READS) {

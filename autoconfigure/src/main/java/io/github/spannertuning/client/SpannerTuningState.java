@@ -684,10 +684,11 @@ public final class SpannerTuningState {
   }
 
   /**
-   * Waits until every channel of the client's pool is connected and primed, at most {@code
-   * timeout}: for an application to call before it takes traffic. The warm-up itself starts when
-   * the client is built; priming needs the client's first session, which the client creates when
-   * the application asks it for a database client.
+   * Waits until every channel of the client's pool is connected and primed and the read path is
+   * warmed ({@link SpannerTuning.Builder#warmUpReads}), at most {@code timeout}: for an application
+   * to call before it takes traffic. The warm-up itself starts when the client is built; priming
+   * needs the client's first session, which the client creates when the application asks it for a
+   * database client.
    *
    * @return what was warm when this returned; never throws for a channel that did not get warm
    *     (fail open: the client works, its first reads on a cold channel wait for its set-up)
@@ -698,7 +699,17 @@ public final class SpannerTuningState {
       return WarmUp.NOT_WATCHED;
     }
     long deadline = System.nanoTime() + timeout.toNanos();
-    boolean warm = warmer.awaitWarm(timeout);
+    ReadWarmUp.Result reads = ReadWarmUp.Result.NONE;
+    // The read path is warmed from the first warm channel on, while the others are still being
+    // connected and primed: the JVM's work overlaps the network's. Routing sends no read to a
+    // channel that is not connected while a warm one has room, so none of them waits for a
+    // connection; the others take theirs as they become warm.
+    if (this.tuning.warmUpReads() > 0 && warmer.awaitAnyWarm(timeout)) {
+      reads =
+          warmReadPath(
+              Math.min(2 * warmer.warmth().size(), ReadWarmUp.MAX_READERS), left(deadline));
+    }
+    boolean warm = warmer.awaitWarm(left(deadline));
     int channels = warmer.warmth().size();
     int warmChannels = 0;
     for (var channel : warmer.warmth()) {
@@ -706,30 +717,29 @@ public final class SpannerTuningState {
         warmChannels++;
       }
     }
-    ReadWarmUp.Result reads = ReadWarmUp.Result.NONE;
-    if (warm) {
-      reads = warmReadPath(Math.max(channels, 8), Duration.ofNanos(deadline - System.nanoTime()));
-    }
     return new WarmUp(
         true, warm, channels, warmChannels, warmer.hasSession(), warmer.warmUpTime(), reads);
   }
 
+  private static Duration left(long deadlineNanos) {
+    return Duration.ofNanos(Math.max(0, deadlineNanos - System.nanoTime()));
+  }
+
   /**
    * Sends the warm-up's reads ({@link SpannerTuning#warmUpReads}) through the open client's own
-   * database client, within what is left of the timeout: only once the channels are warm, so that
-   * they cost no read a wait for a connection.
+   * database client, within what is left of the timeout, from {@code readers} threads.
    */
-  private ReadWarmUp.Result warmReadPath(int channels, Duration left) throws InterruptedException {
+  private ReadWarmUp.Result warmReadPath(int readers, Duration left) throws InterruptedException {
     SpannerOptions options = this.options;
     String database = this.readsFrom;
     int count = this.tuning.warmUpReads();
-    if (options == null || database == null || count == 0 || left.isNegative() || !this.open) {
+    if (options == null || database == null || count == 0 || left.isZero() || !this.open) {
       return ReadWarmUp.Result.NONE;
     }
     // The client the application built: its options hold it until it is closed.
     Spanner spanner = options.getService();
     ReadWarmUp.Result reads =
-        ReadWarmUp.run(spanner.getDatabaseClient(DatabaseId.of(database)), count, channels, left);
+        ReadWarmUp.run(spanner.getDatabaseClient(DatabaseId.of(database)), count, readers, left);
     this.warmUpReads.add(reads.answered());
     return reads;
   }

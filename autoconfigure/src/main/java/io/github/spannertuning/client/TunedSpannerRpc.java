@@ -151,8 +151,9 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
     if (warmer != null && !warmer.hasSession()) {
       ExecuteSqlRequest priming =
           ExecuteSqlRequest.newBuilder().setSession(session.getName()).setSql(PRIMING_SQL).build();
-      warmer.sessionKnown((channel) -> prime(priming, channel));
+      // Known before any channel can be primed: the read warm-up starts once one is.
       this.state.readsFrom(databaseOf(session.getName()));
+      warmer.sessionKnown((channel) -> prime(priming, channel));
     }
     return session;
   }

@@ -240,6 +240,35 @@ public final class ChannelWarmer {
     return allWarm();
   }
 
+  /**
+   * Waits until at least one channel is warm, at most {@code timeout}: the read warm-up starts on
+   * it while the others are still being primed.
+   *
+   * @return whether one is warm
+   */
+  public boolean awaitAnyWarm(Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    synchronized (this) {
+      while (!anyWarm() && !this.closed) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return false;
+        }
+        TimeUnit.NANOSECONDS.timedWait(this, left);
+      }
+    }
+    return anyWarm();
+  }
+
+  private boolean anyWarm() {
+    for (Watched watched : this.channels) {
+      if (watched.warmth.isWarm()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** Whether every channel watched is warm now. */
   public boolean allWarm() {
     for (Watched watched : this.channels) {

@@ -17,11 +17,11 @@ import java.util.logging.Logger;
 
 /**
  * The warm-up of the read path: single-use streaming {@code SELECT 1} queries through the client's
- * own {@link DatabaseClient}, each read to its end, from as many threads as the pool has channels
- * so that routing spreads them, until {@link ReadBudget} says stop. They run the same classes and
- * methods as the application's single-use reads (the client's result set and stream, gax, gRPC,
- * Netty, protobuf, spanner-tuning's routing and stream guard), so that a new JVM's first burst of
- * reads does not load and interpret them all at once. They read no table.
+ * own {@link DatabaseClient}, each read to its end, from two threads per channel (at most {@link
+ * #MAX_READERS}) so that routing spreads them, until {@link ReadBudget} says stop. They run the
+ * same classes and methods as the application's single-use reads (the client's result set and
+ * stream, gax, gRPC, Netty, protobuf, spanner-tuning's routing and stream guard), so that a new
+ * JVM's first burst of reads does not load and interpret them all at once. They read no table.
  *
  * <p>Every read runs in a gRPC {@link Context} that carries {@link #READING} and the warm-up's
  * deadline: the client's calls are made in it, so each ends by the deadline (a stalled server costs
@@ -40,7 +40,7 @@ public final class ReadWarmUp {
   private static final Context.Key<Boolean> READING = Context.key("spanner-tuning.warm-up.read");
 
   /** Readers at most, whatever the pool's size. */
-  static final int MAX_READERS = 16;
+  public static final int MAX_READERS = 16;
 
   private ReadWarmUp() {}
 
@@ -80,7 +80,7 @@ public final class ReadWarmUp {
             .withDeadline(Deadline.after(timeout.toNanos(), TimeUnit.NANOSECONDS), deadlines);
     List<Thread> threads = new ArrayList<>();
     try {
-      int n = Math.max(1, Math.min(Math.min(readers, MAX_READERS), count));
+      int n = Math.max(1, Math.min(readers, count));
       for (int i = 0; i < n; i++) {
         Thread thread =
             new Thread(

@@ -261,7 +261,9 @@ final class FreshPod {
       result.put("readyMs", (double) (readyMillis - jvmStartMillis));
       result.put("warmUpMs", (System.nanoTime() - warmUpStart) / 1e6);
       result.put("warmUpReads", reads);
+      long jitAtReady = jitMillis();
       Histogram first = burst(client, burstThreads, burstReads);
+      long jitInFirst = jitMillis() - jitAtReady;
       long warmUntil = System.nanoTime() + (long) (warmSeconds * 1e9);
       Thread[] loop = new Thread[warmThreads];
       for (int i = 0; i < warmThreads; i++) {
@@ -278,12 +280,19 @@ final class FreshPod {
       for (Thread thread : loop) {
         thread.join();
       }
+      long jitBeforeWarm = jitMillis();
       Histogram warm = burst(client, burstThreads, burstReads);
+      long jitInWarm = jitMillis() - jitBeforeWarm;
       result.put("firstP50Ms", ms(first, 50));
       result.put("firstP99Ms", ms(first, 99));
       result.put("firstMaxMs", first.getMaxValue() / 1000.0);
       result.put("warmP50Ms", ms(warm, 50));
       result.put("warmP99Ms", ms(warm, 99));
+      // The JIT compilers' time (over all their threads) while each burst ran: the mechanism of
+      // a first burst's tail on few cores is code still being compiled beside it.
+      result.put("jitAtReadyMs", jitAtReady);
+      result.put("firstJitMs", jitInFirst);
+      result.put("warmJitMs", jitInWarm);
     }
     System.out.println(RESULT + json.writeValueAsString(result));
     System.out.flush();
@@ -318,6 +327,13 @@ final class FreshPod {
       thread.join();
     }
     return latencies;
+  }
+
+  private static long jitMillis() {
+    var compilation = ManagementFactory.getCompilationMXBean();
+    return (compilation != null && compilation.isCompilationTimeMonitoringSupported())
+        ? compilation.getTotalCompilationTime()
+        : -1;
   }
 
   private static double ms(Histogram histogram, double percentile) {
