@@ -53,7 +53,7 @@ public final class SpannerTuning {
    * The warm-up's reads through each client by default: chosen from the fresh-pod benchmark
    * (docs/benchmarks-fresh-pod.md).
    */
-  public static final int DEFAULT_WARM_UP_READS = 400;
+  public static final int DEFAULT_WARM_UP_READS = 800;
 
   /** The most warm-up reads a client may be given. */
   public static final int MAX_WARM_UP_READS = 100_000;

@@ -44,6 +44,10 @@ final class FreshPod {
 
   private static final String RESULT = "RESULT ";
 
+  /** The child's point selects that failed, in the bursts and between them. */
+  private static final java.util.concurrent.atomic.AtomicLong FAILED =
+      new java.util.concurrent.atomic.AtomicLong();
+
   private FreshPod() {}
 
   public static void main(String[] args) throws Exception {
@@ -272,7 +276,11 @@ final class FreshPod {
                 () -> {
                   client.prepareThread();
                   while (System.nanoTime() < warmUntil) {
-                    client.pointSelect();
+                    try {
+                      client.pointSelect();
+                    } catch (RuntimeException ex) {
+                      FAILED.incrementAndGet();
+                    }
                   }
                 });
         loop[i].start();
@@ -288,6 +296,7 @@ final class FreshPod {
       result.put("firstMaxMs", first.getMaxValue() / 1000.0);
       result.put("warmP50Ms", ms(warm, 50));
       result.put("warmP99Ms", ms(warm, 99));
+      result.put("failed", FAILED.get());
       // The JIT compilers' time (over all their threads) while each burst ran: the mechanism of
       // a first burst's tail on few cores is code still being compiled beside it.
       result.put("jitAtReadyMs", jitAtReady);
@@ -316,7 +325,11 @@ final class FreshPod {
                 }
                 for (int r = 0; r < reads; r++) {
                   long began = System.nanoTime();
-                  client.pointSelect();
+                  try {
+                    client.pointSelect();
+                  } catch (RuntimeException ex) {
+                    FAILED.incrementAndGet();
+                  }
                   latencies.recordValue((System.nanoTime() - began) / 1000);
                 }
               });

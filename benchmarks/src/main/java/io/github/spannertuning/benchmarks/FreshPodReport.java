@@ -98,8 +98,8 @@ final class FreshPodReport {
                     : " (every core, shared with the frontend)")
             .append("\n\n");
         md.append(
-            "| variant | ready | first burst P50 | first burst P99 | warm P50 | warm P99 | first P99 / warm P99 | JIT in first burst / warm | waited | steal per round |\n");
-        md.append("|---|---|---|---|---|---|---|---|---|---|\n");
+            "| variant | ready | first burst P50 | first burst P99 | warm P50 | warm P99 | first P99 / warm P99 | JIT in first burst / warm | waited | failed | steal per round |\n");
+        md.append("|---|---|---|---|---|---|---|---|---|---|---|\n");
         Map<String, List<JsonNode>> byVariant = new LinkedHashMap<>();
         for (JsonNode result : cpus.getValue()) {
           byVariant
@@ -141,6 +141,12 @@ final class FreshPodReport {
               .append(jit(rounds))
               .append(" | ")
               .append(waited)
+              .append(" | ")
+              .append(
+                  rounds.stream().allMatch((r) -> r.has("failed"))
+                      ? Long.toString(
+                          rounds.stream().mapToLong((r) -> r.path("failed").asLong()).sum())
+                      : "not counted")
               .append(" | ")
               .append(steal)
               .append(" |\n");
