@@ -74,18 +74,16 @@ class ReadWarmUpIT {
   @Test
   void aRunningExperimentRecordsNoneOfTheWarmUpsReads() throws Exception {
     try (MockSpannerServer server = MockSpannerServer.start()) {
-      var builder = server.clientOptions(CHANNELS);
-      SpannerTuningState state =
-          SpannerTuning.newBuilder()
-              .logWhenBuilt(false)
-              .warmUpReads(READS)
-              .streamEndGuardDrainTimeout(Duration.ofMillis(100))
-              .build()
-              .applyTo(builder);
       AtomicLong recorded = new AtomicLong();
-      state.addExperimentCallListener((kind, arm, nanos) -> recorded.incrementAndGet());
-      try (Spanner spanner = builder.build().getService()) {
-        DatabaseClient client = spanner.getDatabaseClient(MockSpannerServer.DATABASE);
+      try (Tuned tuned =
+          tuned(
+              server,
+              SpannerTuning.newBuilder()
+                  .warmUpReads(READS)
+                  .streamEndGuardDrainTimeout(Duration.ofMillis(100)))) {
+        SpannerTuningState state = tuned.state();
+        state.addExperimentCallListener((kind, arm, nanos) -> recorded.incrementAndGet());
+        DatabaseClient client = tuned.spanner().getDatabaseClient(MockSpannerServer.DATABASE);
         state.startExperiment(state.experimentPlan(Duration.ofMinutes(10), Duration.ofMinutes(1)));
         await()
             .atMost(Duration.ofSeconds(10))
@@ -120,15 +118,9 @@ class ReadWarmUpIT {
       server.setFaults(
           (method, attempt) ->
               method.equals("ExecuteStreamingSql") ? Fault.delay(STALL.toMillis()) : Fault.NONE);
-      var builder = server.clientOptions(CHANNELS);
-      SpannerTuningState state =
-          SpannerTuning.newBuilder()
-              .logWhenBuilt(false)
-              .warmUpReads(READS)
-              .build()
-              .applyTo(builder);
-      try (Spanner spanner = builder.build().getService()) {
-        spanner.getDatabaseClient(MockSpannerServer.DATABASE);
+      try (Tuned tuned = tuned(server, SpannerTuning.newBuilder().warmUpReads(READS))) {
+        SpannerTuningState state = tuned.state();
+        tuned.spanner().getDatabaseClient(MockSpannerServer.DATABASE);
         long started = System.nanoTime();
         WarmUp warmUp = state.warmUp(timeout);
         Duration took = Duration.ofNanos(System.nanoTime() - started);
@@ -153,15 +145,9 @@ class ReadWarmUpIT {
 
   private static Run warmUp(int reads) throws Exception {
     try (MockSpannerServer server = MockSpannerServer.start()) {
-      var builder = server.clientOptions(CHANNELS);
-      SpannerTuningState state =
-          SpannerTuning.newBuilder()
-              .logWhenBuilt(false)
-              .warmUpReads(reads)
-              .build()
-              .applyTo(builder);
-      try (Spanner spanner = builder.build().getService()) {
-        DatabaseClient client = spanner.getDatabaseClient(MockSpannerServer.DATABASE);
+      try (Tuned tuned = tuned(server, SpannerTuning.newBuilder().warmUpReads(reads))) {
+        SpannerTuningState state = tuned.state();
+        DatabaseClient client = tuned.spanner().getDatabaseClient(MockSpannerServer.DATABASE);
         WarmUp warmUp = state.warmUp(Duration.ofSeconds(30));
         List<MockSpannerServer.Call> calls = server.calls("ExecuteStreamingSql");
         List<ExecuteSqlRequest> queries =
@@ -179,6 +165,21 @@ class ReadWarmUpIT {
         return new Run(
             warmUp, queries, connections, sessions, active, routed, warmUpReads, readAfter);
       }
+    }
+  }
+
+  /** A client of the server, tuned so: its state, and the client built from the same options. */
+  private static Tuned tuned(MockSpannerServer server, SpannerTuning.Builder tuning) {
+    var builder = server.clientOptions(CHANNELS);
+    SpannerTuningState state = tuning.logWhenBuilt(false).build().applyTo(builder);
+    return new Tuned(state, builder.build().getService());
+  }
+
+  private record Tuned(SpannerTuningState state, Spanner spanner) implements AutoCloseable {
+
+    @Override
+    public void close() {
+      this.spanner.close();
     }
   }
 
