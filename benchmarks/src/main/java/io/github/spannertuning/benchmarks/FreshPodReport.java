@@ -68,8 +68,8 @@ final class FreshPodReport {
         Every round starts a **new JVM** for the client, as a new pod does, on the frontend's \
         test server (connections cost a set-up; 2-5 ms a query). *Ready*: from the JVM's start \
         until the client reports ready: stock once it and its database client are built, tuned \
-        once `SpannerTuningState.warmUp` returns (channels connected and primed, then the read \
-        path warmed with the variant's reads). *First burst*: the moment it is ready, 32 threads \
+        once `SpannerTuningState.warmUp` returns (every channel connected and primed, and the \
+        read path warmed with the variant's reads from the first warm channel on). *First burst*: the moment it is ready, 32 threads \
         read 10 point selects each, all starting together. *Warm*: the same burst on the same \
         process after 8 s of traffic. Medians over rounds; *steal* is the machine's CPU steal \
         over each round. *Waited*: the application's reads that waited for a connection's set-up, \
