@@ -16,6 +16,7 @@
 # the child with taskset where the machine has more than N cores; else client and frontend share.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. benchmarks/client-line.sh
 
 OUT=${OUT:-benchmarks/target/fresh-pod}
 PUBLISH=${PUBLISH-docs}
@@ -25,18 +26,7 @@ rm -rf "$OUT"
 mkdir -p "$OUT"
 command="${LINES:+LINES=\"$LINES\" }benchmarks/fresh-pod.sh${*:+ $*}"
 for line_name in ${LINES:-6.119 6.127}; do
-  case "$line_name" in
-    6.119) profile="" ;;
-    6.113) profile=client-6.113 ;;
-    6.122) profile=client-6.122 ;;
-    6.127) profile=client-6.127 ;;
-    *) echo "LINES: unknown client line '$line_name'; use 6.119, 6.113, 6.122 and/or 6.127" >&2; exit 2 ;;
-  esac
-  echo "== client line: ${profile:-default (6.119)}"
-  mvn -B -q ${profile:+-P "$profile"} -pl benchmarks -am package -DskipTests
-  classpath="benchmarks/target/classes:$(cat benchmarks/target/runtime-classpath.txt)"
-  line=$(tr ':' '\n' < benchmarks/target/runtime-classpath.txt \
-    | sed -n 's|.*/google-cloud-spanner-\([0-9.]*\)\.jar$|\1|p' | head -1)
+  build_client_line "$line_name"
   java -Xmx1g -cp "$classpath" io.github.spannertuning.benchmarks.FreshPod \
     --line "$line" --out "$OUT/fresh-pod-$line.json" "$@"
 done

@@ -39,6 +39,7 @@
 # without them that part is skipped, and the report says why.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. benchmarks/client-line.sh
 
 OUT=${OUT:-benchmarks/target/benchmark-results}
 PUBLISH=${PUBLISH-docs}
@@ -75,19 +76,7 @@ for arg in "$@"; do
   previous=$arg
 done
 for line_name in ${LINES:-$default_lines}; do
-  case "$line_name" in
-    6.119) profile="" ;;
-    6.113) profile=client-6.113 ;;
-    6.122) profile=client-6.122 ;;
-    6.127) profile=client-6.127 ;;
-    6.125) profile=client-6.127,client-6.125 ;;
-    *) echo "LINES: unknown client line '$line_name'; use 6.119, 6.113, 6.122, 6.125 and/or 6.127" >&2; exit 2 ;;
-  esac
-  echo "== client line: ${profile:-default (6.119)}"
-  mvn -B -q ${profile:+-P "$profile"} -pl benchmarks -am package -DskipTests
-  classpath="benchmarks/target/classes:$(cat benchmarks/target/runtime-classpath.txt)"
-  line=$(tr ':' '\n' < benchmarks/target/runtime-classpath.txt \
-    | sed -n 's|.*/google-cloud-spanner-\([0-9.]*\)\.jar$|\1|p' | head -1)
+  build_client_line "$line_name"
   # "flags" stands for the arguments' own pool where POOLS is not set.
   for pool in ${POOLS:-flags}; do
     java -Xmx2g -cp "$classpath" io.github.spannertuning.benchmarks.BenchmarkMain \

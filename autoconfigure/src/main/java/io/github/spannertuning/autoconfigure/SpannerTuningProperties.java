@@ -406,9 +406,9 @@ public class SpannerTuningProperties implements Validator {
     private String refreshAfter = "learned";
 
     /**
-     * Reads to warm the read path with once the channels are warm, before the application reports
-     * ready: single-use SELECT 1 queries through the client itself, spread over its channels, until
-     * this many have been read or the timeout has passed. 0 turns it off.
+     * Reads to warm the read path with before the application reports ready, from the moment a
+     * first channel is warm: single-use SELECT 1 queries through the client itself, spread over its
+     * channels, until this many have been read or the timeout has passed. 0 turns it off.
      */
     private int reads = SpannerTuning.DEFAULT_WARM_UP_READS;
 

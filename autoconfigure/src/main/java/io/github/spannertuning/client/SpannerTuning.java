@@ -146,7 +146,7 @@ public final class SpannerTuning {
     return this.settings.warmUp;
   }
 
-  /** The warm-up's reads through each client once its channels are warm; 0 where off. */
+  /** The warm-up's reads through each client before it is ready; 0 where off. */
   public int warmUpReads() {
     return this.settings.warmUpReads;
   }

@@ -119,6 +119,12 @@ public final class SpannerTuningState {
   /** The warm-up's reads read to their end, over the client's life. */
   private final LongAdder warmUpReads = new LongAdder();
 
+  /**
+   * Whether the read warm-up is sending reads now: only then does a call look up whether it is one
+   * of them ({@link #isWarmUpRead}), so that the application's calls pay one volatile read.
+   */
+  private volatile boolean warmingReadPath;
+
   private final List<Runnable> closeListeners = new CopyOnWriteArrayList<>();
 
   SpannerTuningState(
@@ -738,10 +744,20 @@ public final class SpannerTuningState {
     }
     // The client the application built: its options hold it until it is closed.
     Spanner spanner = options.getService();
-    ReadWarmUp.Result reads =
-        ReadWarmUp.run(spanner.getDatabaseClient(DatabaseId.of(database)), count, readers, left);
-    this.warmUpReads.add(reads.answered());
-    return reads;
+    this.warmingReadPath = true;
+    try {
+      ReadWarmUp.Result reads =
+          ReadWarmUp.run(spanner.getDatabaseClient(DatabaseId.of(database)), count, readers, left);
+      this.warmUpReads.add(reads.answered());
+      return reads;
+    } finally {
+      this.warmingReadPath = false;
+    }
+  }
+
+  /** Whether the calling thread's call is one of the read warm-up's, not the application's. */
+  boolean isWarmUpRead() {
+    return this.warmingReadPath && ReadWarmUp.isWarmUpRead();
   }
 
   /** The warm-up's reads read to their end on this client, for its meter. */
@@ -786,7 +802,7 @@ public final class SpannerTuningState {
    * @param warmChannels those warm
    * @param sessionKnown whether the client had a session to prime with
    * @param took from the client's start until every channel was warm; {@code null} if not yet
-   * @param reads what the warm-up's reads through the client did once the channels were warm
+   * @param reads what the warm-up's reads through the client did, from the first warm channel on
    */
   public record WarmUp(
       boolean watched,

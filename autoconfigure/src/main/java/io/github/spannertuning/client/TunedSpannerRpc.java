@@ -30,7 +30,6 @@ import io.github.spannertuning.pool.PoolRouting;
 import io.github.spannertuning.routing.HedgeDelay;
 import io.github.spannertuning.routing.TransactionTable;
 import io.github.spannertuning.trace.Traces;
-import io.github.spannertuning.warmup.ReadWarmUp;
 import io.grpc.Context;
 import io.opentelemetry.api.trace.Span;
 import java.util.List;
@@ -262,7 +261,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
         || !this.state.isActive(Feature.HEDGING)
         || !partition.isEmpty()
         || !resume.isEmpty()
-        || ReadWarmUp.isWarmUpRead()) {
+        || this.state.isWarmUpRead()) {
       return false;
     }
     return route == Route.SINGLE_USE
@@ -500,7 +499,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
         return leftToClient(route, options, span);
       }
       if (route == Route.SINGLE_USE) {
-        if (!ReadWarmUp.isWarmUpRead()) {
+        if (!this.state.isWarmUpRead()) {
           this.state.singleUseRouted();
         }
       } else {

@@ -19,6 +19,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 
 /**
@@ -227,17 +228,7 @@ public final class ChannelWarmer {
    * @return whether every channel is warm
    */
   public boolean awaitWarm(Duration timeout) throws InterruptedException {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    synchronized (this) {
-      while (!allWarm() && !this.closed) {
-        long left = deadline - System.nanoTime();
-        if (left <= 0) {
-          return false;
-        }
-        TimeUnit.NANOSECONDS.timedWait(this, left);
-      }
-    }
-    return allWarm();
+    return await(this::allWarm, timeout);
   }
 
   /**
@@ -247,9 +238,14 @@ public final class ChannelWarmer {
    * @return whether one is warm
    */
   public boolean awaitAnyWarm(Duration timeout) throws InterruptedException {
+    return await(this::anyWarm, timeout);
+  }
+
+  /** Waits until {@code warm} holds (told by each change of warmth), at most {@code timeout}. */
+  private boolean await(BooleanSupplier warm, Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     synchronized (this) {
-      while (!anyWarm() && !this.closed) {
+      while (!warm.getAsBoolean() && !this.closed) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
           return false;
@@ -257,7 +253,7 @@ public final class ChannelWarmer {
         TimeUnit.NANOSECONDS.timedWait(this, left);
       }
     }
-    return anyWarm();
+    return warm.getAsBoolean();
   }
 
   private boolean anyWarm() {

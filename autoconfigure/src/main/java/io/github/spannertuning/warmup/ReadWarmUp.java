@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.function.LongSupplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -56,13 +55,7 @@ public final class ReadWarmUp {
    */
   public static Result run(DatabaseClient client, int count, int readers, Duration timeout)
       throws InterruptedException {
-    return run(client, count, readers, timeout, System::nanoTime);
-  }
-
-  static Result run(
-      DatabaseClient client, int count, int readers, Duration timeout, LongSupplier clock)
-      throws InterruptedException {
-    long start = clock.getAsLong();
+    long start = System.nanoTime();
     ReadBudget budget = new ReadBudget(count, start + timeout.toNanos());
     if (count == 0 || timeout.isZero() || timeout.isNegative()) {
       return new Result(budget, Duration.ZERO);
@@ -83,14 +76,13 @@ public final class ReadWarmUp {
       int n = Math.max(1, Math.min(readers, count));
       for (int i = 0; i < n; i++) {
         Thread thread =
-            new Thread(
-                context.wrap(() -> read(client, budget, clock)), "spanner-tuning-warm-up-" + i);
+            new Thread(context.wrap(() -> read(client, budget)), "spanner-tuning-warm-up-" + i);
         thread.setDaemon(true);
         threads.add(thread);
         thread.start();
       }
       for (Thread thread : threads) {
-        long left = budget.remainingNanos(clock.getAsLong());
+        long left = budget.remainingNanos(System.nanoTime());
         TimeUnit.NANOSECONDS.timedJoin(thread, Math.max(1, left));
       }
     } finally {
@@ -98,11 +90,11 @@ public final class ReadWarmUp {
       context.cancel(null);
       deadlines.shutdownNow();
     }
-    return new Result(budget, Duration.ofNanos(clock.getAsLong() - start));
+    return new Result(budget, Duration.ofNanos(System.nanoTime() - start));
   }
 
-  private static void read(DatabaseClient client, ReadBudget budget, LongSupplier clock) {
-    while (budget.tryStart(clock.getAsLong())) {
+  private static void read(DatabaseClient client, ReadBudget budget) {
+    while (budget.tryStart(System.nanoTime())) {
       try (ResultSet rows = client.singleUse().executeQuery(QUERY)) {
         while (rows.next()) {
           // Read to the end, as an application reads a result.

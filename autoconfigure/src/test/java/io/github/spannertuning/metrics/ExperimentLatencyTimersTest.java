@@ -76,9 +76,16 @@ class ExperimentLatencyTimersTest {
     com.sun.management.ThreadMXBean threads =
         (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
     record(timers, 100_000);
-    long before = threads.getCurrentThreadAllocatedBytes();
-    record(timers, 100_000);
-    long allocated = threads.getCurrentThreadAllocatedBytes() - before;
+    // The least of three windows: a one-off allocation that comes with time, not with calls (seen
+    // once, 1,392 bytes in one window; the timers' time-window rotation is the likely source),
+    // falls
+    // in one window at most, while one per call would be in every window, 100,000 times over.
+    long allocated = Long.MAX_VALUE;
+    for (int window = 0; window < 3; window++) {
+      long before = threads.getCurrentThreadAllocatedBytes();
+      record(timers, 100_000);
+      allocated = Math.min(allocated, threads.getCurrentThreadAllocatedBytes() - before);
+    }
     System.out.printf("100,000 timer records allocated %d bytes%n", allocated);
     assertThat(allocated).as("bytes allocated by 100,000 records").isLessThan(1024);
     assertThat(timer(registry, "commit", "stock").count()).isPositive();
