@@ -125,6 +125,13 @@ public final class SpannerTuningState {
    */
   private volatile boolean warmingReadPath;
 
+  /**
+   * Whether the open client's read path was warmed: once per client, as the JVM's code it warms
+   * stays warm; a later {@link #warmUp} (after a restart of the server, say) waits for the
+   * channels.
+   */
+  private volatile boolean readPathWarmed;
+
   private final List<Runnable> closeListeners = new CopyOnWriteArrayList<>();
 
   SpannerTuningState(
@@ -674,6 +681,7 @@ public final class SpannerTuningState {
     this.warmer = warmer;
     this.options = (warmer != null) ? options : null;
     this.readsFrom = null;
+    this.readPathWarmed = false;
   }
 
   /** The database of the client's first session: the warm-up's reads go to it. */
@@ -739,9 +747,15 @@ public final class SpannerTuningState {
     SpannerOptions options = this.options;
     String database = this.readsFrom;
     int count = this.tuning.warmUpReads();
-    if (options == null || database == null || count == 0 || left.isZero() || !this.open) {
+    if (options == null
+        || database == null
+        || count == 0
+        || left.isZero()
+        || !this.open
+        || this.readPathWarmed) {
       return ReadWarmUp.Result.NONE;
     }
+    this.readPathWarmed = true;
     // The client the application built: its options hold it until it is closed.
     Spanner spanner = options.getService();
     this.warmingReadPath = true;
