@@ -137,10 +137,6 @@ final class DynamicChannels extends PoolRouting.Channels {
     return channels;
   }
 
-  /**
-   * The calls in flight per channel past which the dynamic pool adds a channel: no channel is given
-   * more by routing, which would make the pool grow sooner than its own pick does.
-   */
   /** Whether the pool primes each channel it adds before the channel takes calls. */
   static boolean primesTheChannelsItAdds(SpannerOptions options) {
     GcpChannelPoolOptions pool = options.getGcpChannelPoolOptions();
@@ -156,6 +152,10 @@ final class DynamicChannels extends PoolRouting.Channels {
     }
   }
 
+  /**
+   * The calls in flight per channel past which the dynamic pool adds a channel: routing's room on
+   * it ({@link PoolRouting#dynamicRule}).
+   */
   static int callsPerChannelBeforeGrowth(SpannerOptions options) {
     GcpChannelPoolOptions pool = options.getGcpChannelPoolOptions();
     int max = (pool != null) ? pool.getMaxRpcPerChannel() : 0;

@@ -82,9 +82,10 @@ public final class PoolRouting {
 
   /**
    * Routing over a new client's grpc-gcp pool: a fixed one is bound one key per channel; a dynamic
-   * one is followed as its channels come and go, and no channel takes more calls in flight than the
-   * pool's calls per channel past which it grows, so that routing never makes it grow sooner than
-   * its own pick would.
+   * one is followed as its channels come and go, and a channel is full at the pool's calls per
+   * channel past which it grows, so that routing makes it grow at the load where its own pick
+   * would, but where a channel about as fast as the fastest goes past it rather than a slower one
+   * take the call.
    *
    * @param load the client's channel load, which counts the pool's channels
    * @param rule the picker's rule on a fixed pool
@@ -106,8 +107,9 @@ public final class PoolRouting {
   }
 
   /**
-   * The rule on a dynamic pool that adds a channel past {@code growsPast} calls per channel: no
-   * channel is given more room than that.
+   * The rule on a dynamic pool that adds a channel past {@code growsPast} calls per channel: a
+   * channel is full at that many, and only one about as fast as the fastest goes past it, up to the
+   * room of a fixed pool's channel (its ceiling).
    */
   static ChannelPicker.Rule dynamicRule(ChannelPicker.Rule rule, int growsPast) {
     return rule.withRoomAtMost(growsPast);

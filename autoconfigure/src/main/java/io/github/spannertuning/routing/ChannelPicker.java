@@ -37,6 +37,13 @@ import java.util.concurrent.ThreadLocalRandom;
  *   <li>A connection that is up and being primed takes a share of the calls hot connections shed,
  *       as one within four times the fastest does: a burst on a pool whose channels are still being
  *       primed is spread, not taken by the channel primed first up to its room.
+ *   <li>On a dynamic pool a connection is full at the calls per channel past which the pool adds a
+ *       channel, well below the server's stream limit. When every connection about as fast as the
+ *       fastest is full there, and not hot, the least busy of them goes past that room, up to the
+ *       stream limit less the guard's margin (the rule's ceiling), before a slower connection takes
+ *       the call: the frontend serves the extra stream in parallel, and the pool, seeing a channel
+ *       past its room, adds one. A connection twice as slow would serve it in twice the time, and
+ *       with every such call it takes the pool looks less loaded than it is and does not grow.
  *   <li>When every connection is full or in doubt, the one with the fewest calls in flight takes
  *       the call, a failed one last; one not connected before any other goes past its room.
  * </ol>
@@ -79,8 +86,20 @@ public final class ChannelPicker {
    * @param calm the calls in flight a connection may carry and never count as hot, whatever the
    *     pool's mean: a frontend serves that many streams of a connection in parallel without a
    *     wait, so a connection faster than the others takes them all before a slower one is used
+   * @param ceiling the calls in flight a connection about as fast as the fastest may carry past its
+   *     room before a slower connection takes a call: on a dynamic pool the stream limit less the
+   *     guard's margin, the room being where the pool grows; on a fixed pool the room itself
    */
-  public record Rule(int room, int hotShift, int bandShift, int calm) {
+  public record Rule(int room, int hotShift, int bandShift, int calm, int ceiling) {
+
+    public Rule {
+      ceiling = Math.max(ceiling, room);
+    }
+
+    /** A rule whose connections go no further than their room. */
+    public Rule(int room, int hotShift, int bandShift, int calm) {
+      this(room, hotShift, bandShift, calm, room);
+    }
 
     /**
      * Hot at half again the mean, a band of a quarter: chosen from the routing benchmark's
@@ -98,9 +117,13 @@ public final class ChannelPicker {
       return new Rule(room, 1, 2, Math.max(1, room / 10));
     }
 
-    /** This rule with at most {@code room} calls in flight per connection. */
+    /**
+     * This rule with a room of at most {@code room} calls in flight per connection, its room of now
+     * becoming its ceiling.
+     */
     public Rule withRoomAtMost(int room) {
-      return new Rule(Math.min(this.room, room), this.hotShift, this.bandShift, this.calm);
+      return new Rule(
+          Math.min(this.room, room), this.hotShift, this.bandShift, this.calm, this.room);
     }
   }
 
@@ -114,8 +137,13 @@ public final class ChannelPicker {
    * a call while what is known of it is in doubt.
    */
   public static long expected(Connection connection, long nowNanos, Rule rule) {
+    return expectedBelow(connection, nowNanos, rule.room());
+  }
+
+  /** As {@link #expected}, for a connection that has room below {@code limit} calls in flight. */
+  private static long expectedBelow(Connection connection, long nowNanos, int limit) {
     int inFlight = connection.inFlight();
-    if (inFlight >= rule.room() || connection.isCold()) {
+    if (inFlight >= limit || connection.isCold()) {
       return CLOSED;
     }
     ChannelLatency latency = connection.latency();
@@ -135,6 +163,24 @@ public final class ChannelPicker {
     }
     long expected = expected(connection, now, rule);
     return expected != CLOSED && expected <= tolerable;
+  }
+
+  /**
+   * What a call may expect on a connection full at its room that may go past it ({@link
+   * Rule#ceiling}), or {@link #CLOSED}.
+   */
+  private static long stretched(Connection connection, long now, Rule rule) {
+    int inFlight = connection.inFlight();
+    if (inFlight < rule.room() || !connection.latency().measured()) {
+      return CLOSED;
+    }
+    return expectedBelow(connection, now, rule.ceiling());
+  }
+
+  /** Whether a connection full at its room may go past it, being expected within {@code good}. */
+  private static boolean within(Connection connection, long now, long good, Rule rule) {
+    long stretched = stretched(connection, now, rule);
+    return stretched != CLOSED && stretched <= good;
   }
 
   /**
@@ -210,16 +256,28 @@ public final class ChannelPicker {
       // fastest.
       long tolerable = (fastest > Long.MAX_VALUE >> 2) ? Long.MAX_VALUE : fastest << 2;
       long least = Long.MAX_VALUE;
+      long leastFull = Long.MAX_VALUE;
       for (int i = 0; i < n; i++) {
+        if (i == excluded || hot(connections[i].inFlight(), n, total, rule)) {
+          continue;
+        }
         long expected = expected(connections[i], now, rule);
-        if (i != excluded
-            && expected != CLOSED
+        if (expected != CLOSED
             && expected < least
             && expected <= tolerable
-            && connections[i].latency().measured()
-            && !hot(connections[i].inFlight(), n, total, rule)) {
+            && connections[i].latency().measured()) {
           least = expected;
         }
+        long stretched = stretched(connections[i], now, rule);
+        if (stretched != CLOSED && stretched < leastFull) {
+          leastFull = stretched;
+        }
+      }
+      // A connection full at its room, but about as fast as the fastest, sets the band: a slower
+      // one with room is not let into it.
+      boolean stretch = leastFull < least;
+      if (stretch) {
+        least = leastFull;
       }
       int start = ThreadLocalRandom.current().nextInt(n);
       int best = -1;
@@ -238,6 +296,25 @@ public final class ChannelPicker {
               && (expected <= good || !connections[i].latency().measured())
               && inFlight < bestInFlight
               && !hot(inFlight, n, total, rule)) {
+            best = i;
+            bestInFlight = inFlight;
+          }
+        }
+      }
+      if (best < 0 && stretch) {
+        // Every connection about as fast as the fastest is full at its room: the least busy of them
+        // goes past it, or one up and being primed takes the call.
+        long good = least + (least >> rule.bandShift());
+        for (int k = 0; k < n; k++) {
+          int i = (start + k < n) ? start + k : start + k - n;
+          Connection connection = connections[i];
+          int inFlight = connection.inFlight();
+          if (i != excluded
+              && inFlight < bestInFlight
+              && !hot(inFlight, n, total, rule)
+              && (connection.isPriming()
+                  ? inFlight < rule.room()
+                  : within(connection, now, good, rule))) {
             best = i;
             bestInFlight = inFlight;
           }

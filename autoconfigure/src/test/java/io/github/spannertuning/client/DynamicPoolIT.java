@@ -169,7 +169,7 @@ class DynamicPoolIT {
    */
   @Test
   void aConnection20MsSlowerTakesLittleFrom8Threads() throws Exception {
-    slowedConnection(MockSpannerServer.builder(), 8, 20, false);
+    slowedConnection(MockSpannerServer.builder(), 8, 20, false, steady());
   }
 
   /**
@@ -184,7 +184,26 @@ class DynamicPoolIT {
             .serviceTime(ServiceTime.uniform(Duration.ofMillis(100), Duration.ofMillis(102))),
         64,
         100,
-        false);
+        false,
+        steady());
+  }
+
+  /**
+   * A pool at its largest, capped at its 4 channels ({@code setMaxSize}): 80 threads read from a
+   * server that takes 100 ms per query, so that the three fast connections carry past the 25 calls
+   * per channel where the pool would grow, and one connection answers 100 ms later. From that
+   * moment it takes at most 0.15 of its even share: the fast connections go past the pool's room,
+   * up to the server's stream limit less the stream-end guard's margin, before it takes a call.
+   */
+  @Test
+  void aPoolAtItsLargestKeepsASlowConnectionOutPastItsRoom() throws Exception {
+    slowedConnection(
+        MockSpannerServer.builder()
+            .serviceTime(ServiceTime.uniform(Duration.ofMillis(100), Duration.ofMillis(102))),
+        80,
+        100,
+        false,
+        GcpChannelPoolOptions.newBuilder(steady()).setMaxSize(4).build());
   }
 
   /**
@@ -199,16 +218,26 @@ class DynamicPoolIT {
             .serviceTime(ServiceTime.uniform(Duration.ofMillis(100), Duration.ofMillis(102))),
         64,
         100,
-        true);
+        true,
+        steady());
+  }
+
+  /** Spanner's dynamic pool defaults, scaled down every 3 minutes as in production. */
+  private static GcpChannelPoolOptions steady() {
+    return SpannerOptions.createDefaultDynamicChannelPoolOptions();
   }
 
   private static void slowedConnection(
-      MockSpannerServer.Builder server, int threads, long slowerMillis, boolean burstFirst)
+      MockSpannerServer.Builder server,
+      int threads,
+      long slowerMillis,
+      boolean burstFirst,
+      GcpChannelPoolOptions pool)
       throws Exception {
     StockAndTuned<Slowed> runs =
         onFreshClients(
             server,
-            SpannerOptions.createDefaultDynamicChannelPoolOptions(),
+            pool,
             (subject) -> {
               if (burstFirst) {
                 Loops.onThreads(

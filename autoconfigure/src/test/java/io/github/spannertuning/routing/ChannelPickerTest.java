@@ -211,6 +211,55 @@ class ChannelPickerTest {
     assertThat(picks).as("40 calls on the connections at 5 and 25 ms").containsExactly(40, 0);
   }
 
+  /**
+   * A dynamic pool of four connections, one twice as slow, that counts a channel full at 25 calls
+   * in flight, where it adds one: the three fast connections at 25 each and the slow one at 7. Each
+   * call then goes to a fast connection, up to the stream limit less the guard's margin, before the
+   * slow one takes any: the frontend serves it in parallel, and the pool, seeing a channel past 25,
+   * grows.
+   */
+  @Test
+  void onADynamicPoolTheFastConnectionsGoPastTheRoomWhereItGrowsBeforeASlowOneTakesACall() {
+    int[] picks = fullFastAndOneSlow(RULE.withRoomAtMost(25), 3 * (ROOM - 25) + 1);
+    int past = 3 * (ROOM - 25);
+    assertThat(picks)
+        .as("calls kept in flight, the fast connections at 25 each and the slow one at 7")
+        .containsExactly(past / 3, past / 3, past / 3, 1);
+  }
+
+  /**
+   * The same on a fixed pool whose room is 25: past its room a connection's calls wait at the
+   * server, so the slow connection takes the calls while it has room.
+   */
+  @Test
+  void onAFixedPoolTheSlowConnectionTakesTheCallsWhileOnlyItHasRoom() {
+    int[] picks = fullFastAndOneSlow(ChannelPicker.Rule.defaults(25), 18);
+    assertThat(picks)
+        .as("calls kept in flight, the fast connections at their room")
+        .containsExactly(0, 0, 0, 18);
+  }
+
+  /**
+   * Three connections at 100 ms carrying 25 calls each and one at 200 ms carrying 7; then {@code
+   * calls} picked and kept in flight: the calls each connection took.
+   */
+  private int[] fullFastAndOneSlow(ChannelPicker.Rule rule, int calls) {
+    Connection[] pool = new Connection[4];
+    for (int i = 0; i < pool.length; i++) {
+      pool[i] = new Connection(this.now);
+      answer(pool[i], (i == 3) ? 200 * MS : 100 * MS);
+      for (int c = 0; c < ((i == 3) ? 7 : 25); c++) {
+        pool[i].countCall(this.now);
+      }
+    }
+    ChannelPicker picker = new ChannelPicker(rule);
+    int[] picks = new int[pool.length];
+    for (int i = 0; i < calls; i++) {
+      picks[picker.pick(pool, this.now)]++;
+    }
+    return picks;
+  }
+
   @Test
   void aChannelWhoseCallFailedCarriesOneCallAtATime() {
     Connection failed = this.channels.get(6);
