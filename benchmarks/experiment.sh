@@ -15,18 +15,10 @@ cd "$(dirname "$0")/.."
 given_out=${OUT:-}
 OUT=${OUT:-docs}
 export NO_GCE_CHECK=true SPANNER_DISABLE_BUILTIN_METRICS=true
+# shellcheck source=client-line.sh
+. benchmarks/client-line.sh
 for line_name in ${LINES:-6.119}; do
-  case "$line_name" in
-    6.119) profile="" ;;
-    6.113) profile=client-6.113 ;;
-    6.122) profile=client-6.122 ;;
-    6.127) profile=client-6.127 ;;
-    6.125) profile=client-6.127,client-6.125 ;;
-    *) echo "LINES: unknown client line '$line_name'; use 6.119, 6.113, 6.122, 6.125 and/or 6.127" >&2; exit 2 ;;
-  esac
-  echo "== client line: ${profile:-default (6.119)}"
-  mvn -B -q ${profile:+-P "$profile"} -pl benchmarks -am package -DskipTests
-  classpath="benchmarks/target/classes:$(cat benchmarks/target/runtime-classpath.txt)"
+  build_client_line "$line_name"
   java -Xmx2g -cp "$classpath" io.github.spannertuning.benchmarks.ExperimentComparison \
     --out "$OUT/benchmarks-experiment-$line_name.md" \
     --command "${given_out:+OUT=$given_out }${LINES:+LINES=$LINES }benchmarks/experiment.sh${*:+ $*}" "$@" \

@@ -279,6 +279,7 @@ public final class ChannelPicker {
       if (stretch) {
         least = leastFull;
       }
+      long good = (least == Long.MAX_VALUE) ? tolerable : least + (least >> rule.bandShift());
       int start = ThreadLocalRandom.current().nextInt(n);
       int best = -1;
       int bestInFlight = Integer.MAX_VALUE;
@@ -286,7 +287,6 @@ public final class ChannelPicker {
         // A connection that has not answered yet is taken as about as fast as the fastest: its
         // estimate is a guess, which must neither draw a fresh client's calls from the connections
         // that answered first nor keep them away.
-        long good = (least == Long.MAX_VALUE) ? tolerable : least + (least >> rule.bandShift());
         for (int k = 0; k < n; k++) {
           int i = (start + k < n) ? start + k : start + k - n;
           long expected = expected(connections[i], now, rule);
@@ -304,7 +304,6 @@ public final class ChannelPicker {
       if (best < 0 && stretch) {
         // Every connection about as fast as the fastest is full at its room: the least busy of them
         // goes past it, or one up and being primed takes the call.
-        long good = least + (least >> rule.bandShift());
         for (int k = 0; k < n; k++) {
           int i = (start + k < n) ? start + k : start + k - n;
           Connection connection = connections[i];

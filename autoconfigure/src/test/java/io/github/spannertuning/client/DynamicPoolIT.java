@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.google.cloud.grpc.GcpManagedChannelOptions.GcpChannelPoolOptions;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.spi.v1.GapicSpannerRpc;
-import io.github.spannertuning.pool.ChannelLoad.ChannelState;
-import io.github.spannertuning.pool.ChannelLoad.ChannelStats;
 import io.github.spannertuning.pool.PoolRouting;
 import io.github.spannertuning.testing.Loops;
 import io.github.spannertuning.testing.MockSpannerServer;
@@ -15,15 +13,9 @@ import io.github.spannertuning.testing.MockSpannerServer.ServiceTime;
 import io.github.spannertuning.testing.StockAndTuned;
 import java.net.SocketAddress;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -482,7 +474,7 @@ class DynamicPoolIT {
     }
   }
 
-  private static int poolSize(RoutingSubject subject) {
+  static int poolSize(RoutingSubject subject) {
     return PoolRouting.pool((GapicSpannerRpc) subject.spanner.getOptions().getRpc())
         .getNumberOfChannels();
   }
@@ -553,65 +545,6 @@ class DynamicPoolIT {
     } catch (InterruptedException ex) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException(ex);
-    }
-  }
-
-  /**
-   * Samples the pool's size as grpc-gcp has it, for stock and tuned alike, and on a tuned client
-   * each channel's state and calls: the calls made on a channel between two samples that both saw
-   * it draining are calls sent to a channel the pool no longer gives calls (a sample finds a
-   * channel draining at most a sample after the pool removed it).
-   */
-  static final class PoolSampler implements AutoCloseable {
-
-    private final RoutingSubject subject;
-
-    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
-
-    private final List<Integer> sizes = new ArrayList<>();
-
-    private final Map<ChannelStats, Long> drainingSince = new HashMap<>();
-
-    private long callsWhileDraining;
-
-    PoolSampler(RoutingSubject subject, Duration every) {
-      this.subject = subject;
-      sample();
-      this.timer.scheduleAtFixedRate(
-          this::sample, every.toMillis(), every.toMillis(), TimeUnit.MILLISECONDS);
-    }
-
-    synchronized int sample() {
-      int size = poolSize(this.subject);
-      this.sizes.add(size);
-      if (this.subject.state != null) {
-        Map<ChannelStats, Long> seen = new HashMap<>();
-        for (ChannelStats channel : this.subject.state.channelLoad().channels()) {
-          if (channel.state() == ChannelState.DRAINING) {
-            Long before = this.drainingSince.get(channel);
-            if (before != null) {
-              this.callsWhileDraining += channel.calls() - before;
-            }
-            seen.put(channel, channel.calls());
-          }
-        }
-        this.drainingSince.clear();
-        this.drainingSince.putAll(seen);
-      }
-      return size;
-    }
-
-    synchronized List<Integer> sizes() {
-      return new ArrayList<>(this.sizes);
-    }
-
-    synchronized long callsWhileDraining() {
-      return this.callsWhileDraining;
-    }
-
-    @Override
-    public void close() {
-      this.timer.shutdownNow();
     }
   }
 }
