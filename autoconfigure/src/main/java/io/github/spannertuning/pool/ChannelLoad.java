@@ -4,6 +4,7 @@ import io.github.spannertuning.experiment.ExperimentSlot;
 import io.github.spannertuning.routing.ChannelWarmth;
 import io.github.spannertuning.routing.Connection;
 import io.github.spannertuning.routing.Imbalance;
+import io.github.spannertuning.routing.PoolLevel;
 import io.github.spannertuning.routing.StatementCosts;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptor;
@@ -48,6 +49,9 @@ public final class ChannelLoad {
 
   /** What each kind of call costs on any connection, taken off its channel's estimate. */
   private final StatementCosts costs = new StatementCosts();
+
+  /** What the pool's connections answer in together, which moves each one's estimate. */
+  private final PoolLevel level = new PoolLevel();
 
   /**
    * @param experiment the client's experiments, told of every data-plane call while one runs; or
@@ -204,7 +208,7 @@ public final class ChannelLoad {
   }
 
   private synchronized ChannelStats register(Channel channel) {
-    ChannelStats stats = new ChannelStats(this.nextIndex++);
+    ChannelStats stats = new ChannelStats(this.nextIndex++, this.level);
     this.channels.add(stats);
     this.listeners.forEach((listener) -> listener.accept(stats));
     return stats;
@@ -270,7 +274,7 @@ public final class ChannelLoad {
 
     private final int index;
 
-    private final Connection connection = new Connection(System.nanoTime());
+    private final Connection connection;
 
     private final AtomicInteger drainingStreams = new AtomicInteger();
 
@@ -287,8 +291,14 @@ public final class ChannelLoad {
       return (watched != null) ? watched.warmth() : null;
     }
 
+    /** A channel on its own, whose estimate no pool's level moves. */
     public ChannelStats(int index) {
+      this(index, null);
+    }
+
+    ChannelStats(int index, PoolLevel level) {
       this.index = index;
+      this.connection = new Connection(System.nanoTime(), level);
     }
 
     /** Whether it takes new calls, drains, or was closed by a dynamic pool. */

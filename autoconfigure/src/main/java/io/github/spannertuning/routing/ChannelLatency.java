@@ -91,7 +91,23 @@ public final class ChannelLatency {
    */
   static final int MAX_BACKOFF_SHIFT = 2;
 
+  /** The pool's level, which moves the estimate ({@link PoolLevel}); null for none. */
+  private final PoolLevel pool;
+
+  /** The moving average, as of the pool's level {@link #levelAtNanos}. */
   private volatile long estimateNanos = INITIAL_NANOS;
+
+  /**
+   * How many of the pool's noises ({@link PoolLevel#noiseNanos}) above its estimate a lone answer
+   * counts at most.
+   */
+  static final int OUTLIER_NOISES = 4;
+
+  /** The pool's level when the estimate was last set. */
+  private volatile long levelAtNanos;
+
+  /** Whether the last answer landed more than {@link #OUTLIER_NOISES} noises above the estimate. */
+  private volatile boolean far;
 
   /**
    * Penalties in a row since the channel last answered. While it is positive the channel is
@@ -120,15 +136,46 @@ public final class ChannelLatency {
    */
   private volatile long quietUntilNanos;
 
+  /** The latency of a channel on its own, moved by no pool's level. */
   public ChannelLatency(long nowNanos) {
+    this(nowNanos, null);
+  }
+
+  /**
+   * The latency of a channel of a pool whose level moves it ({@link PoolLevel}), and which each of
+   * its answers moves.
+   */
+  public ChannelLatency(long nowNanos, PoolLevel pool) {
+    this.pool = pool;
     this.sampledAtNanos = nowNanos;
     this.heardAtNanos = nowNanos;
     this.quietUntilNanos = nowNanos;
   }
 
-  /** The moving average, as last updated, in nanoseconds. */
+  /**
+   * The moving average, in nanoseconds, moved with the pool's level since it was last updated: by
+   * as much as the level rose or fell since.
+   */
   public long estimateNanos() {
-    return this.estimateNanos;
+    long estimate = this.estimateNanos;
+    long levelAt = this.levelAtNanos;
+    PoolLevel pool = this.pool;
+    if (pool == null || levelAt == 0) {
+      // No level, or none when the estimate was set: the pool had not answered yet.
+      return estimate;
+    }
+    return Math.max(1, estimate + (pool.nanos() - levelAt));
+  }
+
+  /** The noise of one answer in the channel's pool ({@link PoolLevel#noiseNanos}); 0 for none. */
+  public long noiseNanos() {
+    PoolLevel pool = this.pool;
+    return (pool == null) ? 0 : pool.noiseNanos();
+  }
+
+  private long level() {
+    PoolLevel pool = this.pool;
+    return (pool == null) ? 0 : pool.nanos();
   }
 
   /**
@@ -173,7 +220,7 @@ public final class ChannelLatency {
 
   /** The moving average, halved for each half-life since it was last updated. */
   private long forgotten(long nowNanos) {
-    long estimate = this.estimateNanos;
+    long estimate = estimateNanos();
     long halvings = (nowNanos - this.sampledAtNanos) / forgetHalfLife();
     if (halvings > 0) {
       // Never below what an untried channel is thought to cost.
@@ -193,6 +240,7 @@ public final class ChannelLatency {
    * {@code nowNanos}, and it is {@link #untried} until it answers.
    */
   public void joined(long estimateNanos, long nowNanos) {
+    this.levelAtNanos = level();
     this.estimateNanos = Math.max(1, estimateNanos);
     this.sampledAtNanos = nowNanos;
     this.heardAtNanos = nowNanos;
@@ -231,8 +279,20 @@ public final class ChannelLatency {
   /** The first response of a call that started at {@code startNanos}. */
   public void answered(long startNanos, long nowNanos) {
     this.heardAtNanos = nowNanos;
+    leveled(nowNanos - startNanos);
     sample(nowNanos - startNanos, nowNanos, false);
     clearPenalties();
+  }
+
+  /**
+   * An answer of the channel's moves the pool's level; its estimate is then moved to it, as of the
+   * level the answer is part of.
+   */
+  private void leveled(long latencyNanos) {
+    PoolLevel pool = this.pool;
+    if (pool != null) {
+      pool.answered(latencyNanos);
+    }
   }
 
   private void clearUntried() {
@@ -267,6 +327,7 @@ public final class ChannelLatency {
       case ANSWERED -> {
         this.heardAtNanos = nowNanos;
         if (!answered) {
+          leveled(nowNanos - startNanos);
           sample(nowNanos - startNanos, nowNanos, false);
         }
         clearPenalties();
@@ -303,10 +364,28 @@ public final class ChannelLatency {
             ? 1.0
             : Math.max(
                 MIN_WEIGHT, (sinceLast <= 0) ? 0 : sinceLast / (double) (sinceLast + DECAY_NANOS));
+    long taken = latencyNanos;
+    PoolLevel pool = this.pool;
+    if (pool != null && !penalty && !unverified && this.measured) {
+      // One answer far above the estimate, after one that was not, counts as only so far above: a
+      // pause of the client's (a collection, a compile) that one call met does not set its
+      // connection apart. A connection that slowed answers so again, and its next answer counts
+      // whole.
+      long bound = OUTLIER_NOISES * pool.noiseNanos();
+      boolean far = bound > 0 && latencyNanos - previous > bound;
+      if (far && !this.far) {
+        taken = previous + bound;
+      }
+      if (far != this.far) {
+        this.far = far;
+      }
+      pool.landed(taken - previous);
+    }
     long next =
         penalty
             ? Math.max(previous, latencyNanos)
-            : previous + (long) (weight * (latencyNanos - previous));
+            : previous + (long) (weight * (taken - previous));
+    this.levelAtNanos = level();
     this.estimateNanos = Math.max(1, next);
     this.sampledAtNanos = nowNanos;
     if (!this.measured) {

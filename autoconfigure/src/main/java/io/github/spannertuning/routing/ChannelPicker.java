@@ -26,9 +26,12 @@ import java.util.concurrent.ThreadLocalRandom;
  *       calls of a quiet pool.
  *   <li>Among the other connections, the latency each one's {@link ChannelLatency} expects decides:
  *       a call goes to the connection with the fewest calls in flight among those expected within a
- *       quarter above the least, the first one met from a random start among equals. A connection
- *       that answers slower, has calls stuck, or failed recently gets none while the others are
- *       about as fast and have room.
+ *       quarter above the least, or within twice the noise of one answer in the pool ({@link
+ *       PoolLevel#noiseNanos}) when that is more, the first one met from a random start among
+ *       equals: estimates of connections alike, each a moving average of many answers, rarely
+ *       differ by that much, however noisy the client makes each answer. A connection that answers
+ *       slower, has calls stuck, or failed recently gets none while the others are about as fast
+ *       and have room.
  *   <li>The calls a hot connection sheds go only to connections expected within four times the
  *       fastest one's time: when every such connection is hot, the least busy of them takes the
  *       call while it has room. A connection far slower (a frontend 20 ms slower than 5 ms ones)
@@ -65,6 +68,13 @@ public final class ChannelPicker {
 
   /** Ranks a failed connection that still carries a call after every other in the fallback pick. */
   private static final long FAILED_RANK = 1L << 32;
+
+  /**
+   * The band is at least this many noises of one answer wide ({@link PoolLevel#noiseNanos}): the
+   * least of eight estimates alike, each a moving average weighing an answer an eighth, lies about
+   * half a noise below their mean, and the highest as far above.
+   */
+  static final int BAND_NOISES = 2;
 
   private final Rule rule;
 
@@ -279,7 +289,14 @@ public final class ChannelPicker {
       if (stretch) {
         least = leastFull;
       }
-      long good = (least == Long.MAX_VALUE) ? tolerable : least + (least >> rule.bandShift());
+      // The band: a quarter above the least, or twice the noise of one answer when that is more.
+      long good =
+          (least == Long.MAX_VALUE)
+              ? tolerable
+              : least
+                  + Math.max(
+                      least >> rule.bandShift(),
+                      BAND_NOISES * connections[0].latency().noiseNanos());
       int start = ThreadLocalRandom.current().nextInt(n);
       int best = -1;
       int bestInFlight = Integer.MAX_VALUE;

@@ -34,7 +34,12 @@ public final class Connection {
   private volatile int warmth = WARM;
 
   public Connection(long nowNanos) {
-    this.latency = new ChannelLatency(nowNanos);
+    this(nowNanos, null);
+  }
+
+  /** A connection of a pool whose level moves its latency's estimate ({@link PoolLevel}). */
+  public Connection(long nowNanos, PoolLevel pool) {
+    this.latency = new ChannelLatency(nowNanos, pool);
     this.resetWindowStart = new AtomicLong(nowNanos);
   }
 

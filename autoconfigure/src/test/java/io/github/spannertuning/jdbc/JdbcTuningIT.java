@@ -24,6 +24,7 @@ import java.net.SocketAddress;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -408,7 +409,16 @@ class JdbcTuningIT {
   private static double shareOf(SocketAddress connection, List<Arrival> arrivals) {
     long on = arrivals.stream().filter((a) -> a.connection().equals(connection)).count();
     System.out.printf(
-        "[jdbc %s] %d of %d reads on the slowed connection%n", VERSION, on, arrivals.size());
+        "[jdbc %s] %d of %d reads on the slowed connection; per connection %s%n",
+        VERSION,
+        on,
+        arrivals.size(),
+        arrivals.stream()
+            .collect(Collectors.groupingBy(Arrival::connection, Collectors.counting()))
+            .values()
+            .stream()
+            .sorted(Comparator.reverseOrder())
+            .toList());
     return on / (arrivals.size() / (double) CHANNELS);
   }
 

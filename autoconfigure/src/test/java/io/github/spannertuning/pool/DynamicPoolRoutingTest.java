@@ -144,10 +144,19 @@ class DynamicPoolRoutingTest {
     for (int i = 0; i < 20; i++) {
       next.add(pick(routing, null));
     }
+    // Each answer moved the pool's level a sixteenth of the way to it (the first set it), and each
+    // estimate moved with the level after it.
+    long level = 0;
+    long[] levelAt = new long[4];
+    for (int i = 0; i < 4; i++) {
+      level = (level == 0) ? latencies[i] : level + ((latencies[i] - level) >> 4);
+      levelAt[i] = level;
+    }
+    long median = (latencies[1] + level - levelAt[1] + latencies[2] + level - levelAt[2]) / 2;
     Connection newcomer = joined.stats.connection();
     assertThat(newcomer.latency().estimateNanos())
         .as("its first estimate: the median of 4, 5, 6 and 7 ms as the others now expect them")
-        .isEqualTo(5 * MS + MS / 2);
+        .isEqualTo(median);
     assertThat(newcomer.inFlight()).as("calls on it before its first answer").isEqualTo(1);
 
     Call its = next.stream().filter((call) -> call.channel == joined.stats).findFirst().get();
