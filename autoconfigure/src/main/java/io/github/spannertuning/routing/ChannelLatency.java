@@ -209,13 +209,28 @@ public final class ChannelLatency {
   }
 
   /**
-   * Whether nothing has updated the estimate for at least one of its half-lives: it is being
-   * forgotten, so it says less and less of what the channel would take now. {@link ChannelPicker}
-   * then lets the channel carry one call at a time until it answers, so that a channel left alone
-   * because it was slow is tried again with one call, not with every call made before its answer.
+   * Whether nothing has updated the estimate for at least one of its half-lives while its pool's
+   * other connections answered: it is being forgotten, so it says less and less of what the channel
+   * would take now. {@link ChannelPicker} then lets the channel carry one call at a time until it
+   * answers, so that a channel left alone because it was slow is tried again with one call, not
+   * with every call made before its answer. Only the time the pool answered counts, since it last
+   * began answering after a pause: after a pause every estimate is as old as the others, none of
+   * them in doubt, and a burst is spread, not held to one call per connection while the first to
+   * answer take the rest. A channel of no pool counts to {@code nowNanos}.
    */
   public boolean unverified(long nowNanos) {
-    return nowNanos - this.sampledAtNanos >= forgetHalfLife();
+    PoolLevel pool = this.pool;
+    if (pool == null) {
+      return nowNanos - this.sampledAtNanos >= forgetHalfLife();
+    }
+    if (pool.nanos() == 0) {
+      return false;
+    }
+    long since = pool.answeringSinceNanos();
+    if (this.sampledAtNanos - since > 0) {
+      since = this.sampledAtNanos;
+    }
+    return pool.answeredAtNanos() - since >= forgetHalfLife();
   }
 
   /** The moving average, halved for each half-life since it was last updated. */
@@ -279,7 +294,7 @@ public final class ChannelLatency {
   /** The first response of a call that started at {@code startNanos}. */
   public void answered(long startNanos, long nowNanos) {
     this.heardAtNanos = nowNanos;
-    leveled(nowNanos - startNanos);
+    leveled(nowNanos - startNanos, nowNanos);
     sample(nowNanos - startNanos, nowNanos, false);
     clearPenalties();
   }
@@ -288,10 +303,10 @@ public final class ChannelLatency {
    * An answer of the channel's moves the pool's level; its estimate is then moved to it, as of the
    * level the answer is part of.
    */
-  private void leveled(long latencyNanos) {
+  private void leveled(long latencyNanos, long nowNanos) {
     PoolLevel pool = this.pool;
     if (pool != null) {
-      pool.answered(latencyNanos);
+      pool.answered(latencyNanos, nowNanos);
     }
   }
 
@@ -327,7 +342,7 @@ public final class ChannelLatency {
       case ANSWERED -> {
         this.heardAtNanos = nowNanos;
         if (!answered) {
-          leveled(nowNanos - startNanos);
+          leveled(nowNanos - startNanos, nowNanos);
           sample(nowNanos - startNanos, nowNanos, false);
         }
         clearPenalties();

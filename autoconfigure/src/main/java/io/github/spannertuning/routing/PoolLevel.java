@@ -2,7 +2,8 @@ package io.github.spannertuning.routing;
 
 /**
  * What the connections of one pool answer in now, all together: a moving average of every answer of
- * every connection, each moving it by a sixteenth of its distance.
+ * every connection, each moving it up by a quarter of its distance (at most a noise) and down by a
+ * sixteenth.
  *
  * <p>Much of what a call takes is the client's own: its JIT compiling while a fresh JVM takes its
  * first traffic, a collection, threads queueing for two cores in a burst. That part rises and falls
@@ -17,8 +18,20 @@ package io.github.spannertuning.routing;
  */
 public final class PoolLevel {
 
-  /** Each answer moves the level by this right shift of its distance from it: a sixteenth. */
-  static final int SHIFT = 4;
+  /**
+   * An answer above the level moves it by this right shift of its distance, a quarter: when a burst
+   * slows every answer at once, estimates taken before it follow within a few answers.
+   */
+  static final int RISE_SHIFT = 2;
+
+  /** An answer below the level moves it by this right shift of its distance: a sixteenth. */
+  static final int FALL_SHIFT = 4;
+
+  /**
+   * An answer counts at most this many noises above the level: one call that met a pause of the
+   * client's, or a connection tried again while slow, moves the level by at most a noise.
+   */
+  static final int LEVEL_NOISES = 4;
 
   /**
    * The pool's noise moves by this right shift of each answer's distance from its connection's
@@ -31,6 +44,15 @@ public final class PoolLevel {
   private volatile long levelNanos;
 
   private volatile long noiseNanos;
+
+  /** When a connection of the pool last answered. */
+  private volatile long answeredAtNanos;
+
+  /**
+   * When the pool's connections began answering after a pause of a half-life ({@link
+   * ChannelLatency#FORGET_HALF_LIFE_NANOS}) or more with no answer.
+   */
+  private volatile long answeringSinceNanos;
 
   /** The level now, in nanoseconds; 0 until a connection of the pool has answered. */
   public long nanos() {
@@ -53,10 +75,41 @@ public final class PoolLevel {
     this.noiseNanos = noise + ((Math.abs(distanceNanos) - noise) >> NOISE_SHIFT);
   }
 
-  /** A connection of the pool answered in {@code latencyNanos}. */
-  void answered(long latencyNanos) {
+  /**
+   * When a connection of the pool last answered ({@link ChannelLatency#unverified}); meaningless
+   * while {@link #nanos} is 0.
+   */
+  public long answeredAtNanos() {
+    return this.answeredAtNanos;
+  }
+
+  /**
+   * When the pool's connections began answering after a pause of a half-life or more; meaningless
+   * while {@link #nanos} is 0.
+   */
+  public long answeringSinceNanos() {
+    return this.answeringSinceNanos;
+  }
+
+  /** A connection of the pool answered at {@code nowNanos}, in {@code latencyNanos}. */
+  void answered(long latencyNanos, long nowNanos) {
+    if (this.levelNanos == 0
+        || nowNanos - this.answeredAtNanos >= ChannelLatency.FORGET_HALF_LIFE_NANOS) {
+      this.answeringSinceNanos = nowNanos;
+    }
+    this.answeredAtNanos = nowNanos;
     long level = this.levelNanos;
-    this.levelNanos =
-        (level == 0) ? Math.max(1, latencyNanos) : level + ((latencyNanos - level) >> SHIFT);
+    if (level == 0) {
+      this.levelNanos = Math.max(1, latencyNanos);
+    } else if (latencyNanos > level) {
+      long noise = this.noiseNanos;
+      long above = latencyNanos - level;
+      if (noise > 0 && above > LEVEL_NOISES * noise) {
+        above = LEVEL_NOISES * noise;
+      }
+      this.levelNanos = level + (above >> RISE_SHIFT);
+    } else {
+      this.levelNanos = level - ((level - latencyNanos) >> FALL_SHIFT);
+    }
   }
 }

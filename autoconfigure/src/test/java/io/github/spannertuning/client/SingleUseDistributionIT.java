@@ -110,8 +110,11 @@ class SingleUseDistributionIT {
    * does before it takes traffic ({@link SpannerTuningState#warmUp}, the default 800 reads), then
    * taking 200 point selects from 200 threads released together: a fresh pod's first burst. The
    * warm-up's answers carry the noise of a JVM still compiling, many times the server's 2 to 5 ms,
-   * and connections alike must not be set apart by it: the busiest connection carries at most twice
-   * the mean in every run. Stock clients, with no warm-up, are printed beside.
+   * and connections alike must not be set apart by it: over the runs, the busiest connection
+   * carries a median of at most 1.6 times the mean (the band of a quarter alone gave a median of
+   * 2.1 on 6.113). Each run is printed: with two CPU burners beside, about one burst in 25 still
+   * puts over twice the mean on one connection, which is why the bound is on the median. Stock
+   * clients, with no warm-up, are printed beside.
    */
   @Test
   void aBurstRightAfterTheReadWarmUpIsSpread() throws Exception {
@@ -137,9 +140,10 @@ class SingleUseDistributionIT {
     stock.forEach((spread) -> assertThat(spread.total()).isEqualTo(200));
     tuned.forEach((spread) -> assertThat(spread.total()).isEqualTo(200));
     if (routes()) {
-      assertThat(tuned)
-          .as("tuned bursts after the warm-up, busiest/mean %s", ratios(tuned))
-          .allSatisfy((spread) -> assertThat(spread.busiestOverMean()).isLessThanOrEqualTo(2.0));
+      double[] sorted = tuned.stream().mapToDouble(Spread::busiestOverMean).sorted().toArray();
+      assertThat(sorted[sorted.length / 2])
+          .as("median busiest/mean of tuned bursts after the warm-up, of %s", ratios(tuned))
+          .isLessThanOrEqualTo(1.6);
     }
   }
 

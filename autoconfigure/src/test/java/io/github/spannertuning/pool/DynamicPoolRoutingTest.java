@@ -144,12 +144,12 @@ class DynamicPoolRoutingTest {
     for (int i = 0; i < 20; i++) {
       next.add(pick(routing, null));
     }
-    // Each answer moved the pool's level a sixteenth of the way to it (the first set it), and each
-    // estimate moved with the level after it.
+    // Each answer, above the pool's level, moved it a quarter of the way (the first set it), and
+    // each estimate moved with the level after it.
     long level = 0;
     long[] levelAt = new long[4];
     for (int i = 0; i < 4; i++) {
-      level = (level == 0) ? latencies[i] : level + ((latencies[i] - level) >> 4);
+      level = (level == 0) ? latencies[i] : level + ((latencies[i] - level) >> 2);
       levelAt[i] = level;
     }
     long median = (latencies[1] + level - levelAt[1] + latencies[2] + level - levelAt[2]) / 2;

@@ -113,6 +113,56 @@ class PoolLevelTest {
         .isLessThanOrEqualTo(0.15);
   }
 
+  /**
+   * A pool idle for a second, then a burst of 200 calls of which the first two answer at once and
+   * the rest are still in flight: no connection's estimate is in doubt for being as old as every
+   * other, so none is held to one call while the two that answered take the burst.
+   */
+  @Test
+  void aBurstAfterThePoolWasIdleIsSpread() {
+    Connection[] pool = pool(CHANNELS);
+    warm(pool, new Random(45));
+    this.now += 1000 * MS;
+    ChannelPicker picker = new ChannelPicker(RULE);
+    int[] calls = new int[CHANNELS];
+    for (int i = 0; i < 200; i++) {
+      this.now += MS / 10;
+      int picked = picker.pick(pool, this.now);
+      calls[picked]++;
+      if (i < 2) {
+        pool[picked].latency().answered(this.now - MS / 10, this.now);
+        pool[picked].callClosed();
+      }
+    }
+    assertThat(Arrays.stream(calls).max().getAsInt() * CHANNELS / 200.0)
+        .as("busiest over mean, calls per connection %s", Arrays.toString(calls))
+        .isLessThanOrEqualTo(1.5);
+  }
+
+  /**
+   * A connection left alone for its 40 ms while the others answered in 5 ms for 300 ms is in doubt:
+   * it is tried again with one call, not with every call made before that call answers.
+   */
+  @Test
+  void aConnectionLeftAloneWhileTheOthersAnsweredCarriesOneCall() {
+    Connection[] pool = pool(CHANNELS);
+    this.now += 300 * MS;
+    answer(pool[3].latency(), 40 * MS);
+    for (int i = 0; i < 300; i++) {
+      this.now += MS;
+      int channel = (i % (CHANNELS - 1) < 3) ? i % (CHANNELS - 1) : i % (CHANNELS - 1) + 1;
+      answer(pool[channel].latency(), 5 * MS);
+    }
+    ChannelPicker picker = new ChannelPicker(RULE);
+    int[] calls = new int[CHANNELS];
+    for (int i = 0; i < 400; i++) {
+      calls[picker.pick(pool, this.now)]++;
+    }
+    assertThat(calls[3])
+        .as("calls on the connection left alone, of 400: %s", Arrays.toString(calls))
+        .isEqualTo(1);
+  }
+
   private Connection[] pool(int n) {
     Connection[] pool = new Connection[n];
     for (int i = 0; i < n; i++) {
