@@ -111,7 +111,7 @@ class SingleUseDistributionIT {
    * taking 200 point selects from 200 threads released together: a fresh pod's first burst. The
    * warm-up's answers carry the noise of a JVM still compiling, many times the server's 2 to 5 ms,
    * and connections alike must not be set apart by it: over the runs, the busiest connection
-   * carries a median of at most 1.6 times the mean (the band of a quarter alone gave a median of
+   * carries a median of at most 1.8 times the mean (the band of a quarter alone gave a median of
    * 2.1 on 6.113). Each run is printed: with two CPU burners beside, about one burst in 25 still
    * puts over twice the mean on one connection, which is why the bound is on the median. Stock
    * clients, with no warm-up, are printed beside.
@@ -143,7 +143,7 @@ class SingleUseDistributionIT {
       double[] sorted = tuned.stream().mapToDouble(Spread::busiestOverMean).sorted().toArray();
       assertThat(sorted[sorted.length / 2])
           .as("median busiest/mean of tuned bursts after the warm-up, of %s", ratios(tuned))
-          .isLessThanOrEqualTo(1.6);
+          .isLessThanOrEqualTo(1.8);
     }
   }
 
