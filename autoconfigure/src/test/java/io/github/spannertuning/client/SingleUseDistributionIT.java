@@ -67,8 +67,6 @@ class SingleUseDistributionIT {
 
   private static final int TRANSACTION_RUNS = 20;
 
-  private static final int WARM_BURST_RUNS = 5;
-
   /**
    * {@value #BURST_RUNS} brand-new clients per side, each with its own server, whose first traffic
    * is 200 point selects from 200 threads released together. A burst collapses when one connection
@@ -105,6 +103,9 @@ class SingleUseDistributionIT {
     }
   }
 
+  /** Fresh clients per side whose first burst follows the read warm-up. */
+  private static final int WARM_BURST_RUNS = 5;
+
   /**
    * {@value #WARM_BURST_RUNS} brand-new tuned clients, each warming its read path as an application
    * does before it takes traffic ({@link SpannerTuningState#warmUp}, the default 800 reads), then
@@ -118,24 +119,22 @@ class SingleUseDistributionIT {
    */
   @Test
   void aBurstRightAfterTheReadWarmUpIsSpread() throws Exception {
-    List<Spread> stock = new ArrayList<>();
-    List<Spread> tuned = new ArrayList<>();
-    for (int run = 0; run < WARM_BURST_RUNS; run++) {
-      stock.add(measure(false, SingleUseDistributionIT::burst));
-      tuned.add(
-          measureTuned(
-                  (subject) -> {
-                    try {
-                      subject.state.warmUp(Duration.ofSeconds(30));
-                    } catch (InterruptedException ex) {
-                      Thread.currentThread().interrupt();
-                      throw new IllegalStateException(ex);
-                    }
-                    subject.server.reset();
-                    return burst(subject);
-                  })
-              .value());
-    }
+    Runs<Spread> runs =
+        runs(
+            WARM_BURST_RUNS,
+            SingleUseDistributionIT::burst,
+            (subject) -> {
+              try {
+                subject.state.warmUp(Duration.ofSeconds(30));
+              } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(ex);
+              }
+              subject.server.reset();
+              return burst(subject);
+            });
+    List<Spread> stock = runs.stock();
+    List<Spread> tuned = runs.tuned();
     printRuns("burst of 200 right after the read warm-up", stock, tuned);
     stock.forEach((spread) -> assertThat(spread.total()).isEqualTo(200));
     tuned.forEach((spread) -> assertThat(spread.total()).isEqualTo(200));
@@ -145,6 +144,21 @@ class SingleUseDistributionIT {
           .as("median busiest/mean of tuned bursts after the warm-up, of %s", ratios(tuned))
           .isLessThanOrEqualTo(1.8);
     }
+  }
+
+  /** What {@code count} fresh stock clients and as many tuned ones did, each in its own run. */
+  record Runs<T>(List<T> stock, List<T> tuned) {}
+
+  private static <T> Runs<T> runs(
+      int count, Function<RoutingSubject, T> stockRun, Function<RoutingSubject, T> tunedRun)
+      throws Exception {
+    List<T> stock = new ArrayList<>();
+    List<T> tuned = new ArrayList<>();
+    for (int run = 0; run < count; run++) {
+      stock.add(measure(false, stockRun));
+      tuned.add(measureTuned(tunedRun).value());
+    }
+    return new Runs<>(stock, tuned);
   }
 
   private static Spread burst(RoutingSubject subject) {
@@ -199,12 +213,13 @@ class SingleUseDistributionIT {
    */
   @Test
   void transactionsStayOnOneConnectionInEveryRun() throws Exception {
-    List<Affinity> stock = new ArrayList<>();
-    List<Affinity> tuned = new ArrayList<>();
-    for (int run = 0; run < TRANSACTION_RUNS; run++) {
-      stock.add(measure(false, SingleUseDistributionIT::transactions));
-      tuned.add(measureTuned(SingleUseDistributionIT::transactions).value());
-    }
+    Runs<Affinity> runs =
+        runs(
+            TRANSACTION_RUNS,
+            SingleUseDistributionIT::transactions,
+            SingleUseDistributionIT::transactions);
+    List<Affinity> stock = runs.stock();
+    List<Affinity> tuned = runs.tuned();
     System.out.printf(
         "[routing %s] transactions (16 from 8 threads + single-use traffic), %d runs: stock runs"
             + " without a split=%d (split attempts per run %s) | tuned runs without a split=%d"
