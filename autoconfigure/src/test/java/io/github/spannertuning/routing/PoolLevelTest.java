@@ -100,16 +100,27 @@ class PoolLevelTest {
 
   /**
    * The same pool, with one connection 20 ms slower on every answer from the burst's start, the
-   * others' answers still 4 to 20 ms: it is found within a few of its answers, noise or not.
+   * others' answers still 4 to 20 ms: it is found within a few of its answers, noise or not. The
+   * picker breaks ties among connections alike at random, which moves the few calls it takes before
+   * it is found: 100 bursts, each on a fresh pool, give its mean share (the most in 2,000 bursts
+   * was 0.2).
    */
   @Test
   void aConnectionSlowerByMoreThanTheNoiseIsFoundThroughIt() {
-    Connection[] pool = pool(CHANNELS);
-    Random noise = new Random(45);
-    warm(pool, noise);
-    int[] calls = burst(pool, noise, 3, 20 * MS);
-    assertThat(calls[3] * CHANNELS / 400.0)
-        .as("the slowed connection's share of its even share, calls %s", Arrays.toString(calls))
+    double shares = 0;
+    int most = 0;
+    for (int run = 0; run < 100; run++) {
+      Connection[] pool = pool(CHANNELS);
+      Random noise = new Random(45);
+      warm(pool, noise);
+      int[] calls = burst(pool, noise, 3, 20 * MS);
+      shares += calls[3] * CHANNELS / 400.0;
+      most = Math.max(most, calls[3]);
+    }
+    System.out.printf(
+        "[pool level] slowed connection's mean share %.3f, most calls %d%n", shares / 100, most);
+    assertThat(shares / 100)
+        .as("the slowed connection's mean share of its even share (most calls in a burst %d)", most)
         .isLessThanOrEqualTo(0.15);
   }
 
