@@ -113,9 +113,9 @@ class SingleUseDistributionIT {
    * warm-up's answers carry the noise of a JVM still compiling, many times the server's 2 to 5 ms,
    * and connections alike must not be set apart by it: over the runs, the busiest connection
    * carries a median of at most 1.8 times the mean (the band of a quarter alone gave a median of
-   * 2.1 on 6.113). Each run is printed: with two CPU burners beside, about one burst in 25 still
-   * puts over twice the mean on one connection, which is why the bound is on the median. Stock
-   * clients, with no warm-up, are printed beside.
+   * 2.1 on 6.113). Each run is printed: with two CPU burners beside, one burst in 40 still puts
+   * over twice the mean on one connection, which is why the bound is on the median. Stock clients,
+   * with no warm-up, are printed beside.
    */
   @Test
   void aBurstRightAfterTheReadWarmUpIsSpread() throws Exception {
