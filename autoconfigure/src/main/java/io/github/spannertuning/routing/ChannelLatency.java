@@ -99,7 +99,8 @@ public final class ChannelLatency {
 
   /**
    * How many of the pool's noises ({@link PoolLevel#noiseNanos}) above its estimate a lone answer
-   * counts at most.
+   * counts at most, and above the pool's level any answer: one call that met a pause of the
+   * client's, or a connection tried again while slow, moves neither far.
    */
   static final int OUTLIER_NOISES = 4;
 

@@ -28,12 +28,6 @@ public final class PoolLevel {
   static final int FALL_SHIFT = 4;
 
   /**
-   * An answer counts at most this many noises above the level: one call that met a pause of the
-   * client's, or a connection tried again while slow, moves the level by at most a noise.
-   */
-  static final int LEVEL_NOISES = 4;
-
-  /**
    * The pool's noise moves by this right shift of each answer's distance from its connection's
    * estimate: a sixty-fourth, so that the first answers of a connection that slowed (far from its
    * estimate until it is learned) move it little.
@@ -104,8 +98,8 @@ public final class PoolLevel {
     } else if (latencyNanos > level) {
       long noise = this.noiseNanos;
       long above = latencyNanos - level;
-      if (noise > 0 && above > LEVEL_NOISES * noise) {
-        above = LEVEL_NOISES * noise;
+      if (noise > 0 && above > ChannelLatency.OUTLIER_NOISES * noise) {
+        above = ChannelLatency.OUTLIER_NOISES * noise;
       }
       this.levelNanos = level + (above >> RISE_SHIFT);
     } else {
