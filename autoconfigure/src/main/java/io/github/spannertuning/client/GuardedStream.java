@@ -107,6 +107,12 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall, Stream
   /** Whether this stream lost a hedged read's race: its drain is not the guard's. */
   private volatile boolean abandoned;
 
+  /** Whether this stream lost a hedged read's race, whatever became of it. */
+  private volatile boolean lost;
+
+  /** Whether the application closed this stream while it was open, with the guard on. */
+  private volatile boolean closedOpen;
+
   /**
    * What a loser left to run to its end asks for: more messages than a read that is not a full
    * table scan sends, and far from the overflow of gax's count of requests.
@@ -192,6 +198,26 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall, Stream
    * attempt, or any call started later from a callback that runs in this stream's context, is not
    * linked, so an end seen on another call can never mark this stream finished.
    */
+  /**
+   * A cancel this stream sent is dropped once its call has closed: the guard's own (a close of an
+   * open stream, a release, a drain's timeout) or a hedge's loser's. The close of an open stream
+   * then counts as a skipped cancel: the stream had finished when the cancel would have gone out.
+   * With the guard off, the application's close goes through as it does on the client.
+   */
+  @Override
+  public boolean dropCancelOfClosedCall() {
+    if (this.lost) {
+      return true;
+    }
+    if (!this.tuning.isActive(Feature.STREAM_END_GUARD)) {
+      return false;
+    }
+    if (this.closedOpen) {
+      this.tuning.streamEndGuardSkipped();
+    }
+    return true;
+  }
+
   @Override
   public boolean linkTransport() {
     return TRANSPORT_LINKED.compareAndSet(this, 0, 1);
@@ -397,6 +423,7 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall, Stream
    * hedging brings no server's reset limit closer than the guard does.
    */
   void abandon() {
+    this.lost = true;
     if (this.trace != null) {
       // The application reads the other attempt: this one's end is not the read's.
       this.trace = null;
@@ -479,6 +506,7 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall, Stream
           Traces.streamEnd(span(), Traces.DRAINED);
         } else {
           Traces.streamEnd(span(), Traces.CANCELLED);
+          this.closedOpen = guard;
           this.call.cancel(message);
         }
         return;

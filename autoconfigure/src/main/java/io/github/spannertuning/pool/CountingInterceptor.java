@@ -30,7 +30,10 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * <p>Two other pieces hand it what they know through the call's context: {@link PoolRouting} the
  * {@link ChannelReservation} the call was counted under at its pick, and the stream-end guard the
  * {@link StreamLink} whose first call this is, which learns its sub-channel here and hears of an OK
- * close before gax tells its consumer.
+ * close before gax tells its consumer. A cancel that such a stream decided while its call was open
+ * and that reaches the call after the call closed stops here, where the stream says so: on its way
+ * down through gax the trailers came, and below this interceptor only the application's would see
+ * it, as a cancel of a call that had ended.
  *
  * <p>The cost per call is a map lookup, two context lookups, two atomic increments, one decrement,
  * two clock reads (one for a call routing picked, which is timed from its pick) and the wrappers.
@@ -213,6 +216,9 @@ final class CountingInterceptor implements ClientInterceptor {
     /** Whether the call delivered its {@code last} message, and so was recorded then. */
     private volatile boolean lastSeen;
 
+    /** Whether the call's close reached this interceptor. */
+    private volatile boolean closed;
+
     /**
      * @param reserved the channel counted at the pick, or {@code null} for a call that was not
      *     picked and is counted when it starts
@@ -303,6 +309,11 @@ final class CountingInterceptor implements ClientInterceptor {
       }
       // A call cancelled before it starts never sees onClose.
       uncount();
+      StreamLink stream = this.stream;
+      if (this.closed && stream != null && stream.dropCancelOfClosedCall()) {
+        // Decided while the call was open; its trailers came while the cancel was on its way.
+        return;
+      }
       super.cancel(message, cause);
     }
 
@@ -353,6 +364,9 @@ final class CountingInterceptor implements ClientInterceptor {
         // leaves the in-flight count, too: a draining stream is always one of the calls in flight,
         // which is what bounds the draining streams of a connection.
         StreamLink stream = CountedCall.this.stream;
+        if (stream != null) {
+          CountedCall.this.closed = true;
+        }
         if (stream != null && status.isOk()) {
           stream.transportClosedOk();
         }

@@ -33,6 +33,13 @@ public interface StreamLink {
   /** Whether this is an attempt of a hedged read, which records itself in an experiment. */
   boolean hedgeAttempt();
 
+  /**
+   * A cancel this stream decided while its linked call was open reached the call after it closed,
+   * having met the call's end on its way down through gax: returns whether to drop it there. Below,
+   * it would do nothing but reach the application's interceptors as a cancel of a call that ended.
+   */
+  boolean dropCancelOfClosedCall();
+
   /** The stream being started on this thread, linked to a call being created on {@code channel}. */
   static StreamLink linkStarting(ChannelStats channel) {
     return link(STARTING.get(), channel);

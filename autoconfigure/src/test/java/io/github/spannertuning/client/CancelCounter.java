@@ -36,6 +36,8 @@ final class CancelCounter implements ClientInterceptor {
 
   private final AtomicInteger cancelsOfEnded = new AtomicInteger();
 
+  private final AtomicInteger cancelsAfterClose = new AtomicInteger();
+
   private final AtomicInteger guardedStarts = new AtomicInteger();
 
   private final ThreadLocal<CountingCall<?, ?>> lastStream = new ThreadLocal<>();
@@ -74,6 +76,11 @@ final class CancelCounter implements ClientInterceptor {
     return this.cancelsOfEnded.get();
   }
 
+  /** Cancels that reached a call after its listener here was told it closed, whoever decided. */
+  int cancelsAfterClose() {
+    return this.cancelsAfterClose.get();
+  }
+
   int guardedStarts() {
     return this.guardedStarts.get();
   }
@@ -83,6 +90,7 @@ final class CancelCounter implements ClientInterceptor {
     this.lastReceived.set(0);
     this.endedBeforeClose.set(0);
     this.cancelsOfEnded.set(0);
+    this.cancelsAfterClose.set(0);
     this.guardedStarts.set(0);
   }
 
@@ -129,6 +137,9 @@ final class CancelCounter implements ClientInterceptor {
     @Override
     public void cancel(String message, Throwable cause) {
       cancels.incrementAndGet();
+      if (this.closed.getCount() == 0) {
+        cancelsAfterClose.incrementAndGet();
+      }
       if (this.endedBeforeClose) {
         cancelsOfEnded.incrementAndGet();
       }

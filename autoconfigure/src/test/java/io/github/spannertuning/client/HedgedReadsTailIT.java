@@ -9,6 +9,7 @@ import com.google.cloud.spanner.ResultSet;
 import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.Statement;
+import com.google.cloud.spanner.spi.v1.SpannerInterceptorProvider;
 import com.google.spanner.v1.ExecuteSqlRequest;
 import io.github.spannertuning.routing.HedgeBudget;
 import io.github.spannertuning.testing.Loops;
@@ -110,6 +111,18 @@ class HedgedReadsTailIT {
         .as("P50 with hedging (without: %.2f ms)", without.percentile(50) / 1e6)
         .isLessThanOrEqualTo(1.1 * without.percentile(50));
     assertThat(withHedging.callsPerQuery()).as("server calls per query").isLessThanOrEqualTo(1.06);
+    // A loser's cancel is sent after the winner's row reached the application; should the loser's
+    // trailers come first, the cancel stops above the application's interceptors.
+    System.out.printf(
+        "[hedging %s] cancels of calls closed before their close began: %d; cancels that reached"
+            + " a closed call: %d of %d%n",
+        VERSION,
+        hedged.counter.cancelsOfEnded(),
+        hedged.counter.cancelsAfterClose(),
+        hedged.counter.cancels());
+    assertThat(hedged.counter.cancelsOfEnded())
+        .as("cancels of calls that had closed before the application's close began")
+        .isZero();
   }
 
   /**
@@ -308,6 +321,9 @@ class HedgedReadsTailIT {
 
     final SpannerTuningState state;
 
+    /** Below grpc-gcp, the cancels of the client's calls, as an application's interceptor sees. */
+    final CancelCounter counter = new CancelCounter();
+
     final Spanner spanner;
 
     final DatabaseClient database;
@@ -327,6 +343,7 @@ class HedgedReadsTailIT {
     }
 
     private Client(MockSpannerServer server, boolean hedging, SpannerOptions.Builder builder) {
+      builder.setInterceptorProvider(SpannerInterceptorProvider.createDefault().with(this.counter));
       this.state =
           SpannerTuning.newBuilder().hedging(hedging).logWhenBuilt(false).build().applyTo(builder);
       this.spanner = builder.build().getService();
@@ -366,6 +383,7 @@ class HedgedReadsTailIT {
                           .executeQuery(Statement.of(MockSpannerServer.POINT_SELECT))) {
                     rs.next();
                     mine.latency(System.nanoTime() - begin);
+                    this.counter.closing();
                   } catch (RuntimeException ex) {
                     mine.failed++;
                   }
