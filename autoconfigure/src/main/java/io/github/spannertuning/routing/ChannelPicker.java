@@ -27,11 +27,10 @@ import java.util.concurrent.ThreadLocalRandom;
  *   <li>Among the other connections, the latency each one's {@link ChannelLatency} expects decides:
  *       a call goes to the connection with the fewest calls in flight among those expected within a
  *       quarter above the least, or within twice the noise of one answer in the pool ({@link
- *       PoolLevel#noiseNanos}) when that is more, the first one met from a random start among
- *       equals: estimates of connections alike, each a moving average of many answers, rarely
- *       differ by that much, however noisy the client makes each answer. A connection that answers
- *       slower, has calls stuck, or failed recently gets none while the others are about as fast
- *       and have room.
+ *       PoolLevel#noiseNanos}) when that is more, one of the equals at random: estimates of
+ *       connections alike, each a moving average of many answers, rarely differ by that much,
+ *       however noisy the client makes each answer. A connection that answers slower, has calls
+ *       stuck, or failed recently gets none while the others are about as fast and have room.
  *   <li>The calls a hot connection sheds go only to connections expected within four times the
  *       fastest one's time: when every such connection is hot, the least busy of them takes the
  *       call while it has room. A connection far slower (a frontend 20 ms slower than 5 ms ones)
@@ -297,42 +296,55 @@ public final class ChannelPicker {
                   + Math.max(
                       least >> rule.bandShift(),
                       BAND_NOISES * connections[0].latency().noiseNanos());
-      int start = ThreadLocalRandom.current().nextInt(n);
+      // Ties are broken at random, each of the equals alike (reservoir sampling: the k-th equal met
+      // replaces the one kept with a chance of 1 in k). The first equal met from a random start
+      // would not do: a connection that cannot take the call passes its chances to the next one,
+      // which a sequential reader's calls then favour two to one.
+      ThreadLocalRandom random = ThreadLocalRandom.current();
       int best = -1;
       int bestInFlight = Integer.MAX_VALUE;
+      int equals = 0;
       if (least != Long.MAX_VALUE || unmeasured) {
         // A connection that has not answered yet is taken as about as fast as the fastest: its
         // estimate is a guess, which must neither draw a fresh client's calls from the connections
         // that answered first nor keep them away.
-        for (int k = 0; k < n; k++) {
-          int i = (start + k < n) ? start + k : start + k - n;
+        for (int i = 0; i < n; i++) {
           long expected = expected(connections[i], now, rule);
           int inFlight = connections[i].inFlight();
           if (i != excluded
               && expected != CLOSED
               && (expected <= good || !connections[i].latency().measured())
-              && inFlight < bestInFlight
+              && inFlight <= bestInFlight
               && !hot(inFlight, n, total, rule)) {
-            best = i;
-            bestInFlight = inFlight;
+            if (inFlight < bestInFlight) {
+              best = i;
+              bestInFlight = inFlight;
+              equals = 1;
+            } else if (random.nextInt(++equals) == 0) {
+              best = i;
+            }
           }
         }
       }
       if (best < 0 && stretch) {
         // Every connection about as fast as the fastest is full at its room: the least busy of them
         // goes past it, or one up and being primed takes the call.
-        for (int k = 0; k < n; k++) {
-          int i = (start + k < n) ? start + k : start + k - n;
+        for (int i = 0; i < n; i++) {
           Connection connection = connections[i];
           int inFlight = connection.inFlight();
           if (i != excluded
-              && inFlight < bestInFlight
+              && inFlight <= bestInFlight
               && !hot(inFlight, n, total, rule)
               && (connection.isPriming()
                   ? inFlight < rule.room()
                   : within(connection, now, good, rule))) {
-            best = i;
-            bestInFlight = inFlight;
+            if (inFlight < bestInFlight) {
+              best = i;
+              bestInFlight = inFlight;
+              equals = 1;
+            } else if (random.nextInt(++equals) == 0) {
+              best = i;
+            }
           }
         }
       }
@@ -340,22 +352,25 @@ public final class ChannelPicker {
         // Every connection within four times the fastest is hot: the least busy of them, while it
         // has room, rather than one far slower; or one up and being primed, so that a burst on a
         // pool whose channels are still being primed is not taken by the channel warm first.
-        for (int k = 0; k < n; k++) {
-          int i = (start + k < n) ? start + k : start + k - n;
+        for (int i = 0; i < n; i++) {
           Connection connection = connections[i];
           int inFlight = connection.inFlight();
           if (i != excluded
-              && inFlight < bestInFlight
+              && inFlight <= bestInFlight
               && shares(connection, now, tolerable, rule)) {
-            best = i;
-            bestInFlight = inFlight;
+            if (inFlight < bestInFlight) {
+              best = i;
+              bestInFlight = inFlight;
+              equals = 1;
+            } else if (random.nextInt(++equals) == 0) {
+              best = i;
+            }
           }
         }
       }
       if (best < 0) {
         long bestRank = Long.MAX_VALUE;
-        for (int k = 0; k < n; k++) {
-          int i = (start + k < n) ? start + k : start + k - n;
+        for (int i = 0; i < n; i++) {
           int inFlight = connections[i].inFlight();
           long rank;
           if (inFlight > 0 && connections[i].latency().suspect()) {
@@ -368,7 +383,11 @@ public final class ChannelPicker {
           } else {
             rank = inFlight;
           }
-          if (i != excluded && rank < bestRank) {
+          if (i != excluded
+              && (rank < bestRank || (rank == bestRank && random.nextInt(++equals) == 0))) {
+            if (rank < bestRank) {
+              equals = 1;
+            }
             best = i;
             bestRank = rank;
             bestInFlight = inFlight;

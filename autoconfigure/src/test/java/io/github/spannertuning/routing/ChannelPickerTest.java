@@ -65,6 +65,30 @@ class ChannelPickerTest {
     }
   }
 
+  /**
+   * A sequential reader (a JDBC connection's autocommit reads) beside a connection 20 ms slower:
+   * the seven others share its reads alike. A tie broken by the first equal met from a random start
+   * gave the slow connection's chances to the one after it, which took two sevenths of the reads.
+   */
+  @Test
+  void readsOneAtATimeAreSharedAlikeByTheConnectionsLeftBesideASlowOne() {
+    answer(this.channels.get(3), 25 * MS);
+    Connection[] pool = this.channels.toArray(new Connection[0]);
+    ChannelPicker picker = new ChannelPicker(RULE);
+    int[] picks = new int[CHANNELS];
+    int reads = 7 * 1000;
+    for (int i = 0; i < reads; i++) {
+      int channel = picker.pick(pool, this.now);
+      picks[channel]++;
+      this.channels.get(channel).uncountCall();
+    }
+    assertThat(picks[3]).as("reads to the slow connection: %s", Arrays.toString(picks)).isZero();
+    // Each of the seven takes 1,000 on average, give or take 30: 1,150 is five of those above.
+    assertThat(Arrays.stream(picks).max().getAsInt())
+        .as("reads to the busiest of the seven: %s", Arrays.toString(picks))
+        .isLessThanOrEqualTo(1150);
+  }
+
   @Test
   void theSlowerChannelGetsTheReadsOnceTheOthersAreFull() {
     answer(this.channels.get(3), 25 * MS);
