@@ -76,11 +76,6 @@ final class CancelCounter implements ClientInterceptor {
     return this.cancelsOfEnded.get();
   }
 
-  /** Cancels that reached a call after its listener here was told it closed, whoever decided. */
-  int cancelsAfterClose() {
-    return this.cancelsAfterClose.get();
-  }
-
   int guardedStarts() {
     return this.guardedStarts.get();
   }
@@ -101,6 +96,11 @@ final class CancelCounter implements ClientInterceptor {
       call.endedBeforeClose = true;
       this.endedBeforeClose.incrementAndGet();
     }
+  }
+
+  /** Cancels that reached a call after its listener here was told it closed, whoever decided. */
+  int cancelsAfterClose() {
+    return this.cancelsAfterClose.get();
   }
 
   private final class CountingCall<ReqT, RespT> extends SimpleForwardingClientCall<ReqT, RespT> {

@@ -352,22 +352,17 @@ class GuardedStreamTest extends GuardedStreamTests {
     // trailers arrive and the other thread begins a close of its own. The cancel was of an open
     // stream; it now meets a closed call, and stops at the counting interceptor.
     SpannerTuningState state = state(Duration.ofSeconds(5));
-    ChannelLoad load = new ChannelLoad(null);
-    FakeChannel transport = FakeChannel.holding();
-    CancelCounter counter = new CancelCounter();
-    Channel channel = ClientInterceptors.intercept(transport, counter);
+    Wire wire = Wire.open();
+    CancelCounter counter = wire.counter();
     ExecutorService otherThread = Executors.newSingleThreadExecutor();
     try {
-      join(
-          otherThread.submit(
-              () -> startCall(load, channel, new GuardedStream(this.consumer, state))));
+      join(otherThread.submit(() -> wire.start(new GuardedStream(this.consumer, state))));
       GuardedStream stream = new GuardedStream(this.consumer, state);
-      ClientCall<?, ?> call = startCall(load, channel, stream);
       stream.attach(
           cancelling(
-              call,
+              wire.start(stream),
               () -> {
-                transport.close(1, Status.OK);
+                wire.transport().close(1, Status.OK);
                 join(otherThread.submit(counter::closing));
               }));
       stream.onPartialResultSet(ROW);
@@ -382,9 +377,8 @@ class GuardedStreamTest extends GuardedStreamTests {
       // the client does with the guard off.
       state.setEnabled(Feature.STREAM_END_GUARD, false);
       GuardedStream ended = new GuardedStream(this.consumer, state);
-      ClientCall<?, ?> endedCall = startCall(load, channel, ended);
-      ended.attach(cancelling(endedCall, () -> {}));
-      transport.close(2, Status.OK);
+      ended.attach(cancelling(wire.start(ended), () -> {}));
+      wire.transport().close(2, Status.OK);
       counter.closing();
       ended.cancel("closed after the end");
       assertThat(counter.endedBeforeClose()).isEqualTo(1);
@@ -400,17 +394,14 @@ class GuardedStreamTest extends GuardedStreamTests {
     // first attempt, still open, is abandoned with a cancel. On gax's way down to gRPC the first
     // attempt's trailers arrive, and the application, which has the hedge's row, begins its close.
     SpannerTuningState state = state(Duration.ofSeconds(5));
-    ChannelLoad load = new ChannelLoad(null);
-    FakeChannel transport = FakeChannel.holding();
-    CancelCounter counter = new CancelCounter();
-    Channel channel = ClientInterceptors.intercept(transport, counter);
+    Wire wire = Wire.open();
+    CancelCounter counter = wire.counter();
     GuardedStream first = new GuardedStream(this.consumer, state, true);
-    ClientCall<?, ?> call = startCall(load, channel, first);
     first.attach(
         cancelling(
-            call,
+            wire.start(first),
             () -> {
-              transport.close(0, Status.OK);
+              wire.transport().close(0, Status.OK);
               counter.closing();
             }));
 
@@ -420,6 +411,23 @@ class GuardedStreamTest extends GuardedStreamTests {
     assertThat(counter.endedBeforeClose()).as("calls closed before their close began").isOne();
     assertThat(counter.cancelsOfEnded()).as("cancels of calls closed before the close").isZero();
     assertThat(counter.cancels()).as("cancels reaching the application's interceptor").isZero();
+  }
+
+  /**
+   * A transport whose calls stay open until the test closes them, below an application's cancel
+   * counter, below the counting interceptor.
+   */
+  private record Wire(ChannelLoad load, FakeChannel transport, CancelCounter counter) {
+
+    static Wire open() {
+      return new Wire(new ChannelLoad(null), FakeChannel.holding(), new CancelCounter());
+    }
+
+    /** Starts the stream's first call, as gax does while the stream starts. */
+    ClientCall<?, ?> start(GuardedStream stream) {
+      return startCall(
+          this.load, ClientInterceptors.intercept(this.transport, this.counter), stream);
+    }
   }
 
   private static void join(Future<?> future) {
