@@ -193,12 +193,6 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall, Stream
   }
 
   /**
-   * Whether the gRPC call now being created is this stream's first attempt, the one the interceptor
-   * should report the end of. True once, and only while the stream is being started: a retry
-   * attempt, or any call started later from a callback that runs in this stream's context, is not
-   * linked, so an end seen on another call can never mark this stream finished.
-   */
-  /**
    * A cancel this stream sent is dropped once its call has closed: the guard's own (a close of an
    * open stream, a release, a drain's timeout) or a hedge's loser's. The close of an open stream
    * then counts as a skipped cancel: the stream had finished when the cancel would have gone out.
@@ -218,6 +212,12 @@ final class GuardedStream implements ResultStreamConsumer, StreamingCall, Stream
     return true;
   }
 
+  /**
+   * Whether the gRPC call now being created is this stream's first attempt, the one the interceptor
+   * should report the end of. True once, and only while the stream is being started: a retry
+   * attempt, or any call started later from a callback that runs in this stream's context, is not
+   * linked, so an end seen on another call can never mark this stream finished.
+   */
   @Override
   public boolean linkTransport() {
     return TRANSPORT_LINKED.compareAndSet(this, 0, 1);
