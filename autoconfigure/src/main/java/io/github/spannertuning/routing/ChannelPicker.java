@@ -297,7 +297,8 @@ public final class ChannelPicker {
                       least >> rule.bandShift(),
                       BAND_NOISES * connections[0].latency().noiseNanos());
       // Ties are broken at random, each of the equals alike (reservoir sampling: the k-th equal met
-      // replaces the one kept with a chance of 1 in k). The first equal met from a random start
+      // replaces the one kept with a chance of 1 in k; a connection with fewer calls starts anew).
+      // The first equal met from a random start
       // would not do: a connection that cannot take the call passes its chances to the next one,
       // which a sequential reader's calls then favour two to one.
       ThreadLocalRandom random = ThreadLocalRandom.current();
@@ -317,10 +318,10 @@ public final class ChannelPicker {
               && inFlight <= bestInFlight
               && !hot(inFlight, n, total, rule)) {
             if (inFlight < bestInFlight) {
-              best = i;
               bestInFlight = inFlight;
-              equals = 1;
-            } else if (random.nextInt(++equals) == 0) {
+              equals = 0;
+            }
+            if (random.nextInt(++equals) == 0) {
               best = i;
             }
           }
@@ -339,10 +340,10 @@ public final class ChannelPicker {
                   ? inFlight < rule.room()
                   : within(connection, now, good, rule))) {
             if (inFlight < bestInFlight) {
-              best = i;
               bestInFlight = inFlight;
-              equals = 1;
-            } else if (random.nextInt(++equals) == 0) {
+              equals = 0;
+            }
+            if (random.nextInt(++equals) == 0) {
               best = i;
             }
           }
@@ -359,10 +360,10 @@ public final class ChannelPicker {
               && inFlight <= bestInFlight
               && shares(connection, now, tolerable, rule)) {
             if (inFlight < bestInFlight) {
-              best = i;
               bestInFlight = inFlight;
-              equals = 1;
-            } else if (random.nextInt(++equals) == 0) {
+              equals = 0;
+            }
+            if (random.nextInt(++equals) == 0) {
               best = i;
             }
           }

@@ -73,15 +73,7 @@ class ChannelPickerTest {
   @Test
   void readsOneAtATimeAreSharedAlikeByTheConnectionsLeftBesideASlowOne() {
     answer(this.channels.get(3), 25 * MS);
-    Connection[] pool = this.channels.toArray(new Connection[0]);
-    ChannelPicker picker = new ChannelPicker(RULE);
-    int[] picks = new int[CHANNELS];
-    int reads = 7 * 1000;
-    for (int i = 0; i < reads; i++) {
-      int channel = picker.pick(pool, this.now);
-      picks[channel]++;
-      this.channels.get(channel).uncountCall();
-    }
+    int[] picks = pickOneAtATime(this.now, 7 * 1000);
     assertThat(picks[3]).as("reads to the slow connection: %s", Arrays.toString(picks)).isZero();
     // Each of the seven takes 1,000 on average, give or take 30: 1,150 is five of those above.
     assertThat(Arrays.stream(picks).max().getAsInt())
@@ -427,10 +419,14 @@ class ChannelPickerTest {
 
   /** Picks one read at a time, each done before the next: nothing is in flight but what is set. */
   private int[] pickOneAtATime(long at) {
+    return pickOneAtATime(at, PICKS);
+  }
+
+  private int[] pickOneAtATime(long at, int reads) {
     Connection[] pool = this.channels.toArray(new Connection[0]);
     ChannelPicker picker = new ChannelPicker(RULE);
     int[] picks = new int[CHANNELS];
-    for (int i = 0; i < PICKS; i++) {
+    for (int i = 0; i < reads; i++) {
       int channel = picker.pick(pool, at);
       picks[channel]++;
       this.channels.get(channel).uncountCall();
