@@ -1,6 +1,7 @@
 package io.github.spannertuning.actuate;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import io.github.spannertuning.client.CallObserver;
 import io.github.spannertuning.client.ClientVersions;
 import io.github.spannertuning.client.Feature;
 import io.github.spannertuning.client.FeatureState;
@@ -420,7 +421,8 @@ public class SpannerTuningEndpoint {
       long streamEndGuardCancelledAtLimit,
       HedgingDescriptor hedging,
       @JsonInclude(JsonInclude.Include.ALWAYS) @Nullable ExperimentDescriptor experiment,
-      @JsonInclude(JsonInclude.Include.NON_NULL) @Nullable JdbcDescriptor jdbc)
+      @JsonInclude(JsonInclude.Include.NON_NULL) @Nullable JdbcDescriptor jdbc,
+      ObservationsDescriptor observations)
       implements OperationResponseBody {
 
     static ClientDescriptor of(
@@ -447,7 +449,55 @@ public class SpannerTuningEndpoint {
           state.streamEndGuardCancelledAtLimitCount(),
           HedgingDescriptor.of(state.hedging(), statements),
           ExperimentDescriptor.of(state.experiment()),
-          jdbc);
+          jdbc,
+          ObservationsDescriptor.of(state));
+    }
+  }
+
+  /**
+   * The observations of a client's calls: whether they are made, or why not; per RPC method the
+   * operations that ended, their median and 99th percentile of late, and the frontend's share of
+   * their time; and whether the client exports Google's built-in metrics to Cloud Monitoring.
+   *
+   * @param builtInMetricsExport {@code null} before the client is built, or where its version does
+   *     not say
+   */
+  public record ObservationsDescriptor(
+      String state,
+      @Nullable String reason,
+      List<OperationDescriptor> operations,
+      @JsonInclude(JsonInclude.Include.ALWAYS) @Nullable Boolean builtInMetricsExport) {
+
+    static ObservationsDescriptor of(SpannerTuningState state) {
+      FeatureState value = state.observations();
+      return new ObservationsDescriptor(
+          value.status().name().toLowerCase(Locale.ROOT),
+          value.reason(),
+          state.operations().stream().map(OperationDescriptor::of).toList(),
+          state.builtInMetricsExport());
+    }
+  }
+
+  /**
+   * The operations of one RPC method.
+   *
+   * @param frontendShare the Google front end's time over the operations' time; {@code null} where
+   *     no response carried it
+   */
+  public record OperationDescriptor(
+      String method,
+      long count,
+      double p50Seconds,
+      double p99Seconds,
+      @JsonInclude(JsonInclude.Include.ALWAYS) @Nullable Double frontendShare) {
+
+    static OperationDescriptor of(CallObserver.OperationSummary summary) {
+      return new OperationDescriptor(
+          summary.method(),
+          summary.count(),
+          summary.p50Seconds(),
+          summary.p99Seconds(),
+          summary.frontendShare());
     }
   }
 

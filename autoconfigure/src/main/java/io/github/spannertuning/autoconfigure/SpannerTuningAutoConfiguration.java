@@ -1,6 +1,7 @@
 package io.github.spannertuning.autoconfigure;
 
 import com.google.cloud.spanner.SpannerOptions;
+import io.github.spannertuning.client.CallObserver;
 import io.opentelemetry.api.OpenTelemetry;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -41,8 +42,9 @@ public class SpannerTuningAutoConfiguration {
   static SpannerTuningBeanPostProcessor spannerTuningBeanPostProcessor(
       ObjectProvider<SpannerTuningProperties> properties,
       ObjectProvider<SpannerTuningRegistry> registry,
-      ObjectProvider<OpenTelemetry> openTelemetry) {
-    return new SpannerTuningBeanPostProcessor(properties, registry, openTelemetry);
+      ObjectProvider<OpenTelemetry> openTelemetry,
+      ObjectProvider<CallObserver.Factory> observations) {
+    return new SpannerTuningBeanPostProcessor(properties, registry, openTelemetry, observations);
   }
 
   @Bean
@@ -64,8 +66,9 @@ public class SpannerTuningAutoConfiguration {
     @Bean
     static SpannerTuningJdbcBeanPostProcessor spannerTuningJdbcBeanPostProcessor(
         ObjectProvider<SpannerTuningProperties> properties,
-        ObjectProvider<SpannerTuningRegistry> registry) {
-      return new SpannerTuningJdbcBeanPostProcessor(properties, registry);
+        ObjectProvider<SpannerTuningRegistry> registry,
+        ObjectProvider<CallObserver.Factory> observations) {
+      return new SpannerTuningJdbcBeanPostProcessor(properties, registry, observations);
     }
   }
 }

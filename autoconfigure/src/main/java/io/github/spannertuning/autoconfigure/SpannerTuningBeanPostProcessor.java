@@ -2,6 +2,7 @@ package io.github.spannertuning.autoconfigure;
 
 import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
+import io.github.spannertuning.client.CallObserver;
 import io.github.spannertuning.client.SpannerTuning;
 import io.github.spannertuning.client.SpannerTuningState;
 import io.github.spannertuning.experiment.ExperimentPlan;
@@ -65,6 +66,8 @@ class SpannerTuningBeanPostProcessor implements BeanPostProcessor, BeanFactoryAw
 
   private final ObjectProvider<OpenTelemetry> openTelemetry;
 
+  private final ObjectProvider<CallObserver.Factory> observations;
+
   private ListableBeanFactory beanFactory;
 
   private volatile SpannerTuning tuning;
@@ -80,8 +83,10 @@ class SpannerTuningBeanPostProcessor implements BeanPostProcessor, BeanFactoryAw
   SpannerTuningBeanPostProcessor(
       ObjectProvider<SpannerTuningProperties> properties,
       ObjectProvider<SpannerTuningRegistry> registry,
-      ObjectProvider<OpenTelemetry> openTelemetry) {
+      ObjectProvider<OpenTelemetry> openTelemetry,
+      ObjectProvider<CallObserver.Factory> observations) {
     this.properties = properties;
+    this.observations = observations;
     this.registry = registry;
     this.openTelemetry = openTelemetry;
   }
@@ -216,7 +221,7 @@ class SpannerTuningBeanPostProcessor implements BeanPostProcessor, BeanFactoryAw
   private SpannerTuning tuning() {
     SpannerTuning tuning = this.tuning;
     if (tuning == null) {
-      tuning = this.properties.getObject().toTuning();
+      tuning = this.properties.getObject().toTuning(this.observations.getIfAvailable());
       this.tuning = tuning;
     }
     return tuning;

@@ -1,5 +1,6 @@
 package io.github.spannertuning.autoconfigure;
 
+import io.github.spannertuning.client.CallObserver;
 import io.github.spannertuning.client.SpannerTuning;
 import io.github.spannertuning.jdbc.SpannerJdbcTuning;
 import io.github.spannertuning.jdbc.TunedJdbcClient;
@@ -38,13 +39,17 @@ class SpannerTuningJdbcBeanPostProcessor
 
   private final List<TunedJdbcClient> clients = new CopyOnWriteArrayList<>();
 
+  private final ObjectProvider<CallObserver.Factory> observations;
+
   private ClassLoader classLoader = ClassUtils.getDefaultClassLoader();
 
   SpannerTuningJdbcBeanPostProcessor(
       ObjectProvider<SpannerTuningProperties> properties,
-      ObjectProvider<SpannerTuningRegistry> registry) {
+      ObjectProvider<SpannerTuningRegistry> registry,
+      ObjectProvider<CallObserver.Factory> observations) {
     this.properties = properties;
     this.registry = registry;
+    this.observations = observations;
   }
 
   @Override
@@ -62,7 +67,7 @@ class SpannerTuningJdbcBeanPostProcessor
       return bean;
     }
     // Outside the fail-open block, as for the other clients: a bad value stops startup.
-    SpannerTuning tuning = this.properties.getObject().toTuning();
+    SpannerTuning tuning = this.properties.getObject().toTuning(this.observations.getIfAvailable());
     try {
       long start = System.nanoTime();
       TunedJdbcClient client =

@@ -1,5 +1,6 @@
 package io.github.spannertuning.autoconfigure;
 
+import io.github.spannertuning.client.CallObserver;
 import io.github.spannertuning.client.SpannerTuning;
 import io.github.spannertuning.experiment.CarryOver;
 import io.github.spannertuning.experiment.ExperimentPlan;
@@ -92,6 +93,8 @@ public class SpannerTuningProperties implements Validator {
 
   private final Metrics metrics = new Metrics();
 
+  private final Observations observations = new Observations();
+
   private final Experiment experiment = new Experiment();
 
   public boolean isEnabled() {
@@ -136,6 +139,10 @@ public class SpannerTuningProperties implements Validator {
 
   public Metrics getMetrics() {
     return this.metrics;
+  }
+
+  public Observations getObservations() {
+    return this.observations;
   }
 
   public Experiment getExperiment() {
@@ -222,6 +229,14 @@ public class SpannerTuningProperties implements Validator {
    * auto-configuration, which knows the Spanner bean's name, not by the runtime.
    */
   public SpannerTuning toTuning() {
+    return toTuning(null);
+  }
+
+  /**
+   * As {@link #toTuning()}, observing each client's calls with {@code observations} where {@code
+   * spanner.tuning.observations.enabled} allows; {@code null} for none.
+   */
+  public SpannerTuning toTuning(CallObserver.Factory observations) {
     SpannerTuning.Builder builder =
         SpannerTuning.newBuilder()
             .logWhenBuilt(false)
@@ -237,6 +252,14 @@ public class SpannerTuningProperties implements Validator {
             .warmUp(this.warmUp.isEnabled())
             .warmUpReads(this.warmUp.getReads())
             .channels(this.channels);
+    if (!this.observations.isEnabled()) {
+      builder.observationsOff("spanner.tuning.observations.enabled=false");
+    } else if (observations != null) {
+      builder.observations(observations);
+    } else {
+      builder.observationsOff(
+          "no ObservationRegistry bean, or management.observations.enable.spanner.client=false");
+    }
     this.warmUp.applyRefresh(builder);
     return builder.build();
   }
@@ -558,6 +581,26 @@ public class SpannerTuningProperties implements Validator {
               CarryOver.forDrainTimeout(drainTimeout).length(),
               GuardRail.DEFAULT)
           .inFleet(this.fleet);
+    }
+  }
+
+  /** Each Spanner call as a Micrometer observation. */
+  public static class Observations {
+
+    /**
+     * Whether to observe each Spanner call in the application's ObservationRegistry: the
+     * spanner.client.operation and spanner.client.attempt timers (and spans, with tracing) and the
+     * frontend's time, spanner.client.server.duration (Boot's
+     * management.observations.enable.spanner.client=false turns them off too).
+     */
+    private boolean enabled = true;
+
+    public boolean isEnabled() {
+      return this.enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
     }
   }
 

@@ -40,6 +40,7 @@ public class SpannerTuningRegistry {
       new CopyOnWriteArrayList<>();
 
   void register(String name, SpannerTuningState state) {
+    state.name(name);
     synchronized (this.clients) {
       this.clients.put(name, state);
       this.untuned.remove(name);
@@ -115,6 +116,7 @@ public class SpannerTuningRegistry {
    * {@code unsupported}, until the client is closed.
    */
   void registerUntuned(String name, Spanner spanner, SpannerTuningState state) {
+    state.name(name);
     synchronized (this.clients) {
       this.clients.put(name, state);
       this.untuned.put(name, spanner);

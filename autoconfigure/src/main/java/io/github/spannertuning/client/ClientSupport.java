@@ -86,6 +86,18 @@ final class ClientSupport {
 
   private ClientSupport() {}
 
+  /**
+   * Whether a client built from these options exports Google's built-in metrics; {@code null} where
+   * this client version does not say.
+   */
+  static Boolean builtInMetricsExport(SpannerOptions options) {
+    try {
+      return options.isEnableBuiltInMetrics();
+    } catch (LinkageError ex) {
+      return null;
+    }
+  }
+
   static boolean canReadInterceptorProvider() {
     return BUILDER_INTERCEPTOR_PROVIDER != null;
   }

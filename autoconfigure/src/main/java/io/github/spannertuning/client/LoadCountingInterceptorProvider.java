@@ -41,7 +41,8 @@ final class LoadCountingInterceptorProvider implements GrpcInterceptorProvider {
               : SpannerInterceptorProvider.createDefault();
     }
     List<ClientInterceptor> interceptors = new ArrayList<>(base.getInterceptors());
-    interceptors.add(this.state.channelLoad().interceptor(this.state.traced()));
+    interceptors.add(
+        this.state.channelLoad().interceptor(this.state.traced(), this.state.observer()));
     return interceptors;
   }
 }

@@ -108,6 +108,16 @@ public final class SpannerTuning {
     return this.settings.releaseWindow;
   }
 
+  /** The observer of each client's calls, or {@code null} for none. */
+  CallObserver.Factory observations() {
+    return this.settings.observations;
+  }
+
+  /** Whether each client's calls are observed. */
+  public boolean isObserved() {
+    return this.settings.observations != null;
+  }
+
   /** Reads an environment variable: {@code System::getenv}, or a test's own. */
   UnaryOperator<String> environment() {
     return this.settings.environment;
@@ -292,6 +302,7 @@ public final class SpannerTuning {
         Feature.HEDGING,
         FeatureStates.hedging(this.settings.hedging, routingHookMissing, grpcGcpOn));
     SpannerTuningState state = new SpannerTuningState(this, features, rpcHookMissing == null);
+    state.observations(observations(rpcHookMissing));
     List<String> missing = new ArrayList<>();
     features.forEach(
         (feature, featureState) -> {
@@ -353,7 +364,12 @@ public final class SpannerTuning {
     for (Feature feature : Feature.values()) {
       features.put(feature, FeatureState.unsupported(reason));
     }
-    return new SpannerTuningState(this, features, false);
+    SpannerTuningState state = new SpannerTuningState(this, features, false);
+    state.observations(
+        (this.settings.observations != null)
+            ? FeatureState.unsupported(reason)
+            : FeatureState.off(this.settings.observationsOff));
+    return state;
   }
 
   /**
@@ -407,6 +423,29 @@ public final class SpannerTuning {
     }
     builder.setOpenTelemetry(openTelemetry);
     return true;
+  }
+
+  /**
+   * Whether the client's calls can be observed: operations through the client's rpc, attempts and
+   * the frontend's times through its channels' interceptors.
+   */
+  private FeatureState observations(String rpcHookMissing) {
+    if (this.settings.observations == null) {
+      return FeatureState.off(this.settings.observationsOff);
+    }
+    if (rpcHookMissing != null) {
+      return FeatureState.unsupported(rpcHookMissing);
+    }
+    if (!ClientSupport.canReadInterceptorProvider()) {
+      return FeatureState.unsupported(
+          "cannot read the interceptor provider of this client version");
+    }
+    if (!ClientSupport.RPC_METHODS_MATCH) {
+      return FeatureState.unsupported(
+          "the rpc methods of this client version differ from those spanner-tuning observes, so"
+              + " operations are not timed; attempts and the frontend's times are");
+    }
+    return FeatureState.on();
   }
 
   private static Optional<SpannerTuningState> stateOfFactory(Object factory) {
@@ -596,7 +635,32 @@ public final class SpannerTuning {
 
     private int routingBandShift = ChannelPicker.Rule.defaults(1).bandShift();
 
+    private CallObserver.Factory observations;
+
+    private String observationsOff = "no observer was given";
+
     private Builder() {}
+
+    /**
+     * Times no call, and says why where the client's state is shown: for example that the
+     * application turned its observations off.
+     */
+    public Builder observationsOff(String reason) {
+      this.observations = null;
+      this.observationsOff = Objects.requireNonNull(reason, "reason");
+      return this;
+    }
+
+    /**
+     * Times each client's operations and attempts, and the frontend's time of each response, with
+     * this observer, for example {@code
+     * io.github.spannertuning.observation.SpannerCallObservations}; {@code null} (the default) to
+     * time nothing, and then no call does any work for it.
+     */
+    public Builder observations(CallObserver.Factory observations) {
+      this.observations = observations;
+      return this;
+    }
 
     public Builder singleUseDistribution(boolean enabled) {
       this.singleUseDistribution = enabled;

@@ -28,6 +28,7 @@ import java.util.Collections;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.SplittableRandom;
 import java.util.StringJoiner;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -134,6 +135,20 @@ public final class SpannerTuningState {
 
   private final List<Runnable> closeListeners = new CopyOnWriteArrayList<>();
 
+  /** The client's name as the endpoint names it, once registered under one. */
+  private volatile String name = DEFAULT_NAME;
+
+  /** The name of a client not registered under one. */
+  static final String DEFAULT_NAME = "spanner";
+
+  /** Times the client's calls where the application observes them; else {@code null}. */
+  private final CallObserver observer;
+
+  private volatile FeatureState observations = FeatureState.off("no observer was given");
+
+  /** Whether the client exports Google's built-in metrics; {@code null} until built, or unknown. */
+  private volatile Boolean builtInMetricsExport;
+
   SpannerTuningState(
       SpannerTuning tuning, Map<Feature, FeatureState> features, boolean rpcInstalled) {
     this.tuning = tuning;
@@ -154,7 +169,55 @@ public final class SpannerTuningState {
                 ? tuning.hedgingFixedDelay().toNanos()
                 : HedgeDelay.NONE,
             now);
+    CallObserver.Factory observations = tuning.observations();
+    this.observer = (observations != null) ? observations.forClient(() -> this.name) : null;
     publish(new EnumMap<>(features));
+  }
+
+  /** Names the client as the endpoint and the observations of its calls name it. */
+  public void name(String name) {
+    this.name = Objects.requireNonNull(name, "name");
+  }
+
+  /** The client's name as the endpoint names it; {@code spanner} until registered under one. */
+  public String name() {
+    return this.name;
+  }
+
+  /** Whether the client's calls are observed, or why not. */
+  public FeatureState observations() {
+    return this.observations;
+  }
+
+  void observations(FeatureState observations) {
+    this.observations = observations;
+  }
+
+  /**
+   * The observer of the client's calls where they are observed ({@link #observations()} is on or,
+   * where only attempts can be, unsupported); else {@code null}.
+   */
+  CallObserver observer() {
+    return (this.observations.status() == FeatureState.Status.OFF) ? null : this.observer;
+  }
+
+  /** The operations timed so far, per RPC method; empty where calls are not observed. */
+  public List<CallObserver.OperationSummary> operations() {
+    CallObserver observer = this.observer;
+    return (observer != null) ? observer.operations() : List.of();
+  }
+
+  /**
+   * Whether the client exports Google's built-in metrics to Cloud Monitoring ({@code
+   * SpannerOptions.isEnableBuiltInMetrics()}); {@code null} before the client is built, or where
+   * this client version does not say.
+   */
+  public Boolean builtInMetricsExport() {
+    return this.builtInMetricsExport;
+  }
+
+  void builtInMetricsExport(Boolean export) {
+    this.builtInMetricsExport = export;
   }
 
   /** The configuration this client was tuned with. */

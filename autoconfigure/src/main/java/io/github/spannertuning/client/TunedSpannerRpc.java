@@ -5,6 +5,7 @@ import com.google.api.core.ApiFutures;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.XGoogSpannerRequestId;
 import com.google.cloud.spanner.spi.v1.GapicSpannerRpc;
+import com.google.common.util.concurrent.MoreExecutors;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.Empty;
 import com.google.spanner.v1.BeginTransactionRequest;
@@ -95,6 +96,12 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
   /** The channels' warmth, where it is watched; else {@code null}. */
   private final ChannelWarmer warmer;
 
+  /** Times each operation where the application observes the client's calls; else {@code null}. */
+  private final CallObserver observer;
+
+  /** The operations of streams the client may resume after an error, for their next attempt. */
+  private final ResumedStreams resumed = new ResumedStreams();
+
   TunedSpannerRpc(SpannerOptions options, SpannerTuningState state) {
     super(options, state);
     this.pool = pool(options, state);
@@ -104,6 +111,8 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
             ? this.pool.watchWarmth(options, state.tuning().newConnectionRefresh())
             : null;
     state.warmer(this.warmer, options);
+    this.observer =
+        (state.observations().status() == FeatureState.Status.ON) ? state.observer() : null;
   }
 
   @Override
@@ -113,8 +122,17 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
       Map<String, String> labels,
       Map<Option, ?> options,
       boolean isMultiplexed) {
-    return primeWith(
-        super.createSession(databaseName, databaseRole, labels, options, isMultiplexed));
+    CallObserver.Call operation = operation("CreateSession", databaseName);
+    try {
+      Session session =
+          primeWith(
+              super.createSession(databaseName, databaseRole, labels, options, isMultiplexed));
+      ended(operation, null);
+      return session;
+    } catch (RuntimeException ex) {
+      ended(operation, ex);
+      throw ex;
+    }
   }
 
   @Override
@@ -123,7 +141,15 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
       String databaseRole,
       Map<String, String> labels,
       Map<Option, ?> options) {
-    return primeWith(super.createSession(databaseName, databaseRole, labels, options));
+    CallObserver.Call operation = operation("CreateSession", databaseName);
+    try {
+      Session session = primeWith(super.createSession(databaseName, databaseRole, labels, options));
+      ended(operation, null);
+      return session;
+    } catch (RuntimeException ex) {
+      ended(operation, ex);
+      throw ex;
+    }
   }
 
   @Override
@@ -133,8 +159,16 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
       String databaseRole,
       Map<String, String> labels,
       Map<Option, ?> options) {
-    List<Session> sessions =
-        super.batchCreateSessions(databaseName, sessionCount, databaseRole, labels, options);
+    CallObserver.Call operation = operation("BatchCreateSessions", databaseName);
+    List<Session> sessions;
+    try {
+      sessions =
+          super.batchCreateSessions(databaseName, sessionCount, databaseRole, labels, options);
+      ended(operation, null);
+    } catch (RuntimeException ex) {
+      ended(operation, ex);
+      throw ex;
+    }
     if (!sessions.isEmpty()) {
       primeWith(sessions.get(0));
     }
@@ -212,15 +246,19 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
       XGoogSpannerRequestId requestId,
       boolean routeToLeader) {
     Route route = Route.of(request.hasTransaction(), request.getTransaction());
-    return stream(
-        route,
+    HedgeDelay.Shape shape =
         hedgeable(route, options, request.getPartitionToken(), request.getResumeToken())
             ? this.state.hedging().queryShape(request.getSql(), System.nanoTime())
-            : null,
-        consumer,
-        options,
+            : null;
+    GuardedStream.Starter starter =
         (target, callOptions) ->
-            super.executeQuery(request, target, callOptions, requestId, routeToLeader));
+            super.executeQuery(request, target, callOptions, requestId, routeToLeader);
+    if (this.observer == null || this.state.isWarmUpRead()) {
+      return stream(route, shape, consumer, options, starter);
+    }
+    ObservedStream observed =
+        observedStream("ExecuteStreamingSql", request.getSession(), requestId, consumer);
+    return observed.start(() -> stream(route, shape, observed, options, starter));
   }
 
   @Override
@@ -231,8 +269,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
       XGoogSpannerRequestId requestId,
       boolean routeToLeader) {
     Route route = Route.of(request.hasTransaction(), request.getTransaction());
-    return stream(
-        route,
+    HedgeDelay.Shape shape =
         hedgeable(route, options, request.getPartitionToken(), request.getResumeToken())
             ? this.state
                 .hedging()
@@ -241,11 +278,55 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
                     request.getIndex(),
                     request.getColumnsList(),
                     System.nanoTime())
-            : null,
-        consumer,
-        options,
-        (target, callOptions) ->
-            super.read(request, target, callOptions, requestId, routeToLeader));
+            : null;
+    GuardedStream.Starter starter =
+        (target, callOptions) -> super.read(request, target, callOptions, requestId, routeToLeader);
+    if (this.observer == null || this.state.isWarmUpRead()) {
+      return stream(route, shape, consumer, options, starter);
+    }
+    ObservedStream observed =
+        observedStream("StreamingRead", request.getSession(), requestId, consumer);
+    return observed.start(() -> stream(route, shape, observed, options, starter));
+  }
+
+  /**
+   * A stream's operation: the one an earlier attempt of the same stream left, where the client
+   * resumes it after an error, else a new one.
+   */
+  private ObservedStream observedStream(
+      String method, String session, Object requestId, ResultStreamConsumer consumer) {
+    CallObserver.Call operation = this.resumed.resume(requestId);
+    if (operation == null) {
+      operation = this.observer.operation(method, session);
+    }
+    return new ObservedStream(consumer, operation, requestId, this.resumed);
+  }
+
+  /** Starts timing an operation where calls are observed; {@code null} where they are not. */
+  private CallObserver.Call operation(String method, String session) {
+    CallObserver observer = this.observer;
+    return (observer != null) ? observer.operation(method, session) : null;
+  }
+
+  /** Ends an operation, unless {@code null}, with the error it failed with, if any. */
+  private static void ended(CallObserver.Call operation, Throwable error) {
+    if (operation != null) {
+      operation.stop((error == null) ? CallObserver.NO_ERROR : OperationEnd.errorType(error));
+    }
+  }
+
+  /** Ends the operation of an asynchronous call when its future does. */
+  private <T> ApiFuture<T> observed(String method, String session, Supplier<ApiFuture<T>> call) {
+    CallObserver.Call operation = this.observer.operation(method, session);
+    ApiFuture<T> future;
+    try {
+      future = call.get();
+    } catch (RuntimeException ex) {
+      ended(operation, ex);
+      throw ex;
+    }
+    ApiFutures.addCallback(future, new OperationEnd<>(operation), MoreExecutors.directExecutor());
+    return future;
   }
 
   /**
@@ -271,6 +352,17 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
   @Override
   public ApiFuture<ResultSet> executeQueryAsync(
       ExecuteSqlRequest request, Map<Option, ?> options, boolean routeToLeader) {
+    if (this.observer == null) {
+      return executeQueryAsyncTraced(request, options, routeToLeader);
+    }
+    return observed(
+        "ExecuteSql",
+        request.getSession(),
+        () -> executeQueryAsyncTraced(request, options, routeToLeader));
+  }
+
+  private ApiFuture<ResultSet> executeQueryAsyncTraced(
+      ExecuteSqlRequest request, Map<Option, ?> options, boolean routeToLeader) {
     Span span = this.traced ? Traces.current() : null;
     if (span != null) {
       return traced(span, () -> executeQueryAsync(request, options, routeToLeader, span));
@@ -293,6 +385,17 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
   @Override
   public ApiFuture<ExecuteBatchDmlResponse> executeBatchDmlAsync(
       ExecuteBatchDmlRequest request, Map<Option, ?> options) {
+    if (this.observer == null) {
+      return executeBatchDmlAsyncTraced(request, options);
+    }
+    return observed(
+        "ExecuteBatchDml",
+        request.getSession(),
+        () -> executeBatchDmlAsyncTraced(request, options));
+  }
+
+  private ApiFuture<ExecuteBatchDmlResponse> executeBatchDmlAsyncTraced(
+      ExecuteBatchDmlRequest request, Map<Option, ?> options) {
     Span span = this.traced ? Traces.current() : null;
     if (span != null) {
       return traced(span, () -> executeBatchDmlAsync(request, options, span));
@@ -314,6 +417,17 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
 
   @Override
   public ApiFuture<Transaction> beginTransactionAsync(
+      BeginTransactionRequest request, Map<Option, ?> options, boolean routeToLeader) {
+    if (this.observer == null) {
+      return beginTransactionAsyncTraced(request, options, routeToLeader);
+    }
+    return observed(
+        "BeginTransaction",
+        request.getSession(),
+        () -> beginTransactionAsyncTraced(request, options, routeToLeader));
+  }
+
+  private ApiFuture<Transaction> beginTransactionAsyncTraced(
       BeginTransactionRequest request, Map<Option, ?> options, boolean routeToLeader) {
     // Partitioned DML goes on as the client sends it.
     Route route =
@@ -348,6 +462,14 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
 
   @Override
   public ApiFuture<CommitResponse> commitAsync(CommitRequest request, Map<Option, ?> options) {
+    if (this.observer == null) {
+      return commitAsyncTraced(request, options);
+    }
+    return observed("Commit", request.getSession(), () -> commitAsyncTraced(request, options));
+  }
+
+  private ApiFuture<CommitResponse> commitAsyncTraced(
+      CommitRequest request, Map<Option, ?> options) {
     Route route = request.hasSingleUseTransaction() ? Route.SINGLE_CALL_TRANSACTION : Route.FOLLOWS;
     Span span = this.traced ? Traces.current() : null;
     if (span != null) {
@@ -369,6 +491,13 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
 
   @Override
   public ApiFuture<Empty> rollbackAsync(RollbackRequest request, Map<Option, ?> options) {
+    if (this.observer == null) {
+      return rollbackAsyncRouted(request, options);
+    }
+    return observed("Rollback", request.getSession(), () -> rollbackAsyncRouted(request, options));
+  }
+
+  private ApiFuture<Empty> rollbackAsyncRouted(RollbackRequest request, Map<Option, ?> options) {
     // The client has no span of a rollback's own: its current span is the transaction's.
     ChannelReservation reservation = reserve(Route.FOLLOWS, options, null, null);
     if (reservation == null) {
@@ -381,6 +510,19 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
 
   @Override
   public PartitionResponse partitionQuery(PartitionQueryRequest request, Map<Option, ?> options) {
+    CallObserver.Call operation = operation("PartitionQuery", request.getSession());
+    try {
+      PartitionResponse response = partitionQueryRouted(request, options);
+      ended(operation, null);
+      return response;
+    } catch (RuntimeException ex) {
+      ended(operation, ex);
+      throw ex;
+    }
+  }
+
+  private PartitionResponse partitionQueryRouted(
+      PartitionQueryRequest request, Map<Option, ?> options) {
     ChannelReservation reservation = reserve(Route.FOLLOWS, options, null, null);
     if (reservation == null) {
       return super.partitionQuery(request, options);
@@ -392,6 +534,19 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
 
   @Override
   public PartitionResponse partitionRead(PartitionReadRequest request, Map<Option, ?> options) {
+    CallObserver.Call operation = operation("PartitionRead", request.getSession());
+    try {
+      PartitionResponse response = partitionReadRouted(request, options);
+      ended(operation, null);
+      return response;
+    } catch (RuntimeException ex) {
+      ended(operation, ex);
+      throw ex;
+    }
+  }
+
+  private PartitionResponse partitionReadRouted(
+      PartitionReadRequest request, Map<Option, ?> options) {
     ChannelReservation reservation = reserve(Route.FOLLOWS, options, null, null);
     if (reservation == null) {
       return super.partitionRead(request, options);

@@ -33,6 +33,7 @@ final class TunedSpannerRpcFactory implements SpannerRpcFactory {
         options.getNumChannels(),
         PoolRouting.dynamic(options),
         options.getOpenTelemetry());
+    this.state.builtInMetricsExport(ClientSupport.builtInMetricsExport(options));
     String routingAside = RoutingAside.reason(options, this.state.tuning().environment());
     if (routingAside != null) {
       this.state.routingStepsAside(routingAside);

@@ -1,5 +1,6 @@
 package io.github.spannertuning.pool;
 
+import io.github.spannertuning.client.CallObserver;
 import io.github.spannertuning.experiment.ExperimentSlot;
 import io.github.spannertuning.routing.ChannelWarmth;
 import io.github.spannertuning.routing.Connection;
@@ -59,7 +60,7 @@ public final class ChannelLoad {
    */
   public ChannelLoad(ExperimentSlot experiment) {
     this.experiment = experiment;
-    this.interceptor = new CountingInterceptor(this, experiment, false);
+    this.interceptor = new CountingInterceptor(this, experiment, false, null);
   }
 
   private final Imbalance imbalance = new Imbalance();
@@ -198,7 +199,18 @@ public final class ChannelLoad {
    * not trace pays a final field's check for it per call.
    */
   public ClientInterceptor interceptor(boolean traced) {
-    return traced ? new CountingInterceptor(this, this.experiment, true) : this.interceptor;
+    return interceptor(traced, null);
+  }
+
+  /**
+   * As {@link #interceptor(boolean)}, telling {@code observer} of each attempt, where the
+   * application observes the client's calls; {@code null} where it does not, and then a call pays a
+   * final field's check for it.
+   */
+  public ClientInterceptor interceptor(boolean traced, CallObserver observer) {
+    return (traced || observer != null)
+        ? new CountingInterceptor(this, this.experiment, traced, observer)
+        : this.interceptor;
   }
 
   /** The sub-channel's stats, registered on its first call. */

@@ -3,6 +3,8 @@ package io.github.spannertuning.pool;
 import com.google.spanner.v1.ExecuteSqlRequest;
 import com.google.spanner.v1.PartialResultSet;
 import com.google.spanner.v1.ReadRequest;
+import io.github.spannertuning.client.CallObserver;
+import io.github.spannertuning.client.ServerTiming;
 import io.github.spannertuning.experiment.CallKind;
 import io.github.spannertuning.experiment.ExperimentSlot;
 import io.github.spannertuning.pool.ChannelLoad.ChannelStats;
@@ -66,10 +68,18 @@ final class CountingInterceptor implements ClientInterceptor {
   /** Whether the client traces its calls, as it was when its rpc was built. */
   private final boolean traced;
 
-  CountingInterceptor(ChannelLoad load, ExperimentSlot experiment, boolean traced) {
+  /** Where the application observes the client's calls, each attempt's; else {@code null}. */
+  private final CallObserver observer;
+
+  private static final Metadata.Key<String> SERVER_TIMING =
+      Metadata.Key.of(ServerTiming.HEADER, Metadata.ASCII_STRING_MARSHALLER);
+
+  CountingInterceptor(
+      ChannelLoad load, ExperimentSlot experiment, boolean traced, CallObserver observer) {
     this.load = load;
     this.experiment = experiment;
     this.traced = traced;
+    this.observer = observer;
   }
 
   @Override
@@ -97,7 +107,8 @@ final class CountingInterceptor implements ClientInterceptor {
             StreamLink.link(reservation.stream(), stats),
             experiment,
             method,
-            this.load.costs());
+            this.load.costs(),
+            attempt(method));
       }
       if (reservation.route() != PoolRouting.PRIMING) {
         return next.newCall(method, callOptions);
@@ -105,7 +116,7 @@ final class CountingInterceptor implements ClientInterceptor {
       // A priming call: counted as a call of its channel, not timed (its connection's set-up is
       // not the channel's latency) and not an experiment's.
       return new CountedCall<>(
-          next.newCall(method, callOptions), stats, null, 0, null, null, method, null);
+          next.newCall(method, callOptions), stats, null, 0, null, null, method, null, null);
     }
     return new CountedCall<>(
         next.newCall(method, callOptions),
@@ -115,7 +126,17 @@ final class CountingInterceptor implements ClientInterceptor {
         StreamLink.linkStarting(stats),
         experiment,
         method,
-        this.load.costs());
+        this.load.costs(),
+        attempt(method));
+  }
+
+  /** The attempt a call is observed as, where the application observes calls; else null. */
+  private CallObserver.Attempt attempt(MethodDescriptor<?, ?> method) {
+    CallObserver observer = this.observer;
+    // The warm-up's reads are the starter's own, not the application's.
+    return (observer != null && !ReadWarmUp.isWarmUpRead())
+        ? observer.attempt(Methods.bareName(method))
+        : null;
   }
 
   /** What a call's status tells routing's latency estimate of its channel. */
@@ -219,6 +240,9 @@ final class CountingInterceptor implements ClientInterceptor {
     /** Whether the call's close reached this interceptor. */
     private volatile boolean closed;
 
+    /** The attempt the application observes, or {@code null}. */
+    private final CallObserver.Attempt attempt;
+
     /**
      * @param reserved the channel counted at the pick, or {@code null} for a call that was not
      *     picked and is counted when it starts
@@ -236,8 +260,10 @@ final class CountingInterceptor implements ClientInterceptor {
         StreamLink stream,
         ExperimentSlot experiment,
         MethodDescriptor<ReqT, RespT> method,
-        StatementCosts costs) {
+        StatementCosts costs,
+        CallObserver.Attempt attempt) {
       super(call);
+      this.attempt = attempt;
       this.costs = costs;
       this.methodName = method.getFullMethodName();
       this.stats = stats;
@@ -258,6 +284,11 @@ final class CountingInterceptor implements ClientInterceptor {
 
     @Override
     public void sendMessage(ReqT message) {
+      CallObserver.Attempt attempt = this.attempt;
+      if (attempt != null) {
+        // Timed from its request, which names its database: every call sends one at once.
+        attempt.on(Methods.sessionOf(message));
+      }
       if (this.methodKind == QUERY && this.kind == null) {
         this.kind = queryKind(message);
       }
@@ -328,8 +359,21 @@ final class CountingInterceptor implements ClientInterceptor {
 
       private boolean answered;
 
+      /** Whether the server's headers came, which carry its {@code server-timing}. */
+      private boolean headers;
+
       CountedListener(Listener<RespT> delegate) {
         super(delegate);
+      }
+
+      @Override
+      public void onHeaders(Metadata headers) {
+        CallObserver.Attempt attempt = CountedCall.this.attempt;
+        if (attempt != null) {
+          this.headers = true;
+          serverTiming(attempt, headers);
+        }
+        super.onHeaders(headers);
       }
 
       @Override
@@ -374,6 +418,14 @@ final class CountingInterceptor implements ClientInterceptor {
         if (CountedCall.this.experiment != null) {
           experimentClosed(status);
         }
+        CallObserver.Attempt attempt = CountedCall.this.attempt;
+        if (attempt != null) {
+          if (!this.headers) {
+            // A response of trailers only carries its headers there.
+            serverTiming(attempt, trailers);
+          }
+          attempt.stop(status.isOk() ? CallObserver.NO_ERROR : status.getCode().name());
+        }
         StatementCosts costs = CountedCall.this.costs;
         if (costs != null && (!this.answered || !status.isOk())) {
           // Timed from when the call's kind would be due on the pool's cheapest connection.
@@ -388,6 +440,13 @@ final class CountingInterceptor implements ClientInterceptor {
                   this.answered);
         }
         super.onClose(status, trailers);
+      }
+
+      private void serverTiming(CallObserver.Attempt attempt, Metadata metadata) {
+        String timing = metadata.get(SERVER_TIMING);
+        attempt.serverTiming(
+            ServerTiming.durationNanos(timing, ServerTiming.GFE),
+            ServerTiming.durationNanos(timing, ServerTiming.AFE));
       }
 
       private void experimentClosed(Status status) {

@@ -267,6 +267,9 @@ public final class MockSpannerServer implements AutoCloseable {
 
   private volatile Faults faults = (method, attempt) -> Fault.NONE;
 
+  /** Whether responses carry the frontend's time, as Cloud Spanner's do. */
+  private volatile boolean serverTiming = true;
+
   private volatile Set<SocketAddress> slowConnections = Set.of();
 
   private volatile long slowMillis;
@@ -685,6 +688,9 @@ public final class MockSpannerServer implements AutoCloseable {
               ? endings.wrap(call)
               : null;
       ServerCall<ReqT, RespT> served = (ending != null) ? ending : call;
+      if (serverTiming) {
+        served = new ServerTimed<>(served, System.nanoTime());
+      }
       if (fault.failAfterFirstMessage() != null) {
         served = new FailAfterFirstMessage<>(served, fault.failAfterFirstMessage());
       }
@@ -770,6 +776,36 @@ public final class MockSpannerServer implements AutoCloseable {
         cancelled(connection);
       }
     };
+  }
+
+  /**
+   * Sets whether responses carry Cloud Spanner's {@code server-timing} header: the frontend's time
+   * from the call's arrival to its response headers ({@code gfet4t7; dur=<ms>}). On by default.
+   */
+  public void setServerTiming(boolean serverTiming) {
+    this.serverTiming = serverTiming;
+  }
+
+  static final Metadata.Key<String> SERVER_TIMING =
+      Metadata.Key.of("server-timing", Metadata.ASCII_STRING_MARSHALLER);
+
+  /** A call whose response headers carry its time at the frontend, as Cloud Spanner's do. */
+  private static final class ServerTimed<ReqT, RespT>
+      extends ForwardingServerCall.SimpleForwardingServerCall<ReqT, RespT> {
+
+    private final long arrivedNanos;
+
+    ServerTimed(ServerCall<ReqT, RespT> call, long arrivedNanos) {
+      super(call);
+      this.arrivedNanos = arrivedNanos;
+    }
+
+    @Override
+    public void sendHeaders(Metadata headers) {
+      double millis = (System.nanoTime() - this.arrivedNanos) / 1e6;
+      headers.put(SERVER_TIMING, String.format(java.util.Locale.ROOT, "gfet4t7; dur=%.3f", millis));
+      super.sendHeaders(headers);
+    }
   }
 
   /** A stream that fails right after its first message; what the service sends later is dropped. */
