@@ -45,6 +45,13 @@ public class SpannerTuningAutoConfiguration {
     return new SpannerTuningBeanPostProcessor(properties, registry, openTelemetry);
   }
 
+  /** Advice on settings that do nothing or harm on this client line; changes none of them. */
+  @Bean
+  @ConditionalOnMissingBean
+  SpannerTuningAdvice spannerTuningAdvice(Environment environment) {
+    return new SpannerTuningAdvice(environment);
+  }
+
   @Bean
   @ConditionalOnProperty(name = "spanner.tuning.warm-up.enabled", matchIfMissing = true)
   SpannerTuningWarmUp spannerTuningWarmUp(
