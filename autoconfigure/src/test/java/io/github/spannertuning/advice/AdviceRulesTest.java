@@ -81,6 +81,9 @@ class AdviceRulesTest {
     assertThat(AdviceRules.advise(LINE_6_89, Set.of(property))).isEmpty();
     assertThat(AdviceRules.advise(new ClientLine("6.104.0", "1.8.0", "1.8.0"), Set.of(property)))
         .isEmpty();
+    assertThat(AdviceRules.advise(new ClientLine("6.105.0", "1.8.0", "1.8.0"), Set.of(property)))
+        .extracting(Advice::property)
+        .containsExactly(property);
   }
 
   @Test
