@@ -136,6 +136,7 @@ async function poll() {
     if (names.length === 0) throw new Error('no tuned Spanner client in ' + ENDPOINT);
     clientName = clientName && names.includes(clientName) ? clientName : names[0];
     if (!newer(seq)) return;
+    renderAdvice(body.advice || []);
     render(body.clients[clientName]);
     renderWarmUp(body.clients[clientName], await warmUp);
     $('status').textContent = 'updated ' + new Date().toLocaleTimeString() + ' from /' + ENDPOINT;
@@ -229,6 +230,19 @@ function age(ms) {
   if (s < 120) return s + ' s';
   const m = Math.round(s / 60);
   return m < 120 ? m + ' min' : (m / 60).toFixed(1) + ' h';
+}
+
+// One row per finding of the advice rules: the property, why, and the fix (docs/advice.md).
+function renderAdvice(advice) {
+  if (advice.length === 0) {
+    $('advice').replaceChildren(el('div', { class: 'dim', id: 'advice-none' },
+      'No advice: nothing in this configuration works against itself on this client line.'));
+    return;
+  }
+  $('advice').replaceChildren(...advice.map((a) => el('div', { class: 'advice' },
+    el('strong', {}, a.property),
+    el('div', {}, a.reason),
+    el('div', { class: 'fix' }, 'Fix: ' + a.fix))));
 }
 
 function renderFeatures(features) {

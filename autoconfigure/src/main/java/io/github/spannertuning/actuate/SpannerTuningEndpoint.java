@@ -1,6 +1,7 @@
 package io.github.spannertuning.actuate;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import io.github.spannertuning.advice.Advice;
 import io.github.spannertuning.client.CallObserver;
 import io.github.spannertuning.client.ClientVersions;
 import io.github.spannertuning.client.Feature;
@@ -76,6 +77,8 @@ public class SpannerTuningEndpoint {
 
   private final Show showStatements;
 
+  private final Supplier<List<Advice>> advice;
+
   /**
    * An endpoint that shows no statement's text.
    *
@@ -96,9 +99,25 @@ public class SpannerTuningEndpoint {
       Supplier<Map<String, SpannerTuningState>> clients,
       Function<String, Optional<TunedJdbcClient>> jdbcClients,
       Show showStatements) {
+    this(clients, jdbcClients, showStatements, List::of);
+  }
+
+  /**
+   * @param clients the open clients by name, tuned or with every feature unsupported, asked afresh
+   *     on each request since clients come and go
+   * @param jdbcClients the JDBC driver's client recorded under a name, if that name is one
+   * @param showStatements when the normalized text of the statements hedging times is shown
+   * @param advice the advice on the application's Spanner configuration, one entry per finding
+   */
+  public SpannerTuningEndpoint(
+      Supplier<Map<String, SpannerTuningState>> clients,
+      Function<String, Optional<TunedJdbcClient>> jdbcClients,
+      Show showStatements,
+      Supplier<List<Advice>> advice) {
     this.clients = clients;
     this.jdbcClients = jdbcClients;
     this.showStatements = showStatements;
+    this.advice = advice;
   }
 
   private ClientDescriptor describe(String name, SpannerTuningState state, boolean statements) {
@@ -116,7 +135,8 @@ public class SpannerTuningEndpoint {
     this.clients
         .get()
         .forEach((name, state) -> clients.put(name, describe(name, state, statements)));
-    return new SpannerTuningDescriptor(clients);
+    return new SpannerTuningDescriptor(
+        clients, this.advice.get().stream().map(AdviceDescriptor::of).toList());
   }
 
   @ReadOperation
@@ -401,9 +421,24 @@ public class SpannerTuningEndpoint {
     }
   }
 
-  /** Every client, tuned or not, by bean name. */
-  public record SpannerTuningDescriptor(Map<String, ClientDescriptor> clients)
+  /**
+   * Every client, tuned or not, by bean name, and the advice on the application's Spanner
+   * configuration (empty when there is none).
+   */
+  public record SpannerTuningDescriptor(
+      Map<String, ClientDescriptor> clients, List<AdviceDescriptor> advice)
       implements OperationResponseBody {}
+
+  /**
+   * One finding: a setting that does nothing or harms on this client line. Names the property,
+   * never its value.
+   */
+  public record AdviceDescriptor(String property, String reason, String fix) {
+
+    static AdviceDescriptor of(Advice advice) {
+      return new AdviceDescriptor(advice.property(), advice.reason(), advice.fix());
+    }
+  }
 
   /** One client. */
   public record ClientDescriptor(

@@ -47,6 +47,13 @@ public class SpannerTuningAutoConfiguration {
     return new SpannerTuningBeanPostProcessor(properties, registry, openTelemetry, observations);
   }
 
+  /** Advice on settings that do nothing or harm on this client line; changes none of them. */
+  @Bean
+  @ConditionalOnMissingBean
+  SpannerTuningAdvice spannerTuningAdvice(Environment environment) {
+    return new SpannerTuningAdvice(environment);
+  }
+
   @Bean
   @ConditionalOnProperty(name = "spanner.tuning.warm-up.enabled", matchIfMissing = true)
   SpannerTuningWarmUp spannerTuningWarmUp(

@@ -2,6 +2,8 @@ package io.github.spannertuning.autoconfigure;
 
 import io.github.spannertuning.actuate.SpannerTuningEndpoint;
 import io.github.spannertuning.actuate.SpannerTuningEndpointWebExtension;
+import java.util.List;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -24,9 +26,17 @@ public class SpannerTuningEndpointAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   SpannerTuningEndpoint spannerTuningEndpoint(
-      SpannerTuningRegistry registry, SpannerTuningEndpointProperties properties) {
+      SpannerTuningRegistry registry,
+      SpannerTuningEndpointProperties properties,
+      ObjectProvider<SpannerTuningAdvice> advice) {
     return new SpannerTuningEndpoint(
-        registry::clients, registry::jdbcClient, properties.getShowStatements());
+        registry::clients,
+        registry::jdbcClient,
+        properties.getShowStatements(),
+        () -> {
+          SpannerTuningAdvice found = advice.getIfAvailable();
+          return (found != null) ? found.advice() : List.of();
+        });
   }
 
   /**

@@ -290,6 +290,13 @@ public final class ClientReflection {
   public static final String GRPC_GCP_POM_PROPERTIES =
       "META-INF/maven/com.google.cloud/grpc-gcp/pom.properties";
 
+  /**
+   * The client's own pom, which names the grpc-gcp release it was built against (the advice's
+   * version skew check).
+   */
+  public static final String SPANNER_POM =
+      "META-INF/maven/com.google.cloud/google-cloud-spanner/pom.xml";
+
   private static final ClassLoader OWN_LOADER = ClientReflection.class.getClassLoader();
 
   private ClientReflection() {}
@@ -367,7 +374,7 @@ public final class ClientReflection {
    * @return resource paths
    */
   public static List<String> resources() {
-    return List.of(GRPC_GCP_POM_PROPERTIES);
+    return List.of(GRPC_GCP_POM_PROPERTIES, SPANNER_POM);
   }
 
   /**

@@ -65,6 +65,8 @@ class SamplePageBrowserTests {
     assertThat(this.driver.findElement(By.id("backend")).getText()).contains("FAKE");
     wait.until((d) -> "embedded-fake".equals(backendKind()));
     assertThat(this.driver.findElement(By.id("emulator-note")).isDisplayed()).isFalse();
+    // The sample's configuration is clean: the Advice card says so rather than staying blank.
+    wait.until((d) -> !d.findElements(By.id("advice-none")).isEmpty());
 
     click(wait, "burst");
     wait.until((d) -> channelsWithCalls() >= 2);
