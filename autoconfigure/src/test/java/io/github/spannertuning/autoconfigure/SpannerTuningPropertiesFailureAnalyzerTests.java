@@ -89,7 +89,8 @@ class SpannerTuningPropertiesFailureAnalyzerTests {
             "spanner.tuning.hedging.enabled",
             "spanner.tuning.grpc-gcp.enabled",
             "spanner.tuning.warm-up.enabled",
-            "spanner.tuning.metrics.enabled");
+            "spanner.tuning.metrics.enabled",
+            "spanner.tuning.observations.enabled");
   }
 
   @ParameterizedTest(name = "{0}")
