@@ -152,7 +152,28 @@ function render(client) {
   renderChannels(client);
   renderFeatures(client.features);
   renderCounters(client);
+  renderOperations(client.observations);
   renderExperiment(client.experiment);
+}
+
+// Per RPC method: operations, P50, P99 and the frontend's share (the endpoint's observations).
+function renderOperations(observations) {
+  if (!observations) return;
+  const ms = (s) => (s * 1000).toFixed(s < 0.01 ? 2 : 1) + ' ms';
+  const state = el('div', { class: 'dim', id: 'operations-state' },
+    `observations ${observations.state}` + (observations.reason ? ` (${observations.reason})` : '') +
+    (observations.builtInMetricsExport === true ? ' · the client also exports its built-in metrics to Cloud Monitoring'
+      : observations.builtInMetricsExport === false ? ' · the client exports no built-in metrics' : ''));
+  if (observations.operations.length === 0) {
+    $('operations').replaceChildren(state, el('div', { class: 'dim' }, 'no operation yet'));
+    return;
+  }
+  const head = el('tr', {}, ...['method', 'operations', 'P50', 'P99', 'frontend'].map((h) => el('th', {}, h)));
+  const rows = observations.operations.map((o) => el('tr', { 'data-method': o.method },
+    el('td', {}, o.method), el('td', {}, o.count.toLocaleString()), el('td', {}, ms(o.p50Seconds)),
+    el('td', {}, ms(o.p99Seconds)),
+    el('td', {}, o.frontendShare == null ? '–' : Math.round(o.frontendShare * 100) + ' %')));
+  $('operations').replaceChildren(el('table', { id: 'operations-table' }, head, ...rows), state);
 }
 
 function renderChannels(client) {
@@ -281,7 +302,7 @@ function renderCounters(client) {
     if (typeof v === 'number') add(key, v);
     else if (v && typeof v === 'object' && !Array.isArray(v)) walk(v, key);
   });
-  const { features, versions, pool, channels, imbalance, experiment, ...rest } = client;
+  const { features, versions, pool, channels, imbalance, experiment, observations, ...rest } = client;
   walk(rest, '');
   if (rows.length === 0) rows.push(el('div', { class: 'dim' }, 'no counters reported'));
   $('counters').replaceChildren(...rows);

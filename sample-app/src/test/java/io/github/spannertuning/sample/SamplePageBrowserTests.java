@@ -75,6 +75,14 @@ class SamplePageBrowserTests {
         .asString()
         .contains("0 errors");
     assertThat(counter("streamEndGuardSkipped")).isPositive();
+    // The burst's reads, timed as observations, on the Operations card with the frontend's share.
+    wait.until((d) -> operations("StreamingRead") > 0);
+    assertThat(
+            script(
+                "return document.querySelector(\"#operations-table tr[data-method='StreamingRead']"
+                    + " td:nth-child(5)\").textContent"))
+        .asString()
+        .endsWith("%");
     // The first burst warmed the JVM; the two compared below run warm.
     click(wait, "burst");
     wait.until((d) -> burstDone());
@@ -323,6 +331,16 @@ class SamplePageBrowserTests {
         script(
             "return [...document.querySelectorAll('#channels .channel')]"
                 + ".filter((row) => Number(row.dataset.calls) > 0).length;");
+  }
+
+  /** The operations the Operations card shows for a method; 0 while it shows none. */
+  private long operations(String method) {
+    Object text =
+        script(
+            "const cell = document.querySelector(\"#operations-table tr[data-method='"
+                + method
+                + "'] td:nth-child(2)\"); return cell ? cell.textContent : '0';");
+    return Long.parseLong(String.valueOf(text).replaceAll("[^0-9]", ""));
   }
 
   private long counter(String key) {

@@ -12,6 +12,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.autoconfigure.actuate.observability.AutoConfigureObservability;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.system.CapturedOutput;
@@ -34,6 +35,8 @@ import org.springframework.http.ResponseEntity;
       "sample.seed-singers=200"
     })
 @ExtendWith(OutputCaptureExtension.class)
+// Boot's tests export no metrics unless told: the sample's Prometheus scrape is checked here.
+@AutoConfigureObservability(tracing = false)
 @SuppressWarnings({"unchecked", "rawtypes"})
 class SampleWithoutBackendTests {
 
@@ -90,6 +93,54 @@ class SampleWithoutBackendTests {
     assertThat(burst).containsEntry("reads", 200).containsEntry("errors", 0);
     await().atMost(Duration.ofSeconds(10)).until(() -> endpoint.activeStreams() == 0);
     assertThat(endpoint.channelCalls()).isEqualTo(fake.dataCalls());
+  }
+
+  /**
+   * A burst's reads in Prometheus's scrape, as the starter's observations time them: operations,
+   * attempts and the frontend's time, which the fake sends on every response as Cloud Spanner does;
+   * and in the endpoint, per RPC method. Readiness is served, as the sample enables probes.
+   */
+  @Test
+  void aBurstsReadsAreTimedInTheScrapeAndTheEndpoint() {
+    Map<String, Object> burst =
+        this.rest.postForObject("/load/burst?rate=100&length=1", null, Map.class);
+    assertThat(burst).containsEntry("reads", 100).containsEntry("errors", 0);
+
+    String scrape = this.rest.getForObject("/actuator/prometheus", String.class);
+    for (String meter :
+        List.of(
+            "spanner_client_operation_seconds_count",
+            "spanner_client_attempt_seconds_count",
+            "spanner_client_server_duration_seconds_count")) {
+      assertThat(scrape.lines())
+          .as(meter)
+          .anySatisfy(
+              (line) ->
+                  assertThat(line)
+                      .startsWith(meter + "{")
+                      .contains("db_operation_name=\"StreamingRead\"")
+                      .contains("db_system_name=\"gcp.spanner\"")
+                      .contains("error_type=\"none\"")
+                      .contains("spanner_client=\"spanner\"")
+                      .contains("db_namespace=\"music\""));
+    }
+    assertThat(scrape.lines().filter((line) -> line.startsWith("spanner_client_")))
+        .isNotEmpty()
+        .noneMatch((line) -> line.contains("SELECT") || line.contains("Singers"));
+
+    Map<String, Object> observations =
+        (Map<String, Object>) new TuningEndpoint(this.rest).client().get("observations");
+    assertThat(observations).containsEntry("state", "on");
+    assertThat((List<Map<String, Object>>) observations.get("operations"))
+        .anySatisfy(
+            (operation) -> {
+              assertThat(operation).containsEntry("method", "StreamingRead");
+              assertThat(((Number) operation.get("count")).longValue()).isGreaterThanOrEqualTo(100);
+              assertThat(((Number) operation.get("frontendShare")).doubleValue())
+                  .isBetween(0.0, 1.0);
+            });
+    assertThat(this.rest.getForEntity("/actuator/health/readiness", Map.class).getStatusCode())
+        .isEqualTo(HttpStatus.OK);
   }
 
   /**

@@ -34,7 +34,13 @@ import com.google.spanner.v1.TypeCode;
 import io.github.spannertuning.sample.backend.FakeSchema.Column;
 import io.github.spannertuning.sample.backend.FakeSchema.TableDef;
 import io.github.spannertuning.sample.music.MusicQueries;
+import io.grpc.ForwardingServerCall;
+import io.grpc.Metadata;
 import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -47,6 +53,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.TreeMap;
@@ -122,10 +129,38 @@ public final class EmbeddedFakeSpanner extends SpannerGrpc.SpannerImplBase
     this.server =
         NettyServerBuilder.forAddress(
                 new InetSocketAddress(InetAddress.getByAddress(new byte[] {127, 0, 0, 1}), 0))
-            .addService(this)
+            .addService(ServerInterceptors.intercept(this, new ServerTimingHeader()))
             .build()
             .start();
     return this;
+  }
+
+  /**
+   * Puts the frontend's time on each response, as Cloud Spanner's frontend does: a {@code
+   * server-timing} header {@code gfet4t7; dur=<ms>} from the call's arrival to its response
+   * headers. The starter's {@code spanner.client.server.duration} reads it.
+   */
+  private static final class ServerTimingHeader implements ServerInterceptor {
+
+    private static final Metadata.Key<String> SERVER_TIMING =
+        Metadata.Key.of("server-timing", Metadata.ASCII_STRING_MARSHALLER);
+
+    @Override
+    public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
+        ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
+      long arrived = System.nanoTime();
+      return next.startCall(
+          new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
+            @Override
+            public void sendHeaders(Metadata responseHeaders) {
+              double millis = (System.nanoTime() - arrived) / 1e6;
+              responseHeaders.put(
+                  SERVER_TIMING, String.format(Locale.ROOT, "gfet4t7; dur=%.3f", millis));
+              super.sendHeaders(responseHeaders);
+            }
+          },
+          headers);
+    }
   }
 
   int port() {
