@@ -238,6 +238,43 @@ class JdbcTuningIT {
   }
 
   /** 20 read-modify-writes and 20 read-only transactions, one at a time. */
+  /**
+   * JPA's repository and transactional service calls, timed as observations of the driver's client
+   * under the DataSource's bean name: a read-modify-write's commit, a read-only transaction's
+   * queries and an autocommit read.
+   */
+  @Test
+  void jpaCallsAreObservedUnderTheDataSourcesName() {
+    double commits = operations("Commit");
+    double queries = operations("ExecuteStreamingSql");
+    this.service.rename(1L, "Bob");
+    assertThat(this.service.readTwice(1L)).isEqualTo(2L);
+    assertThat(this.singers.existsByName("Alice")).isTrue();
+    assertThat(operations("Commit") - commits).as("the read-modify-write's commit").isEqualTo(1);
+    assertThat(operations("ExecuteStreamingSql") - queries)
+        .as("the read-only transaction's two reads and the autocommit exists query")
+        .isGreaterThanOrEqualTo(3);
+    assertThat(
+            this.meters
+                .get("spanner.client.attempt")
+                .tag("spanner.client", "dataSource")
+                .tag("db.namespace", "d")
+                .timers())
+        .isNotEmpty();
+  }
+
+  private double operations(String method) {
+    return this.meters
+        .find("spanner.client.operation")
+        .tag("spanner.client", "dataSource")
+        .tag("db.operation.name", method)
+        .tag("error.type", "none")
+        .timers()
+        .stream()
+        .mapToDouble((timer) -> timer.count())
+        .sum();
+  }
+
   @Test
   void transactionsStayOnOneConnection() {
     int readWrite = 0;
