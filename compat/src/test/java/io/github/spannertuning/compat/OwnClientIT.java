@@ -110,6 +110,52 @@ class OwnClientIT {
     assertThat(SERVER.calls("Commit")).as("commits the server saw").isNotEmpty();
   }
 
+  /**
+   * Every call timed as an observation, in the application's own Micrometer stack: the attempts and
+   * the frontend's time (from the test server's {@code server-timing}) on every line; the
+   * operations where the line's profile expects observations {@code on}, and where it expects
+   * {@code unsupported} (an rpc that differs) the endpoint gives the reason.
+   */
+  @Test
+  void timesEveryCallAsTheLineExpects() {
+    pointSelects(20);
+    String expected = CompatLine.expected("observations");
+    JsonObject observations = Endpoint.client(this.port, "spanner").getAsJsonObject("observations");
+    assertThat(text(observations, "state"))
+        .as("observations on %s", CompatLine.LINE)
+        .isEqualTo(expected);
+    assertThat(
+            this.meters
+                .get("spanner.client.attempt")
+                .tag("spanner.client", "spanner")
+                .tag("db.operation.name", "ExecuteStreamingSql")
+                .timer()
+                .count())
+        .isGreaterThanOrEqualTo(20);
+    assertThat(
+            this.meters
+                .get("spanner.client.server.duration")
+                .tag("db.operation.name", "ExecuteStreamingSql")
+                .timer()
+                .count())
+        .isGreaterThanOrEqualTo(20);
+    if (expected.equals("on")) {
+      assertThat(
+              this.meters
+                  .get("spanner.client.operation")
+                  .tag("spanner.client", "spanner")
+                  .tag("db.operation.name", "ExecuteStreamingSql")
+                  .tag("error.type", "none")
+                  .timer()
+                  .count())
+          .isGreaterThanOrEqualTo(20);
+    } else {
+      assertThat(text(observations, "reason")).isNotBlank();
+      assertThat(this.meters.find("spanner.client.operation").meters()).isEmpty();
+    }
+    CompatLine.report("observations", text(observations, "state"));
+  }
+
   @Test
   void reportsTheStatesAndVersionsThisLineExpects() {
     pointSelects(20);
