@@ -26,6 +26,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationListener;
+import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.event.ContextClosedEvent;
@@ -37,9 +38,10 @@ import org.springframework.jdbc.datasource.DriverManagerDataSource;
  * SpannerPool.closeSpannerPool()} (the JDBC driver's, and the Connection API's it calls). The
  * driver refuses that call while any connection of its pool is open; the application holds none at
  * shutdown, so the call must succeed with the starter as it does without it, wherever in Spring's
- * shutdown the application makes it: in a {@code ContextClosedEvent} listener, in a
- * {@code @PreDestroy} of its own bean (destroyed before the starter's, which are created first), or
- * after the context closed. The driver's tuned client is then closed, which its state reports.
+ * shutdown the application makes it: in a {@code ContextClosedEvent} listener, in {@code stop()} of
+ * its lifecycle bean, in a {@code @PreDestroy} of its own bean (destroyed before the starter's,
+ * which are created first), or after the context closed. The driver's tuned client is then closed,
+ * which its state reports.
  */
 class JdbcShutdownTest {
 
@@ -55,6 +57,8 @@ class JdbcShutdownTest {
      * bean.
      */
     PRE_DESTROY,
+    /** {@code ConnectionOptions.closeSpanner()} in {@code stop()} of its own lifecycle bean. */
+    LIFECYCLE_STOP,
     /** The Connection API's {@code SpannerPool.closeSpannerPool()} once the context has closed. */
     AFTER_CONTEXT_CLOSED
   }
@@ -156,6 +160,7 @@ class JdbcShutdownTest {
     return switch (when) {
       case CONTEXT_CLOSED_LISTENER -> runner.withUserConfiguration(ClosesOnContextClosed.class);
       case PRE_DESTROY -> runner.withUserConfiguration(ClosesOnPreDestroy.class);
+      case LIFECYCLE_STOP -> runner.withUserConfiguration(ClosesOnStop.class);
       case AFTER_CONTEXT_CLOSED -> runner;
     };
   }
@@ -222,6 +227,35 @@ class JdbcShutdownTest {
     @Bean
     Repository repository(DataSource dataSource, ShutdownCall call) {
       return new Repository(dataSource, call);
+    }
+  }
+
+  /** The application releases the driver's threads as the context stops its lifecycle beans. */
+  @Configuration(proxyBeanMethods = false)
+  static class ClosesOnStop {
+
+    @Bean
+    SmartLifecycle closesTheDriversClient(ShutdownCall call) {
+      return new SmartLifecycle() {
+
+        private volatile boolean running;
+
+        @Override
+        public void start() {
+          this.running = true;
+        }
+
+        @Override
+        public void stop() {
+          this.running = false;
+          call.run(ConnectionOptions::closeSpanner);
+        }
+
+        @Override
+        public boolean isRunning() {
+          return this.running;
+        }
+      };
     }
   }
 
