@@ -15,6 +15,11 @@ import org.springframework.beans.factory.BeanClassLoaderAware;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.context.ApplicationContext;
+import org.springframework.context.ApplicationContextAware;
+import org.springframework.context.ApplicationListener;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.event.ContextClosedEvent;
 import org.springframework.core.Ordered;
 import org.springframework.util.ClassUtils;
 
@@ -27,9 +32,19 @@ import org.springframework.util.ClassUtils;
  * passed as the pool passes them to the driver. Each client is recorded in the {@link
  * SpannerTuningRegistry} under the DataSource bean's name, tuned or {@code unsupported} with the
  * reason. The DataSource itself is left as it is.
+ *
+ * <p>Each tuned client holds one Connection API connection while the context runs, so that the
+ * driver keeps the tuned client. The driver refuses {@code ConnectionOptions.closeSpanner()} and
+ * {@code SpannerPool.closeSpannerPool()} while any connection is open, and applications call these
+ * at shutdown: so the connections are let go as the context starts closing, on its {@link
+ * ContextClosedEvent}, before any of its beans is stopped or destroyed.
  */
 class SpannerTuningJdbcBeanPostProcessor
-    implements BeanPostProcessor, BeanClassLoaderAware, DisposableBean, Ordered {
+    implements BeanPostProcessor,
+        BeanClassLoaderAware,
+        ApplicationContextAware,
+        DisposableBean,
+        Ordered {
 
   private static final Log logger = LogFactory.getLog(SpannerTuningJdbcBeanPostProcessor.class);
 
@@ -55,6 +70,15 @@ class SpannerTuningJdbcBeanPostProcessor
   @Override
   public void setBeanClassLoader(ClassLoader classLoader) {
     this.classLoader = classLoader;
+  }
+
+  @Override
+  public void setApplicationContext(ApplicationContext context) {
+    // A listener of its own, not this post-processor: its order is the listeners' first, where the
+    // post-processor's order is the post-processors' last.
+    if (context instanceof ConfigurableApplicationContext configurable) {
+      configurable.addApplicationListener(new ReleaseOnClose(context));
+    }
   }
 
   @Override
@@ -129,14 +153,53 @@ class SpannerTuningJdbcBeanPostProcessor
     return null;
   }
 
+  /** Lets go of the connections held; the clients stay registered, tuned, in the driver's pool. */
+  private void release() {
+    this.clients.forEach(TunedJdbcClient::close);
+  }
+
   @Override
   public void destroy() {
-    this.clients.forEach(TunedJdbcClient::close);
+    // Released already when the context closed; a context closed without its event (a bean
+    // factory destroyed on its own) lets them go here.
+    release();
     this.clients.clear();
   }
 
   @Override
   public int getOrder() {
     return Ordered.LOWEST_PRECEDENCE;
+  }
+
+  /**
+   * Releases the held connections when this context starts closing. A {@link ContextClosedEvent} is
+   * published before the context stops or destroys any bean, and this listener is ordered first
+   * among its listeners: an application that closes the driver's clients in a listener of that
+   * event, in a {@code @PreDestroy} or {@code stop()} of its beans, or after the context closed,
+   * finds no connection of spanner-tuning open. The driver keeps each client for at least a minute
+   * after its last connection closes, so connections the application opens while it shuts down
+   * still share the tuned client.
+   */
+  private final class ReleaseOnClose implements ApplicationListener<ContextClosedEvent>, Ordered {
+
+    private final ApplicationContext context;
+
+    private ReleaseOnClose(ApplicationContext context) {
+      this.context = context;
+    }
+
+    @Override
+    public void onApplicationEvent(ContextClosedEvent event) {
+      // A child context's close (the management server's, say) reaches its parent's listeners
+      // too; the DataSources of this context still serve.
+      if (event.getApplicationContext() == this.context) {
+        release();
+      }
+    }
+
+    @Override
+    public int getOrder() {
+      return Ordered.HIGHEST_PRECEDENCE;
+    }
   }
 }

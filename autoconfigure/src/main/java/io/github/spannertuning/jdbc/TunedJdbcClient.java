@@ -3,12 +3,15 @@ package io.github.spannertuning.jdbc;
 import com.google.cloud.spanner.connection.Connection;
 import io.github.spannertuning.client.SpannerTuningState;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The Spanner client that the JDBC driver uses for one URL, as spanner-tuning reached it. Holds one
  * Connection API connection open, so that the driver keeps the tuned client while the application
- * runs; {@link #close()} releases it, and the driver then closes the client once its last
- * connection is closed.
+ * runs; {@link #close()} releases it. The driver refuses {@code ConnectionOptions.closeSpanner()}
+ * and {@code SpannerPool.closeSpannerPool()} while that connection is open: close this first. Once
+ * its last connection is closed, the driver keeps the client for at least a minute for the
+ * connections that follow, then closes it, or closes it at once when the application calls either.
  */
 public final class TunedJdbcClient implements AutoCloseable {
 
@@ -20,7 +23,7 @@ public final class TunedJdbcClient implements AutoCloseable {
 
   private final String unsupportedReason;
 
-  private volatile Connection held;
+  private final AtomicReference<Connection> held;
 
   TunedJdbcClient(
       SpannerTuningState state,
@@ -32,7 +35,7 @@ public final class TunedJdbcClient implements AutoCloseable {
     this.database = database;
     this.driverVersion = driverVersion;
     this.unsupportedReason = unsupportedReason;
-    this.held = held;
+    this.held = new AtomicReference<>(held);
   }
 
   /** The client's tuning state; every feature is {@code unsupported} when it could not be tuned. */
@@ -60,10 +63,10 @@ public final class TunedJdbcClient implements AutoCloseable {
     return this.driverVersion;
   }
 
+  /** Releases the connection held open, once; the state stays readable. */
   @Override
   public void close() {
-    Connection held = this.held;
-    this.held = null;
+    Connection held = this.held.getAndSet(null);
     if (held != null) {
       SpannerJdbcTuning.closeQuietly(held);
     }
