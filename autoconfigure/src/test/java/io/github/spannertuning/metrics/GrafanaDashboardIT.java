@@ -6,7 +6,9 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.google.cloud.spanner.DatabaseClient;
+import com.google.cloud.spanner.ErrorCode;
 import com.google.cloud.spanner.ResultSet;
+import com.google.cloud.spanner.SpannerException;
 import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.testing.GrafanaDashboard;
 import io.github.spannertuning.testing.GrafanaDashboard.Panel;
@@ -19,6 +21,7 @@ import io.github.spannertuning.testing.PrometheusServer.Sample;
 import io.github.spannertuning.testing.PrometheusServer.Series;
 import io.github.spannertuning.testing.StatementResult;
 import io.github.spannertuning.testing.TunedInstance;
+import io.grpc.Status;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -36,6 +39,8 @@ import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.DoublePredicate;
+import java.util.function.Function;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.assertj.core.data.Percentage;
 import org.junit.jupiter.api.Tag;
@@ -72,6 +77,44 @@ class GrafanaDashboardIT {
 
   private static final Set<String> PER_KIND_AND_ARM = Set.of("kind", "arm");
 
+  private static final Set<String> PER_METHOD = Set.of("spanner_client", "db_operation_name");
+
+  /** A query the test server rejects, with a literal that must show in no label value. */
+  private static final String REJECTED =
+      "SELECT name FROM Singers WHERE name = 'secret-literal-7f3a'";
+
+  /** Rejected queries each instance sends before its experiment: the only failed operations. */
+  private static final int REJECTED_PER_INSTANCE = 3;
+
+  /** The methods the load calls: point selects and transactions' queries, updates and commits. */
+  private static final Set<String> LOAD_METHODS =
+      Set.of("ExecuteStreamingSql", "ExecuteSql", "Commit");
+
+  /** Load threads per instance, each with one call in flight at a time. */
+  private static final int LOAD_THREADS = 3;
+
+  /** Spanner's RPC methods that may name an operation. */
+  private static final Set<String> SPANNER_METHODS =
+      Set.of(
+          "BatchCreateSessions",
+          "CreateSession",
+          "GetSession",
+          "DeleteSession",
+          "ExecuteSql",
+          "ExecuteStreamingSql",
+          "ExecuteBatchDml",
+          "Read",
+          "StreamingRead",
+          "BeginTransaction",
+          "Commit",
+          "Rollback",
+          "PartitionQuery",
+          "PartitionRead",
+          "BatchWrite");
+
+  /** A label value with no space, quote or parenthesis: no SQL. */
+  private static final Pattern NO_SQL = Pattern.compile("[A-Za-z0-9_.:/-]*");
+
   private final HttpClient http = HttpClient.newHttpClient();
 
   /** What the run left in Prometheus, and what the instances reported, for the checks. */
@@ -85,6 +128,9 @@ class GrafanaDashboardIT {
 
   private Instant end;
 
+  /** When Prometheus had scraped the load's series twice: a rate's window after it is whole. */
+  private Instant loaded;
+
   private final Map<String, Long> recordedCalls = new HashMap<>();
 
   @Test
@@ -94,6 +140,14 @@ class GrafanaDashboardIT {
     this.dashboard = GrafanaDashboard.load();
     try (MockSpannerServer server = MockSpannerServer.start()) {
       server.mock().putStatementResult(StatementResult.update(Statement.of(UPDATE), 1L));
+      server
+          .mock()
+          .putStatementResult(
+              StatementResult.exception(
+                  Statement.of(REJECTED),
+                  Status.INVALID_ARGUMENT
+                      .withDescription("rejected by the test")
+                      .asRuntimeException()));
       List<Integer> ports = List.of(PrometheusServer.freePort(), PrometheusServer.freePort());
       // Prometheus first: it finds its targets about 5 s after it starts, while they start.
       try (PrometheusServer prometheus =
@@ -107,6 +161,7 @@ class GrafanaDashboardIT {
           run();
           long ran = System.nanoTime();
           checkEveryPanel();
+          checkObservationMeters();
           System.out.printf(
               "GrafanaDashboardIT: %.1f s in all: Prometheus and the instances started in %.1f s,"
                   + " the run %.1f s, %d queries %.1f s%n",
@@ -133,7 +188,9 @@ class GrafanaDashboardIT {
                       server,
                       port,
                       // The experiment's carry-over is the drain timeout or 2 s, the longer.
-                      "spanner.tuning.stream-end-guard.drain-timeout=1s")));
+                      "spanner.tuning.stream-end-guard.drain-timeout=1s",
+                      // Buckets of the operation timers, for the dashboard's quantiles.
+                      "management.metrics.distribution.percentiles-histogram.spanner.client=true")));
     }
     try {
       CompletableFuture.allOf(starting.toArray(CompletableFuture[]::new)).join();
@@ -162,7 +219,11 @@ class GrafanaDashboardIT {
     }
     load.forEach(Thread::start);
     try {
+      for (TunedInstance instance : this.instances) {
+        rejectedQueries(instance.databaseClient());
+      }
       this.prometheus.awaitScrapes(2, Duration.ofSeconds(20));
+      this.loaded = Instant.now();
       for (TunedInstance instance : this.instances) {
         HttpResponse<String> started =
             this.http.send(
@@ -312,7 +373,7 @@ class GrafanaDashboardIT {
                     "transaction-query tuned",
                     "commit stock");
           }
-          assertNotBelow(p99, p50, panel);
+          assertNotBelow(p99, p50, panel, GrafanaDashboardIT::kindAndArm);
         }
         case "P50 and P99 per arm over the time range, fleet" -> {
           for (String refId : List.of("A", "B")) {
@@ -345,10 +406,195 @@ class GrafanaDashboardIT {
             }
           }
         }
+        case "Operation latency by method" -> {
+          List<Series> p50 = range(panel, "A", PER_METHOD);
+          List<Series> p99 = range(panel, "B", PER_METHOD);
+          List<Series> mean = range(panel, "C", PER_METHOD);
+          for (List<Series> latency : List.of(p50, p99, mean)) {
+            assertOfTheClient(latency, panel);
+            assertThat(methodsWithValues(latency))
+                .as("%s: methods with values", panel.title())
+                .containsAll(LOAD_METHODS);
+            assertEvery(latency, panel, (v) -> v >= 0 && v <= 30, "within the buckets");
+            // Every data-plane call waits the test server's 2 ms at least: a quantile lies in or
+            // above the bucket that holds 2 ms, which starts above 1 ms.
+            assertEvery(
+                loadMethods(latency), panel, (v) -> v > 0.001, "above 1 ms: the server's 2 ms");
+          }
+          assertEvery(loadMethods(mean), panel, (v) -> v >= 0.002, "at least the server's 2 ms");
+          assertNotBelow(p99, p50, panel, (labels) -> labels.get("db_operation_name"));
+        }
+        case "Frontend's share of attempt time" -> {
+          List<Series> share = range(panel, "A", PER_METHOD);
+          assertOfTheClient(share, panel);
+          assertThat(methodsWithValues(share))
+              .as("%s: methods with values", panel.title())
+              .containsAll(LOAD_METHODS);
+          assertEvery(share, panel, (v) -> v >= 0, "not negative");
+          // The test server times each call from its arrival to its response headers; the client
+          // times the attempt from before it sends to its close, on the same clock, and records
+          // it before the frontend's time: the frontend's time is within the attempt's, and
+          // above 0, since it holds the server's 2 ms. Windows that began before the series
+          // were scraped twice are left out: their extrapolations differ.
+          assertEvery(
+              afterLoaded(loadMethods(share)),
+              panel,
+              (v) -> v > 0 && v <= 1,
+              "within the attempts' time, and above 0");
+          assertSomeAbove(afterLoaded(loadMethods(share)), panel, 0);
+        }
+        case "Attempts per operation" -> {
+          List<Series> perOperation = range(panel, "A", PER_METHOD);
+          assertOfTheClient(perOperation, panel);
+          assertThat(methodsWithValues(perOperation))
+              .as("%s: methods with values", panel.title())
+              .containsAll(LOAD_METHODS);
+          assertEvery(perOperation, panel, (v) -> v > 0, "above 0");
+          assertOneAttemptPerOperation(panel, perOperation);
+        }
+        case "Operation errors by code" -> {
+          List<Series> errors =
+              range(panel, "A", Set.of("spanner_client", "db_operation_name", "error_type"));
+          assertThat(errors.stream().map(Series::labels).toList())
+              .as("%s: only the rejected queries failed", panel.title())
+              .containsExactly(
+                  Map.of(
+                      "spanner_client", "spanner",
+                      "db_operation_name", "ExecuteStreamingSql",
+                      "error_type", "INVALID_ARGUMENT"));
+          assertEvery(errors, panel, (v) -> v >= 0, "a rate");
+          assertSomeAbove(errors, panel, 0);
+        }
         default -> fail("no check for the dashboard's panel '%s'", panel.title());
       }
     }
     System.out.printf("GrafanaDashboardIT: checked the panels %s%n", titles);
+  }
+
+  /**
+   * Attempts per operation are 1, nothing being retried, up to the calls in flight at the window's
+   * two ends: a method's attempts and operations that ended in a window differ by at most the
+   * operations whose attempt ended on the other side of one of its ends: a stream past its last
+   * message still draining (a call in flight on its channel), or a call between its attempt's end
+   * and its own, one per load thread. Checked where the window began after the series were scraped
+   * twice, where the two rates are extrapolated alike, against the operations that ended in the
+   * window, from the same samples.
+   */
+  private void assertOneAttemptPerOperation(Panel panel, List<Series> perOperation)
+      throws Exception {
+    String ended =
+        GrafanaDashboard.expand(
+            "sum by (spanner_client, db_operation_name) (max_over_time("
+                + "spanner_client_operation_seconds_count{spanner_client=~\"$client\","
+                + " instance=~\"$instance\"}[$__rate_interval]) - min_over_time("
+                + "spanner_client_operation_seconds_count{spanner_client=~\"$client\","
+                + " instance=~\"$instance\"}[$__rate_interval]))",
+            variables());
+    Map<String, Map<Instant, Double>> operations = new HashMap<>();
+    for (Series series :
+        this.prometheus.queryRange(ended, this.end.minus(runLength()), this.end, SCRAPE_INTERVAL)) {
+      Map<Instant, Double> points = new HashMap<>();
+      series.points().forEach((p) -> points.put(p.time(), p.value()));
+      operations.put(method(series.labels()), points);
+    }
+    this.queries++;
+    // Streams whose last message came and whose attempt waits for its trailers are calls in
+    // flight on their channel: the most the fleet had at a scrape, at either end of a window.
+    double streams =
+        sendInstant(
+                GrafanaDashboard.expand(
+                    "max_over_time(sum(spanner_tuning_channel_active_streams{client=~\"$client\","
+                        + " instance=~\"$instance\"})[$__range:1s])",
+                    variables()))
+            .get(0)
+            .value();
+    double inFlight = 2 * (streams + LOAD_THREADS * this.instances.size());
+    int checked = 0;
+    for (Series series : afterLoaded(loadMethods(perOperation))) {
+      for (Point point : series.points()) {
+        Double count = operations.get(method(series.labels())).get(point.time());
+        if (Double.isNaN(point.value()) || count == null || count == 0) {
+          continue;
+        }
+        assertThat(Math.abs(point.value() - 1))
+            .as(
+                "%s %s at %s = %s: 1 within %s calls in flight of %s operations",
+                panel.title(), series.labels(), point.time(), point.value(), inFlight, count)
+            .isLessThanOrEqualTo(inFlight / count);
+        checked++;
+      }
+    }
+    assertThat(checked).as("%s: points checked", panel.title()).isPositive();
+  }
+
+  /**
+   * A real Prometheus scrape holds the operation, attempt and frontend timers of the instances'
+   * client, with exactly the five keys as labels besides Prometheus's own and Micrometer's {@code
+   * error}, none holding SQL; and the rejected queries as failed operations of one attempt each.
+   */
+  private void checkObservationMeters() throws Exception {
+    Set<String> targets =
+        this.instances.stream().map(TunedInstance::target).collect(Collectors.toSet());
+    for (String meter :
+        List.of(
+            "spanner_client_operation_seconds_count",
+            "spanner_client_attempt_seconds_count",
+            "spanner_client_server_duration_seconds_count")) {
+      List<Sample> samples = sendInstant(meter);
+      Set<String> keys =
+          new TreeSet<>(
+              Set.of(
+                  "__name__",
+                  "instance",
+                  "job",
+                  "db_system_name",
+                  "db_operation_name",
+                  "db_namespace",
+                  "error_type",
+                  "spanner_client"));
+      if (!meter.contains("server")) {
+        keys.add("error"); // Micrometer's observation handler's own
+      }
+      assertThat(samples).as(meter).isNotEmpty();
+      for (Sample sample : samples) {
+        Map<String, String> labels = sample.labels();
+        assertThat(labels.keySet()).as("%s labels", meter).isEqualTo(keys);
+        assertThat(labels)
+            .as(meter)
+            .containsEntry("db_system_name", "gcp.spanner")
+            .containsEntry("db_namespace", TunedInstance.DATABASE.getDatabase())
+            .containsEntry("spanner_client", "spanner")
+            .containsEntry("job", PrometheusServer.JOB);
+        assertThat(labels.get("db_operation_name")).as(meter).isIn(SPANNER_METHODS);
+        assertThat(labels.get("error_type")).as(meter).isIn("none", "INVALID_ARGUMENT");
+        assertThat(labels.values())
+            .as("%s: no SQL in a label value", meter)
+            .allMatch((value) -> NO_SQL.matcher(value).matches())
+            .noneMatch((value) -> value.contains("secret-literal"));
+      }
+      assertThat(
+              samples.stream().map((s) -> s.labels().get("instance")).collect(Collectors.toSet()))
+          .as("%s: both instances", meter)
+          .isEqualTo(targets);
+      assertThat(
+              samples.stream()
+                  .filter((s) -> s.labels().get("error_type").equals("none"))
+                  .map((s) -> s.labels().get("db_operation_name"))
+                  .collect(Collectors.toSet()))
+          .as("%s: the load's methods", meter)
+          .containsAll(LOAD_METHODS);
+    }
+    for (String meter :
+        List.of("spanner_client_operation_seconds_count", "spanner_client_attempt_seconds_count")) {
+      List<Sample> rejected = sendInstant(meter + "{error_type=\"INVALID_ARGUMENT\"}");
+      assertThat(rejected).as("%s of the rejected queries", meter).hasSize(targets.size());
+      for (Sample sample : rejected) {
+        assertThat(sample.labels().get("db_operation_name")).isEqualTo("ExecuteStreamingSql");
+        assertThat(sample.value())
+            .as("%s of %s", meter, sample.labels())
+            .isEqualTo(REJECTED_PER_INSTANCE);
+      }
+    }
   }
 
   /**
@@ -509,12 +755,16 @@ class GrafanaDashboardIT {
     }
   }
 
-  private static void assertNotBelow(List<Series> higher, List<Series> lower, Panel panel) {
+  private static void assertNotBelow(
+      List<Series> higher,
+      List<Series> lower,
+      Panel panel,
+      Function<Map<String, String>, String> key) {
     Map<String, Series> byKey = new HashMap<>();
-    lower.forEach((s) -> byKey.put(kindAndArm(s.labels()), s));
+    lower.forEach((s) -> byKey.put(key.apply(s.labels()), s));
     for (Series high : higher) {
       Map<Instant, Double> low = new HashMap<>();
-      byKey.get(kindAndArm(high.labels())).points().forEach((p) -> low.put(p.time(), p.value()));
+      byKey.get(key.apply(high.labels())).points().forEach((p) -> low.put(p.time(), p.value()));
       for (Point point : high.points()) {
         Double below = low.get(point.time());
         if (below != null && !Double.isNaN(below) && !Double.isNaN(point.value())) {
@@ -534,6 +784,53 @@ class GrafanaDashboardIT {
       }
     }
     return keys;
+  }
+
+  private static Set<String> methodsWithValues(List<Series> series) {
+    Set<String> methods = new TreeSet<>();
+    for (Series each : series) {
+      if (each.points().stream().anyMatch((p) -> !Double.isNaN(p.value()))) {
+        methods.add(method(each.labels()));
+      }
+    }
+    return methods;
+  }
+
+  private static List<Series> loadMethods(List<Series> series) {
+    return series.stream().filter((s) -> LOAD_METHODS.contains(method(s.labels()))).toList();
+  }
+
+  private static String method(Map<String, String> labels) {
+    return labels.get("db_operation_name");
+  }
+
+  private static void assertOfTheClient(List<Series> series, Panel panel) {
+    assertThat(series)
+        .as("%s: the instances' client", panel.title())
+        .allMatch((s) -> "spanner".equals(s.labels().get("spanner_client")));
+  }
+
+  /** The points whose rate window began after {@link #loaded}, with a scrape interval to spare. */
+  private List<Series> afterLoaded(List<Series> series) {
+    Instant from = this.loaded.plus(SCRAPE_INTERVAL.multipliedBy(4)).plus(SCRAPE_INTERVAL);
+    return series.stream()
+        .map(
+            (s) ->
+                new Series(
+                    s.labels(),
+                    s.points().stream().filter((p) -> !p.time().isBefore(from)).toList()))
+        .toList();
+  }
+
+  private static void rejectedQueries(DatabaseClient client) {
+    for (int i = 0; i < REJECTED_PER_INSTANCE; i++) {
+      try (ResultSet resultSet = client.singleUse().executeQuery(Statement.of(REJECTED))) {
+        resultSet.next();
+        fail("the test server rejects " + REJECTED);
+      } catch (SpannerException ex) {
+        assertThat(ex.getErrorCode()).isEqualTo(ErrorCode.INVALID_ARGUMENT);
+      }
+    }
   }
 
   private static double lastValue(Series series) {
