@@ -19,7 +19,13 @@ import com.google.cloud.spring.data.spanner.core.SpannerTemplate;
 import com.google.cloud.spring.data.spanner.core.mapping.Column;
 import com.google.cloud.spring.data.spanner.core.mapping.PrimaryKey;
 import com.google.cloud.spring.data.spanner.core.mapping.Table;
+import io.github.spannertuning.observation.SpannerCallObservations;
 import io.github.spannertuning.testing.SpannerEmulator;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.observation.DefaultMeterObservationHandler;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -108,13 +114,30 @@ class EmulatorIntegrationIT {
       off = runWorkload(spanner.getDatabaseClient(DatabaseId.of(PROJECT, INSTANCE, "tuning-off")));
     }
     SpannerOptions.Builder builder = options();
-    SpannerTuningState state = SpannerTuning.defaults().applyTo(builder);
+    SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    ObservationRegistry observations = ObservationRegistry.create();
+    observations.observationConfig().observationHandler(new DefaultMeterObservationHandler(meters));
+    SpannerTuningState state =
+        SpannerTuning.newBuilder()
+            .observations(new SpannerCallObservations(observations, meters))
+            .build()
+            .applyTo(builder);
     Results on;
     try (Spanner spanner = builder.build().getService()) {
       on = runWorkload(spanner.getDatabaseClient(DatabaseId.of(PROJECT, INSTANCE, "tuning-on")));
     }
 
     assertThat(state.isActive(Feature.STREAM_END_GUARD)).as("stream-end guard on").isTrue();
+    // The emulator sends no server-timing: every response it answered is counted missing.
+    double attempts =
+        meters.find("spanner.client.attempt").timers().stream().mapToLong(Timer::count).sum();
+    assertThat(attempts).as("attempts the tuned client observed").isPositive();
+    assertThat(meters.find("spanner.client.server.duration").timers()).isEmpty();
+    assertThat(
+            meters.find("spanner.client.server.duration.missing").counters().stream()
+                .mapToDouble(Counter::count)
+                .sum())
+        .isEqualTo(attempts);
     Results expected = expected();
     assertThat(off).as("plain client").isEqualTo(expected);
     assertThat(on).as("tuned client (%s)", state).isEqualTo(off);
