@@ -122,17 +122,11 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
       Map<String, String> labels,
       Map<Option, ?> options,
       boolean isMultiplexed) {
-    CallObserver.Call operation = operation("CreateSession", databaseName);
-    try {
-      Session session =
-          primeWith(
-              super.createSession(databaseName, databaseRole, labels, options, isMultiplexed));
-      ended(operation, null);
-      return session;
-    } catch (RuntimeException ex) {
-      ended(operation, ex);
-      throw ex;
-    }
+    return primeWith(
+        observed(
+            "CreateSession",
+            databaseName,
+            () -> super.createSession(databaseName, databaseRole, labels, options, isMultiplexed)));
   }
 
   @Override
@@ -141,15 +135,11 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
       String databaseRole,
       Map<String, String> labels,
       Map<Option, ?> options) {
-    CallObserver.Call operation = operation("CreateSession", databaseName);
-    try {
-      Session session = primeWith(super.createSession(databaseName, databaseRole, labels, options));
-      ended(operation, null);
-      return session;
-    } catch (RuntimeException ex) {
-      ended(operation, ex);
-      throw ex;
-    }
+    return primeWith(
+        observed(
+            "CreateSession",
+            databaseName,
+            () -> super.createSession(databaseName, databaseRole, labels, options)));
   }
 
   @Override
@@ -159,16 +149,13 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
       String databaseRole,
       Map<String, String> labels,
       Map<Option, ?> options) {
-    CallObserver.Call operation = operation("BatchCreateSessions", databaseName);
-    List<Session> sessions;
-    try {
-      sessions =
-          super.batchCreateSessions(databaseName, sessionCount, databaseRole, labels, options);
-      ended(operation, null);
-    } catch (RuntimeException ex) {
-      ended(operation, ex);
-      throw ex;
-    }
+    List<Session> sessions =
+        observed(
+            "BatchCreateSessions",
+            databaseName,
+            () ->
+                super.batchCreateSessions(
+                    databaseName, sessionCount, databaseRole, labels, options));
     if (!sessions.isEmpty()) {
       primeWith(sessions.get(0));
     }
@@ -302,27 +289,36 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
     return new ObservedStream(consumer, operation, requestId, this.resumed);
   }
 
-  /** Starts timing an operation where calls are observed; {@code null} where they are not. */
-  private CallObserver.Call operation(String method, String session) {
+  /**
+   * Makes a blocking call, as an operation where calls are observed. For the seldom calls (a
+   * session's creation, a partition): the supplier is made whether or not they are observed.
+   */
+  private <T> T observed(String method, String session, Supplier<T> call) {
     CallObserver observer = this.observer;
-    return (observer != null) ? observer.operation(method, session) : null;
-  }
-
-  /** Ends an operation, unless {@code null}, with the error it failed with, if any. */
-  private static void ended(CallObserver.Call operation, Throwable error) {
-    if (operation != null) {
-      operation.stop((error == null) ? CallObserver.NO_ERROR : OperationEnd.errorType(error));
+    if (observer == null) {
+      return call.get();
     }
+    CallObserver.Call operation = observer.operation(method, session);
+    T result;
+    try {
+      result = call.get();
+    } catch (RuntimeException ex) {
+      operation.stop(OperationEnd.errorType(ex));
+      throw ex;
+    }
+    operation.stop(CallObserver.NO_ERROR);
+    return result;
   }
 
   /** Ends the operation of an asynchronous call when its future does. */
-  private <T> ApiFuture<T> observed(String method, String session, Supplier<ApiFuture<T>> call) {
+  private <T> ApiFuture<T> observedAsync(
+      String method, String session, Supplier<ApiFuture<T>> call) {
     CallObserver.Call operation = this.observer.operation(method, session);
     ApiFuture<T> future;
     try {
       future = call.get();
     } catch (RuntimeException ex) {
-      ended(operation, ex);
+      operation.stop(OperationEnd.errorType(ex));
       throw ex;
     }
     ApiFutures.addCallback(future, new OperationEnd<>(operation), MoreExecutors.directExecutor());
@@ -355,7 +351,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
     if (this.observer == null) {
       return executeQueryAsyncTraced(request, options, routeToLeader);
     }
-    return observed(
+    return observedAsync(
         "ExecuteSql",
         request.getSession(),
         () -> executeQueryAsyncTraced(request, options, routeToLeader));
@@ -388,7 +384,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
     if (this.observer == null) {
       return executeBatchDmlAsyncTraced(request, options);
     }
-    return observed(
+    return observedAsync(
         "ExecuteBatchDml",
         request.getSession(),
         () -> executeBatchDmlAsyncTraced(request, options));
@@ -421,7 +417,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
     if (this.observer == null) {
       return beginTransactionAsyncTraced(request, options, routeToLeader);
     }
-    return observed(
+    return observedAsync(
         "BeginTransaction",
         request.getSession(),
         () -> beginTransactionAsyncTraced(request, options, routeToLeader));
@@ -465,7 +461,7 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
     if (this.observer == null) {
       return commitAsyncTraced(request, options);
     }
-    return observed("Commit", request.getSession(), () -> commitAsyncTraced(request, options));
+    return observedAsync("Commit", request.getSession(), () -> commitAsyncTraced(request, options));
   }
 
   private ApiFuture<CommitResponse> commitAsyncTraced(
@@ -494,7 +490,8 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
     if (this.observer == null) {
       return rollbackAsyncRouted(request, options);
     }
-    return observed("Rollback", request.getSession(), () -> rollbackAsyncRouted(request, options));
+    return observedAsync(
+        "Rollback", request.getSession(), () -> rollbackAsyncRouted(request, options));
   }
 
   private ApiFuture<Empty> rollbackAsyncRouted(RollbackRequest request, Map<Option, ?> options) {
@@ -510,15 +507,8 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
 
   @Override
   public PartitionResponse partitionQuery(PartitionQueryRequest request, Map<Option, ?> options) {
-    CallObserver.Call operation = operation("PartitionQuery", request.getSession());
-    try {
-      PartitionResponse response = partitionQueryRouted(request, options);
-      ended(operation, null);
-      return response;
-    } catch (RuntimeException ex) {
-      ended(operation, ex);
-      throw ex;
-    }
+    return observed(
+        "PartitionQuery", request.getSession(), () -> partitionQueryRouted(request, options));
   }
 
   private PartitionResponse partitionQueryRouted(
@@ -534,15 +524,8 @@ final class TunedSpannerRpc extends ObservedSpannerRpc {
 
   @Override
   public PartitionResponse partitionRead(PartitionReadRequest request, Map<Option, ?> options) {
-    CallObserver.Call operation = operation("PartitionRead", request.getSession());
-    try {
-      PartitionResponse response = partitionReadRouted(request, options);
-      ended(operation, null);
-      return response;
-    } catch (RuntimeException ex) {
-      ended(operation, ex);
-      throw ex;
-    }
+    return observed(
+        "PartitionRead", request.getSession(), () -> partitionReadRouted(request, options));
   }
 
   private PartitionResponse partitionReadRouted(

@@ -21,17 +21,6 @@ public enum SpannerObservationDocumentation implements ObservationDocumentation 
     public String getName() {
       return "spanner.client.operation";
     }
-
-    @Override
-    public Class<? extends ObservationConvention<? extends Observation.Context>>
-        getDefaultConvention() {
-      return DefaultSpannerCallObservationConvention.class;
-    }
-
-    @Override
-    public KeyName[] getLowCardinalityKeyNames() {
-      return LowCardinalityKeys.values();
-    }
   },
 
   /** One RPC attempt: one gRPC call, from its request to its close. */
@@ -40,18 +29,18 @@ public enum SpannerObservationDocumentation implements ObservationDocumentation 
     public String getName() {
       return "spanner.client.attempt";
     }
-
-    @Override
-    public Class<? extends ObservationConvention<? extends Observation.Context>>
-        getDefaultConvention() {
-      return DefaultSpannerCallObservationConvention.class;
-    }
-
-    @Override
-    public KeyName[] getLowCardinalityKeyNames() {
-      return LowCardinalityKeys.values();
-    }
   };
+
+  @Override
+  public Class<? extends ObservationConvention<? extends Observation.Context>>
+      getDefaultConvention() {
+    return DefaultSpannerCallObservationConvention.class;
+  }
+
+  @Override
+  public KeyName[] getLowCardinalityKeyNames() {
+    return LowCardinalityKeys.values();
+  }
 
   /** The timer of the Google front end's own time of each response ({@code gfet4t7}). */
   public static final String SERVER_DURATION = "spanner.client.server.duration";

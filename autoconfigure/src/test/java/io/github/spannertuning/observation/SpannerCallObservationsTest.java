@@ -32,12 +32,15 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A real client, tuned with observations, against the production-like {@link MockSpannerServer}
  * (the frontend's time in a {@code server-timing} header, {@code last} on the final message,
  * trailers 1 ms later): the observations and meters each call makes, read from a Micrometer
- * registry with Boot's meter handler.
+ * registry with Boot's meter handler. On the line the build chose (6.119, 6.113 or 6.127), on a
+ * fixed pool and on grpc-gcp's dynamic channel pool.
  */
 class SpannerCallObservationsTest {
 
@@ -63,9 +66,14 @@ class SpannerCallObservationsTest {
     server.get().setServerTiming(true);
   }
 
-  @Test
-  void eachReadAndTransactionIsAnOperationWithItsAttemptAndTheFrontendsTime() {
-    DatabaseClient client = open();
+  @ParameterizedTest
+  @ValueSource(strings = {"fixed", "dynamic"})
+  void eachReadAndTransactionIsAnOperationWithItsAttemptAndTheFrontendsTime(String pool) {
+    DatabaseClient client =
+        open(
+            pool.equals("fixed")
+                ? server.get().clientOptions(4)
+                : server.get().dynamicPoolOptions(null));
     MockSpannerServer.pointSelects(client, 20);
     server.get().mock().putStatementResult(StatementResult.update(Statement.of(SET_NAME), 1L));
     for (int i = 0; i < 3; i++) {
@@ -244,15 +252,22 @@ class SpannerCallObservationsTest {
   }
 
   private DatabaseClient open() {
-    tuned();
+    return open(server.get().clientOptions(4));
+  }
+
+  private DatabaseClient open(SpannerOptions.Builder builder) {
+    tuned(builder);
     return this.spanner.getDatabaseClient(DATABASE);
   }
 
   private SpannerTuningState tuned() {
+    return tuned(server.get().clientOptions(4));
+  }
+
+  private SpannerTuningState tuned(SpannerOptions.Builder builder) {
     this.observations
         .observationConfig()
         .observationHandler(new DefaultMeterObservationHandler(this.meters));
-    SpannerOptions.Builder builder = server.get().clientOptions(4);
     SpannerTuningState state =
         SpannerTuning.newBuilder()
             .observations(new SpannerCallObservations(this.observations, this.meters))

@@ -192,6 +192,33 @@ class ChannelLatencyTest {
         .isNotEqualTo(ChannelPicker.CLOSED);
   }
 
+  /**
+   * An estimate of 20 ms set while its pool's level was 29 ms (a client slowing every answer, whose
+   * level sits above the mean of its answers), and the level fallen to 3 ms since: shifted down by
+   * the level's whole fall it would be below nothing, 1 ns. It falls in proportion to the level
+   * instead, keeping its ratio to it, as a client's slowdown scales every answer.
+   */
+  @Test
+  void anEstimateFallsWithItsPoolsLevelInProportion() {
+    PoolLevel pool = new PoolLevel();
+    ChannelLatency other = new ChannelLatency(T0, pool);
+    ChannelLatency measured = new ChannelLatency(T0, pool);
+    long now = T0 + ChannelLatency.FORGET_HALF_LIFE_NANOS;
+    other.answered(now - 30 * MS, now);
+    measured.answered(now - 20 * MS, now);
+    long levelAt = pool.nanos();
+    assertThat(measured.estimateNanos()).isEqualTo(20 * MS);
+    for (int i = 0; i < 100; i++) {
+      now += MS;
+      other.answered(now - 3 * MS, now);
+    }
+    long level = pool.nanos();
+    assertThat(level).as("the level after 100 answers of 3 ms").isBetween(3 * MS, 4 * MS);
+    assertThat(measured.estimateNanos())
+        .as("20 ms set at a level of %d ns, the level now %d ns", levelAt, level)
+        .isBetween(20 * MS * level / levelAt - 1, 20 * MS * level / levelAt + 1);
+  }
+
   /** A channel that has answered for a while in about this time. */
   private static ChannelLatency answering(long nanos) {
     ChannelLatency latency = new ChannelLatency(T0);
