@@ -37,8 +37,12 @@ import java.util.concurrent.ThreadLocalRandom;
  *       takes none while a fast one has room, however few connections the pool has (a dynamic pool
  *       shrunk to two, one of them slow); one a few times slower still takes a hot one's share.
  *   <li>A connection that is up and being primed takes a share of the calls hot connections shed,
- *       as one within four times the fastest does: a burst on a pool whose channels are still being
- *       primed is spread, not taken by the channel primed first up to its room.
+ *       as one within four times the fastest does, while fewer than half the pool's connections are
+ *       warm: a burst on a pool whose channels are still being primed is spread, not taken by the
+ *       channel primed first up to its room. Once most are warm, a connection the server retired
+ *       and that is being set up and primed again takes a call only when no warm one has room: its
+ *       priming waits for the frontend's set-up, and a read sent there would wait with it, while a
+ *       warm connection serves one more stream in parallel.
  *   <li>On a dynamic pool a connection is full at the calls per channel past which the pool adds a
  *       channel, well below the server's stream limit. When every connection about as fast as the
  *       fastest is full there, and not hot, the least busy of them goes past that room, up to the
@@ -47,7 +51,8 @@ import java.util.concurrent.ThreadLocalRandom;
  *       past its room, adds one. A connection twice as slow would serve it in twice the time, and
  *       with every such call it takes the pool looks less loaded than it is and does not grow.
  *   <li>When every connection is full or in doubt, the one with the fewest calls in flight takes
- *       the call, a failed one last; one not connected before any other goes past its room.
+ *       the call, a failed one last; one not connected, or being primed again once most are warm,
+ *       before any other goes past its room.
  * </ol>
  *
  * <p>The connection is counted before the pick returns, and the pick is repeated if another thread
@@ -164,11 +169,13 @@ public final class ChannelPicker {
 
   /**
    * Whether {@code connection} takes a share of what hot connections shed: one expected within
-   * {@code tolerable}, or one up and being primed, while it has room.
+   * {@code tolerable}, or, while the pool is {@code starting}, one up and being primed, while it
+   * has room.
    */
-  private static boolean shares(Connection connection, long now, long tolerable, Rule rule) {
+  private static boolean shares(
+      Connection connection, long now, long tolerable, Rule rule, boolean starting) {
     if (connection.isPriming()) {
-      return connection.inFlight() < rule.room();
+      return starting && connection.inFlight() < rule.room();
     }
     long expected = expected(connection, now, rule);
     return expected != CLOSED && expected <= tolerable;
@@ -250,8 +257,12 @@ public final class ChannelPicker {
       long total = 0;
       long fastest = Long.MAX_VALUE;
       boolean unmeasured = false;
+      int warm = 0;
       for (int i = 0; i < n; i++) {
         total += connections[i].inFlight();
+        if (!connections[i].isCold()) {
+          warm++;
+        }
         long expected = expected(connections[i], now, rule);
         if (i != excluded && expected != CLOSED) {
           if (!connections[i].latency().measured()) {
@@ -261,6 +272,10 @@ public final class ChannelPicker {
           }
         }
       }
+      // A pool most of whose connections are not warm yet is starting: its connections being
+      // primed share a burst. Later a connection being primed again (the server retired it) waits
+      // for the frontend's set-up, and takes a call only when no warm one has room.
+      boolean starting = 2 * warm < n;
       // Calls a hot connection sheds go only to connections expected within four times the
       // fastest.
       long tolerable = (fastest > Long.MAX_VALUE >> 2) ? Long.MAX_VALUE : fastest << 2;
@@ -337,7 +352,7 @@ public final class ChannelPicker {
               && inFlight <= bestInFlight
               && !hot(inFlight, n, total, rule)
               && (connection.isPriming()
-                  ? inFlight < rule.room()
+                  ? starting && inFlight < rule.room()
                   : within(connection, now, good, rule))) {
             if (inFlight < bestInFlight) {
               bestInFlight = inFlight;
@@ -358,7 +373,7 @@ public final class ChannelPicker {
           int inFlight = connection.inFlight();
           if (i != excluded
               && inFlight <= bestInFlight
-              && shares(connection, now, tolerable, rule)) {
+              && shares(connection, now, tolerable, rule, starting)) {
             if (inFlight < bestInFlight) {
               bestInFlight = inFlight;
               equals = 0;
@@ -376,10 +391,11 @@ public final class ChannelPicker {
           long rank;
           if (inFlight > 0 && connections[i].latency().suspect()) {
             rank = FAILED_RANK + inFlight;
-          } else if (connections[i].isCold() && !connections[i].isPriming()) {
-            // Not connected: after every other connection below its room, before one past it. The
-            // room is the server's stream limit, or the calls past which a dynamic pool adds a
-            // channel.
+          } else if (connections[i].isCold() && (!connections[i].isPriming() || !starting)) {
+            // Not connected, or being primed again in a pool most of whose connections are warm
+            // (its priming waits for the frontend's set-up): after every other connection below
+            // its room, before one past it. The room is the server's stream limit, or the calls
+            // past which a dynamic pool adds a channel.
             rank = rule.room() - 1 + inFlight;
           } else {
             rank = inFlight;

@@ -204,6 +204,36 @@ class ChannelWarmthTest {
     assertThat(burst[3]).as("not connected: %s", Arrays.toString(burst)).isZero();
   }
 
+  /**
+   * The server retires one connection of a warm pool under load; its channel reconnects, and its
+   * new connection is being primed while the frontend sets it up (100 ms in the dynamic pool's
+   * check, where reads sent there waited for it). The three warm connections each carry a call and
+   * are in doubt (they joined the pool and have not answered yet): the one being primed, with no
+   * call in flight, would be the least busy, but takes no call while a warm one has room. Nor does
+   * it take what hot warm connections shed, as it would while the pool was starting.
+   */
+  @Test
+  void aConnectionPrimedAgainAfterTheServerRetiredItTakesNoCallWhileWarmOnesHaveRoom() {
+    warmAll();
+    this.warmth[2].notReady(true, 9_000);
+    this.warmth[2].ready(9_010);
+    assertThat(this.pool[2].isPriming()).isTrue();
+    for (int i : new int[] {0, 1, 3}) {
+      this.pool[i].latency().joined(5 * MS, this.now);
+      this.pool[i].countCall(this.now);
+    }
+
+    int[] burst = new int[4];
+    for (int i = 0; i < 60; i++) {
+      burst[this.picker.pick(this.pool, this.now)]++;
+    }
+
+    assertThat(burst[2])
+        .as("calls on the connection being primed again: %s", Arrays.toString(burst))
+        .isZero();
+    assertThat(burst[0] + burst[1] + burst[3]).isEqualTo(60);
+  }
+
   private void warmAll() {
     for (int i = 0; i < this.pool.length; i++) {
       warm(i);
