@@ -74,8 +74,8 @@ final class ClientCallObservations implements CallObserver {
   CallKeys keys(MethodCalls method, String session) {
     String database = databaseOf(session);
     String client = this.clientName.get();
-    return method.keys(
-        database, client, (db) -> new CallKeys(method.name(), db, client, this.meters));
+    CallKeys keys = method.keys(database, client);
+    return (keys != null) ? keys : method.newKeys(database, client, this.meters);
   }
 
   Observation start(SpannerCallContext context) {

@@ -2,9 +2,9 @@ package io.github.spannertuning.observation;
 
 import io.github.spannertuning.client.CallObserver.OperationSummary;
 import io.github.spannertuning.routing.LatencyHistogram;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.Function;
 
 /**
  * The calls of one RPC method on one client: the keys of each database's calls, and what the
@@ -34,12 +34,16 @@ final class MethodCalls {
     return this.name;
   }
 
-  CallKeys keys(String database, String client, Function<String, CallKeys> create) {
+  /** The keys of this method's calls on a database by a client, or {@code null} for none yet. */
+  CallKeys keys(String database, String client) {
     CallKeys keys = this.byDatabase.get(database);
-    if (keys == null || !keys.client().equals(client)) {
-      keys = create.apply(database);
-      this.byDatabase.put(database, keys);
-    }
+    return (keys != null && keys.client().equals(client)) ? keys : null;
+  }
+
+  /** Makes the keys of this method's calls on a database by a client, replacing a client's old. */
+  CallKeys newKeys(String database, String client, MeterRegistry meters) {
+    CallKeys keys = new CallKeys(this.name, database, client, meters);
+    this.byDatabase.put(database, keys);
     return keys;
   }
 
