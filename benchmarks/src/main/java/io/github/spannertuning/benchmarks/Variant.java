@@ -5,6 +5,7 @@ import com.google.api.gax.rpc.ApiCallContext;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.SpannerOptions.CallContextConfigurator;
 import io.github.spannertuning.client.BenchmarkTuning;
+import io.github.spannertuning.client.FeatureState;
 import io.github.spannertuning.client.SpannerTuning;
 import io.github.spannertuning.client.SpannerTuningState;
 import io.github.spannertuning.observation.SpannerCallObservations;
@@ -164,10 +165,16 @@ enum Variant {
         .observationHandler(
             new ObservationHandler.FirstMatchingCompositeObservationHandler(
                 new DefaultMeterObservationHandler(meters)));
-    return SpannerTuning.newBuilder()
-        .observations(new SpannerCallObservations(registry, meters))
-        .build()
-        .applyTo(builder);
+    SpannerTuningState state =
+        SpannerTuning.newBuilder()
+            .observations(new SpannerCallObservations(registry, meters))
+            .build()
+            .applyTo(builder);
+    if (state.observations().status() != FeatureState.Status.ON) {
+      throw new IllegalStateException(
+          "observations are not on for this client: " + state.observations());
+    }
+    return state;
   }
 
   /** The context each query of this variant runs in; {@code null} for the thread's own. */
