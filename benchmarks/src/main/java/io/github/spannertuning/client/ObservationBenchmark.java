@@ -68,7 +68,9 @@ import org.openjdk.jmh.annotations.Warmup;
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 3, time = 1)
+// Micrometer's observation path takes the JIT longer than the other benchmarks' paths: on two
+// busy cores, 3 s of warm-up left it partly interpreted.
+@Warmup(iterations = 10, time = 2)
 @Measurement(iterations = 5, time = 1)
 @Fork(1)
 @State(Scope.Thread)
