@@ -784,6 +784,7 @@ public final class Report {
           .append(stream);
     }
     md.append(hedgingJmh(runs));
+    md.append(observationsJmh(runs));
     StringBuilder experiment = new StringBuilder();
     for (JsonNode run : runs) {
       double[] idle = jmhScore(run, "noExperiment", null, null);
@@ -867,6 +868,67 @@ public final class Report {
         + " | added per read, no hedge sent | added per hedge sent |\n"
         + "|---|---|---|---|---|---|\n"
         + rows;
+  }
+
+  /**
+   * ObservationBenchmark: a point select's operation and attempt with no observer, observed on a
+   * Prometheus registry through Micrometer's meter handler, and on {@code
+   * ObservationRegistry.NOOP}; beside Micrometer's own two bare observations on the same registry.
+   */
+  static String observationsJmh(List<JsonNode> runs) {
+    StringBuilder rows = new StringBuilder();
+    for (JsonNode run : runs) {
+      for (String observations : new String[] {"off", "on", "on-noop"}) {
+        double[] call = observationScore(run, "pointSelect", observations);
+        double[] bare = observationScore(run, "bareObservations", observations);
+        if (call == null) {
+          continue;
+        }
+        rows.append("| ")
+            .append(run.path("client").asText())
+            .append(" | ")
+            .append(observations)
+            .append(" | ")
+            .append(fmt(call[0], 1))
+            .append(" | ")
+            .append(fmt(call[1], 0))
+            .append(" | ")
+            .append((bare == null || observations.equals("off")) ? "" : fmt(bare[0], 1))
+            .append(" | ")
+            .append((bare == null || observations.equals("off")) ? "" : fmt(bare[1], 0))
+            .append(" |\n");
+      }
+    }
+    if (rows.length() == 0) {
+      return "";
+    }
+    return "\nObservations (ObservationBenchmark): one point select's observation work as the hooks"
+        + " do it (its operation around a real ObservedStream, one attempt with its server-timing"
+        + " read and parsed), with no observer (off), observed on a Prometheus registry through"
+        + " Micrometer's DefaultMeterObservationHandler as Boot sets it up (on), and on"
+        + " ObservationRegistry.NOOP (on-noop); beside it, Micrometer's own floor on the same"
+        + " registry: two bare observations with the same keys.\n\n"
+        + "| client line | observations | ns/op | B/op | bare observations, ns/op | B/op |\n"
+        + "|---|---|---|---|---|---|\n"
+        + rows;
+  }
+
+  private static double[] observationScore(JsonNode run, String benchmark, String observations) {
+    for (JsonNode result : run.path("results")) {
+      if (result.path("benchmark").asText().endsWith("ObservationBenchmark." + benchmark)
+          && result.path("params").path("observations").asText().equals(observations)) {
+        JsonNode secondary = result.path("secondaryMetrics");
+        JsonNode alloc =
+            secondary.has("gc.alloc.rate.norm")
+                ? secondary.path("gc.alloc.rate.norm")
+                : secondary.path("\u00b7gc.alloc.rate.norm");
+        return new double[] {
+          result.path("primaryMetric").path("score").asDouble(),
+          alloc.path("score").asDouble(Double.NaN)
+        };
+      }
+    }
+    return null;
   }
 
   /** Score (ns/op) and normalised allocation (B/op) of one benchmark, or null. */

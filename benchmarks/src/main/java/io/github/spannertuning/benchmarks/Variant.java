@@ -5,10 +5,17 @@ import com.google.api.gax.rpc.ApiCallContext;
 import com.google.cloud.spanner.SpannerOptions;
 import com.google.cloud.spanner.SpannerOptions.CallContextConfigurator;
 import io.github.spannertuning.client.BenchmarkTuning;
+import io.github.spannertuning.client.FeatureState;
 import io.github.spannertuning.client.SpannerTuning;
 import io.github.spannertuning.client.SpannerTuningState;
+import io.github.spannertuning.observation.SpannerCallObservations;
 import io.grpc.Context;
 import io.grpc.MethodDescriptor;
+import io.micrometer.core.instrument.observation.DefaultMeterObservationHandler;
+import io.micrometer.observation.ObservationHandler;
+import io.micrometer.observation.ObservationRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /** A client configuration measured side by side with the others in one run. */
@@ -65,7 +72,15 @@ enum Variant {
    * Tuned, with no connection refreshed before the server retires it (warmed again after its GOAWAY
    * only): beside tuned on the aging workload, for the choice of the refresh's default.
    */
-  REFRESH_OFF("refresh off");
+  REFRESH_OFF("refresh off"),
+
+  /**
+   * Tuned, with every call observed ({@code SpannerCallObservations}) on an observation registry
+   * with Micrometer's meter handler on a Prometheus registry, as Spring Boot configures them with
+   * Prometheus (long task timers included): beside tuned, for the observations' cost. Run only when
+   * named ({@code observed}).
+   */
+  OBSERVED("tuned + observations");
 
   private final String label;
 
@@ -89,7 +104,7 @@ enum Variant {
         "Unknown variant '"
             + label
             + "'; use stock, tuned, distribution-only, guard-only, round-robin, margin-0,"
-            + " margin-25, hedged, hedging-p95, hedging-p97.5, hedging-p99 or refresh-off");
+            + " margin-25, hedged, hedging-p95, hedging-p97.5, hedging-p99, refresh-off or observed");
   }
 
   /** Whether this variant hedges reads. */
@@ -118,6 +133,7 @@ enum Variant {
       case HEDGING_P975 -> hedgingAt(0.975, builder);
       case HEDGING_P99 -> hedgingAt(0.99, builder);
       case REFRESH_OFF -> SpannerTuning.newBuilder().refreshOff().build().applyTo(builder);
+      case OBSERVED -> observed(builder);
       case ROUND_ROBIN -> {
         builder.disableGrpcGcpExtension();
         yield SpannerTuning.newBuilder()
@@ -133,6 +149,32 @@ enum Variant {
     return BenchmarkTuning.hedgingQuantile(SpannerTuning.newBuilder().hedging(true), quantile)
         .build()
         .applyTo(builder);
+  }
+
+  /**
+   * Tuned with observations on a registry of the client's own, as Boot's {@code
+   * ObservationAutoConfiguration} builds it with metrics and no tracing: the default meter handler
+   * in a first-matching group. Each client gets a new Prometheus registry, so that no window's
+   * meters carry over to the next.
+   */
+  private static SpannerTuningState observed(SpannerOptions.Builder builder) {
+    PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    ObservationRegistry registry = ObservationRegistry.create();
+    registry
+        .observationConfig()
+        .observationHandler(
+            new ObservationHandler.FirstMatchingCompositeObservationHandler(
+                new DefaultMeterObservationHandler(meters)));
+    SpannerTuningState state =
+        SpannerTuning.newBuilder()
+            .observations(new SpannerCallObservations(registry, meters))
+            .build()
+            .applyTo(builder);
+    if (state.observations().status() != FeatureState.Status.ON) {
+      throw new IllegalStateException(
+          "observations are not on for this client: " + state.observations());
+    }
+    return state;
   }
 
   /** The context each query of this variant runs in; {@code null} for the thread's own. */
