@@ -43,6 +43,10 @@ final class ClientCallObservations implements CallObserver {
 
   @Override
   public Call operation(String method, String session) {
+    if (this.registry.isNoop()) {
+      // Nothing would observe it (no handler, or Micrometer's NOOP): no context is made.
+      return NoCall.INSTANCE;
+    }
     SpannerCallContext context = new SpannerCallContext(this, methodCalls(method), true);
     context.start(session);
     return context;
@@ -50,6 +54,9 @@ final class ClientCallObservations implements CallObserver {
 
   @Override
   public Attempt attempt(String method) {
+    if (this.registry.isNoop()) {
+      return NoCall.INSTANCE;
+    }
     return new SpannerCallContext(this, methodCalls(method), false);
   }
 
