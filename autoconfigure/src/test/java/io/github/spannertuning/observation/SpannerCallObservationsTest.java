@@ -26,7 +26,13 @@ import io.micrometer.core.instrument.observation.DefaultMeterObservationHandler;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
@@ -187,8 +193,9 @@ class SpannerCallObservationsTest {
   }
 
   @Test
-  void noStatementParameterOrRowReachesAKeyAndDistinctStatementsAddNoSeries() {
+  void noStatementParameterOrRowReachesAKeyAndDistinctStatementsAddNoSeries() throws Exception {
     DatabaseClient client = open();
+    List<Statement> statements = new ArrayList<>();
     for (int i = 0; i < 1000; i++) {
       Statement statement =
           Statement.newBuilder(
@@ -200,9 +207,27 @@ class SpannerCallObservationsTest {
           .get()
           .mock()
           .putStatementResult(StatementResult.query(statement, ResultSets.pointRow()));
-      try (ResultSet rs = client.singleUse().executeQuery(statement)) {
-        assertThat(rs.next()).isTrue();
+      statements.add(statement);
+    }
+    // Eight readers, as an application's threads would send them.
+    ExecutorService readers = Executors.newFixedThreadPool(8);
+    try {
+      for (Future<?> read :
+          readers.invokeAll(
+              statements.stream()
+                  .map(
+                      (statement) ->
+                          (Callable<Boolean>)
+                              () -> {
+                                try (ResultSet rs = client.singleUse().executeQuery(statement)) {
+                                  return rs.next();
+                                }
+                              })
+                  .toList())) {
+        assertThat(read.get()).isEqualTo(true);
       }
+    } finally {
+      readers.shutdown();
     }
     awaitOperations("ExecuteStreamingSql", 1000);
     Set<String> values =
