@@ -917,18 +917,23 @@ public final class Report {
     for (JsonNode result : run.path("results")) {
       if (result.path("benchmark").asText().endsWith("ObservationBenchmark." + benchmark)
           && result.path("params").path("observations").asText().equals(observations)) {
-        JsonNode secondary = result.path("secondaryMetrics");
-        JsonNode alloc =
-            secondary.has("gc.alloc.rate.norm")
-                ? secondary.path("gc.alloc.rate.norm")
-                : secondary.path("\u00b7gc.alloc.rate.norm");
-        return new double[] {
-          result.path("primaryMetric").path("score").asDouble(),
-          alloc.path("score").asDouble(Double.NaN)
-        };
+        return scoreOf(result);
       }
     }
     return null;
+  }
+
+  /** A JMH result's score (ns/op) and normalised allocation (B/op, NaN without -prof gc). */
+  private static double[] scoreOf(JsonNode result) {
+    JsonNode secondary = result.path("secondaryMetrics");
+    JsonNode alloc =
+        secondary.has("gc.alloc.rate.norm")
+            ? secondary.path("gc.alloc.rate.norm")
+            : secondary.path("\u00b7gc.alloc.rate.norm");
+    return new double[] {
+      result.path("primaryMetric").path("score").asDouble(),
+      alloc.path("score").asDouble(Double.NaN)
+    };
   }
 
   /** Score (ns/op) and normalised allocation (B/op) of one benchmark, or null. */
@@ -938,15 +943,7 @@ public final class Report {
       if (result.path("benchmark").asText().endsWith("." + benchmark)
           && (request == null || params.path("request").asText().equals(request))
           && (close == null || params.path("close").asText().equals(close))) {
-        JsonNode secondary = result.path("secondaryMetrics");
-        JsonNode alloc =
-            secondary.has("gc.alloc.rate.norm")
-                ? secondary.path("gc.alloc.rate.norm")
-                : secondary.path("\u00b7gc.alloc.rate.norm");
-        return new double[] {
-          result.path("primaryMetric").path("score").asDouble(),
-          alloc.path("score").asDouble(Double.NaN)
-        };
+        return scoreOf(result);
       }
     }
     return null;
