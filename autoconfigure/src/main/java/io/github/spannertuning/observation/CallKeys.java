@@ -54,6 +54,11 @@ final class CallKeys {
     return byError(errorType).keyValues;
   }
 
+  /** Only the {@code error.type} key of an error type. */
+  KeyValues errorKeyValues(String errorType) {
+    return byError(errorType).errorKeyValues;
+  }
+
   void attemptEnded(String errorType, long gfeNanos, long afeNanos) {
     if (this.meters == null) {
       return;
@@ -81,6 +86,8 @@ final class CallKeys {
 
     final KeyValues keyValues;
 
+    final KeyValues errorKeyValues;
+
     private final Tags tags;
 
     private volatile Timer server;
@@ -90,7 +97,8 @@ final class CallKeys {
     private volatile Timer afe;
 
     ByError(KeyValues base, String errorType) {
-      this.keyValues = base.and(KeyValue.of(LowCardinalityKeys.ERROR_TYPE, errorType));
+      this.errorKeyValues = KeyValues.of(KeyValue.of(LowCardinalityKeys.ERROR_TYPE, errorType));
+      this.keyValues = base.and(this.errorKeyValues);
       Tags tags = Tags.empty();
       for (KeyValue keyValue : this.keyValues) {
         tags = tags.and(keyValue.getKey(), keyValue.getValue());

@@ -2,6 +2,7 @@ package io.github.spannertuning.observation;
 
 import io.github.spannertuning.client.CallObserver;
 import io.github.spannertuning.client.ServerTiming;
+import io.micrometer.common.KeyValue;
 import io.micrometer.common.KeyValues;
 import io.micrometer.observation.Observation;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
@@ -32,11 +33,20 @@ public final class SpannerCallContext extends Observation.Context
 
   private long startNanos;
 
+  /** The call's time once it stopped; {@code -1} before. */
+  private long elapsedNanos = -1;
+
   private long gfeNanos = ServerTiming.MISSING;
 
   private long afeNanos = ServerTiming.MISSING;
 
   private volatile int stopped;
+
+  /** Whether keys other than the default convention's were added to or removed from this call. */
+  private boolean otherKeys;
+
+  /** Set while the default convention's keys are being added, one by one. */
+  private boolean addingOwnKeys;
 
   SpannerCallContext(ClientCallObservations client, MethodCalls method, boolean operation) {
     this.client = client;
@@ -65,9 +75,63 @@ public final class SpannerCallContext extends Observation.Context
     return this.errorType;
   }
 
-  /** The call's keys, for its convention. */
+  /** The call's time from its start to its stop, in nanoseconds; {@code -1} while it runs. */
+  long elapsedNanos() {
+    return this.elapsedNanos;
+  }
+
+  /**
+   * The call's keys, for its convention: all of them at the start; at the stop only {@code
+   * error.type}, the one that changes, for the others are in the context since the start.
+   */
   KeyValues keyValues() {
-    return this.keys.keyValues(this.errorType);
+    return (this.stopped == 0)
+        ? this.keys.keyValues(this.errorType)
+        : this.keys.errorKeyValues(this.errorType);
+  }
+
+  /**
+   * The call's low-cardinality keys, the very object the default convention's keys make, where
+   * nothing else added or removed a key (a filter, another convention); {@code null} otherwise, and
+   * then {@link #getLowCardinalityKeyValues()} has them all.
+   */
+  KeyValues ownKeyValues() {
+    return (this.otherKeys || this.keys == null) ? null : this.keys.keyValues(this.errorType);
+  }
+
+  @Override
+  public Observation.Context addLowCardinalityKeyValues(KeyValues keyValues) {
+    if (this.keys == null || keyValues != keyValues()) {
+      this.otherKeys = true;
+      return super.addLowCardinalityKeyValues(keyValues);
+    }
+    // Micrometer adds them one by one, through addLowCardinalityKeyValue.
+    this.addingOwnKeys = true;
+    try {
+      return super.addLowCardinalityKeyValues(keyValues);
+    } finally {
+      this.addingOwnKeys = false;
+    }
+  }
+
+  @Override
+  public Observation.Context addLowCardinalityKeyValue(KeyValue keyValue) {
+    if (!this.addingOwnKeys) {
+      this.otherKeys = true;
+    }
+    return super.addLowCardinalityKeyValue(keyValue);
+  }
+
+  @Override
+  public Observation.Context removeLowCardinalityKeyValue(String keyName) {
+    this.otherKeys = true;
+    return super.removeLowCardinalityKeyValue(keyName);
+  }
+
+  @Override
+  public Observation.Context removeLowCardinalityKeyValues(String... keyNames) {
+    this.otherKeys = true;
+    return super.removeLowCardinalityKeyValues(keyNames);
   }
 
   @Override
@@ -102,6 +166,7 @@ public final class SpannerCallContext extends Observation.Context
     }
     long nanos = System.nanoTime() - this.startNanos;
     this.errorType = errorType;
+    this.elapsedNanos = nanos;
     observation.stop();
     if (this.operation) {
       this.method.operationEnded(nanos);

@@ -6,11 +6,15 @@ import com.google.cloud.spanner.Spanner;
 import com.google.cloud.spanner.SpannerOptions;
 import io.github.spannertuning.client.FeatureState;
 import io.github.spannertuning.client.SpannerTuningState;
+import io.github.spannertuning.observation.SpannerCallMeterObservationHandler;
 import io.github.spannertuning.observation.SpannerCallObservations;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.MockSpannerServerExtension;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.observation.MeterObservationHandler;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.beans.factory.annotation.Qualifier;
@@ -68,6 +72,46 @@ class SpannerTuningObservationAutoConfigurationTests {
   }
 
   @Test
+  void theStartersHandlerTimesTheCallsAheadOfBootsAndLeavesOtherObservationsToBoots() {
+    this.contextRunner.run(
+        (context) -> {
+          assertThat(context).hasSingleBean(SpannerCallMeterObservationHandler.class);
+          pointSelects(context, "spannerA", 4);
+          MeterRegistry registry = context.getBean(MeterRegistry.class);
+          assertThat(reads(context, "spannerA").count()).isEqualTo(4);
+          assertThat(reads(context, "spannerA").getId().getTag("error")).isEqualTo("none");
+          // Boot's default handler would also have made the long task timer: it never ran.
+          assertThat(registry.find("spanner.client.operation.active").meters()).isEmpty();
+          assertThat(registry.find("spanner.client.attempt.active").meters()).isEmpty();
+          Observation.createNotStarted("app.work", context.getBean(ObservationRegistry.class))
+              .observe(() -> {});
+          assertThat(registry.get("app.work").timer().count()).isEqualTo(1);
+          assertThat(registry.find("app.work.active").longTaskTimers()).hasSize(1);
+        });
+  }
+
+  @Test
+  void anApplicationsOwnMeterHandlerTimesTheCalls() {
+    this.contextRunner
+        .withBean("ownMeterHandler", OwnMeterHandler.class, OwnMeterHandler::new)
+        .run(
+            (context) -> {
+              assertThat(context).doesNotHaveBean(SpannerCallMeterObservationHandler.class);
+              pointSelects(context, "spannerA", 2);
+              assertThat(
+                      context
+                          .getBean(MeterRegistry.class)
+                          .find("spanner.client.operation")
+                          .meters())
+                  .isEmpty();
+              assertThat(state(context, "spannerA").operations())
+                  .filteredOn((operation) -> operation.method().equals("ExecuteStreamingSql"))
+                  .singleElement()
+                  .satisfies((operation) -> assertThat(operation.count()).isEqualTo(2));
+            });
+  }
+
+  @Test
   void bootsDistributionPropertiesShapeTheTimers() {
     this.contextRunner
         .withPropertyValues(
@@ -110,6 +154,9 @@ class SpannerTuningObservationAutoConfigurationTests {
               assertThat(state(context, "spannerA").operations()).isEmpty();
             });
   }
+
+  /** An application's own meter handler, which makes no meter: Boot's default backs off for it. */
+  static class OwnMeterHandler implements MeterObservationHandler<Observation.Context> {}
 
   private static void assertOff(AssertableApplicationContext context, String reason) {
     assertThat(context).hasNotFailed();

@@ -878,7 +878,7 @@ public final class Report {
   static String observationsJmh(List<JsonNode> runs) {
     StringBuilder rows = new StringBuilder();
     for (JsonNode run : runs) {
-      for (String observations : new String[] {"off", "on", "on-noop"}) {
+      for (String observations : new String[] {"off", "on", "on-default-handler", "on-noop"}) {
         double[] call = observationScore(run, "pointSelect", observations);
         double[] bare = observationScore(run, "bareObservations", observations);
         if (call == null) {
@@ -904,9 +904,10 @@ public final class Report {
     }
     return "\nObservations (ObservationBenchmark): one point select's observation work as the hooks"
         + " do it (its operation around a real ObservedStream, one attempt with its server-timing"
-        + " read and parsed), with no observer (off), observed on a Prometheus registry through"
-        + " Micrometer's DefaultMeterObservationHandler as Boot sets it up (on), and on"
-        + " ObservationRegistry.NOOP (on-noop); beside it, Micrometer's own floor on the same"
+        + " read and parsed), with no observer (off), observed on a Prometheus registry as Boot"
+        + " sets it up with the starter (on: the starter's SpannerCallMeterObservationHandler ahead"
+        + " of Micrometer's DefaultMeterObservationHandler), with Micrometer's handler alone"
+        + " (on-default-handler), and on ObservationRegistry.NOOP (on-noop); beside it, Micrometer's own floor on the same"
         + " registry: two bare observations with the same keys.\n\n"
         + "| client line | observations | ns/op | B/op | bare observations, ns/op | B/op |\n"
         + "|---|---|---|---|---|---|\n"

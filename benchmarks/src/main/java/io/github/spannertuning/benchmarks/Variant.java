@@ -8,6 +8,7 @@ import io.github.spannertuning.client.BenchmarkTuning;
 import io.github.spannertuning.client.FeatureState;
 import io.github.spannertuning.client.SpannerTuning;
 import io.github.spannertuning.client.SpannerTuningState;
+import io.github.spannertuning.observation.SpannerCallMeterObservationHandler;
 import io.github.spannertuning.observation.SpannerCallObservations;
 import io.grpc.Context;
 import io.grpc.MethodDescriptor;
@@ -153,9 +154,9 @@ enum Variant {
 
   /**
    * Tuned with observations on a registry of the client's own, as Boot's {@code
-   * ObservationAutoConfiguration} builds it with metrics and no tracing: the default meter handler
-   * in a first-matching group. Each client gets a new Prometheus registry, so that no window's
-   * meters carry over to the next.
+   * ObservationAutoConfiguration} builds it with metrics and no tracing and the starter: its
+   * Spanner calls' handler ahead of the default meter handler in a first-matching group. Each
+   * client gets a new Prometheus registry, so that no window's meters carry over to the next.
    */
   private static SpannerTuningState observed(SpannerOptions.Builder builder) {
     PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -164,6 +165,7 @@ enum Variant {
         .observationConfig()
         .observationHandler(
             new ObservationHandler.FirstMatchingCompositeObservationHandler(
+                new SpannerCallMeterObservationHandler(meters),
                 new DefaultMeterObservationHandler(meters)));
     SpannerTuningState state =
         SpannerTuning.newBuilder()

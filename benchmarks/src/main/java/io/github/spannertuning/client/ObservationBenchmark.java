@@ -7,6 +7,7 @@ import com.google.cloud.spanner.spi.v1.SpannerRpc.Option;
 import com.google.cloud.spanner.spi.v1.SpannerRpc.ResultStreamConsumer;
 import com.google.cloud.spanner.spi.v1.SpannerRpc.StreamingCall;
 import com.google.spanner.v1.ExecuteSqlRequest;
+import io.github.spannertuning.observation.SpannerCallMeterObservationHandler;
 import io.github.spannertuning.observation.SpannerCallObservations;
 import io.github.spannertuning.observation.SpannerObservationDocumentation;
 import io.github.spannertuning.routing.HedgeDelay;
@@ -103,8 +104,12 @@ public class ObservationBenchmark {
           "spanner.client", "spanner",
           "error.type", CallObserver.NO_ERROR);
 
-  /** {@code off}, {@code on} (Prometheus), {@code on-noop} ({@code ObservationRegistry.NOOP}). */
-  @Param({"off", "on", "on-noop"})
+  /**
+   * {@code off}, {@code on} (Prometheus, as the starter configures Boot), {@code
+   * on-default-handler} (Prometheus, Micrometer's default handler only), {@code on-noop} ({@code
+   * ObservationRegistry.NOOP}).
+   */
+  @Param({"off", "on", "on-default-handler", "on-noop"})
   public String observations;
 
   private CallObserver observer;
@@ -137,7 +142,13 @@ public class ObservationBenchmark {
       }
       case "on" -> {
         this.meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        this.registry = bootLike(this.meters);
+        this.registry = bootLike(this.meters, true);
+        this.observer =
+            new SpannerCallObservations(this.registry, this.meters).forClient(() -> "spanner");
+      }
+      case "on-default-handler" -> {
+        this.meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        this.registry = bootLike(this.meters, false);
         this.observer =
             new SpannerCallObservations(this.registry, this.meters).forClient(() -> "spanner");
       }
@@ -154,15 +165,19 @@ public class ObservationBenchmark {
   /**
    * An observation registry as Spring Boot's {@code ObservationAutoConfiguration} makes it with
    * metrics and no tracing: the default meter handler, long task timers included, in a
-   * first-matching group of the meter handlers.
+   * first-matching group of the meter handlers; with the starter, its Spanner calls' handler ahead
+   * of the default.
    */
-  static ObservationRegistry bootLike(MeterRegistry meters) {
+  static ObservationRegistry bootLike(MeterRegistry meters, boolean starter) {
     ObservationRegistry registry = ObservationRegistry.create();
+    DefaultMeterObservationHandler byDefault = new DefaultMeterObservationHandler(meters);
     registry
         .observationConfig()
         .observationHandler(
-            new FirstMatchingCompositeObservationHandler(
-                new DefaultMeterObservationHandler(meters)));
+            starter
+                ? new FirstMatchingCompositeObservationHandler(
+                    new SpannerCallMeterObservationHandler(meters), byDefault)
+                : new FirstMatchingCompositeObservationHandler(byDefault));
     return registry;
   }
 

@@ -132,6 +132,12 @@ class OwnClientIT {
                 .timer()
                 .count())
         .isGreaterThanOrEqualTo(20);
+    assertThat(this.meters.find("spanner.client.attempt.active").meters())
+        .as("timed by the starter's handler ahead of Boot's, which would add a long task timer")
+        .isEmpty();
+    assertThat(this.meters.find("http.server.requests.active").longTaskTimers())
+        .as("the application's other observations, timed by Boot's handler")
+        .isNotEmpty();
     assertThat(
             this.meters
                 .get("spanner.client.server.duration")
