@@ -52,11 +52,13 @@ import org.openjdk.jmh.annotations.Warmup;
  * <ul>
  *   <li>{@code off}: no observer, the client's state without {@code observations(..)}: each hook's
  *       null check, and nothing else.
- *   <li>{@code on}: {@link SpannerCallObservations} on an {@link ObservationRegistry} with
- *       Micrometer's {@link DefaultMeterObservationHandler} on a {@link PrometheusMeterRegistry},
- *       as Spring Boot configures them (the meter handlers grouped in a first-matching composite,
- *       long task timers included): per call, two timers, two long task timers and the
- *       server-duration timer.
+ *   <li>{@code on}: {@link SpannerCallObservations} on an {@link ObservationRegistry} as Spring
+ *       Boot configures it with the starter on a {@link PrometheusMeterRegistry}: the meter
+ *       handlers grouped in a first-matching composite, the starter's {@link
+ *       SpannerCallMeterObservationHandler} ahead of Micrometer's {@link
+ *       DefaultMeterObservationHandler}. Per call, two timers and the server-duration timer.
+ *   <li>{@code on-default-handler}: the same with Micrometer's handler alone (an application with
+ *       its own meter handler, or tracing): per call also two long task timers.
  *   <li>{@code on-noop}: the same observer on {@link ObservationRegistry#NOOP} (the frontend's time
  *       still recorded on the Prometheus registry): the starter's own part without Micrometer's
  *       handler.
