@@ -9,6 +9,8 @@ import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.observation.DefaultMeterObservationHandler;
 import io.micrometer.core.instrument.observation.MeterObservationHandler;
 import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationHandler;
+import io.micrometer.observation.ObservationHandler.FirstMatchingCompositeObservationHandler;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -53,6 +55,18 @@ public final class SpannerCallMeterObservationHandler
    */
   public SpannerCallMeterObservationHandler(MeterRegistry registry) {
     this.registry = Objects.requireNonNull(registry, "registry");
+  }
+
+  /**
+   * This handler ahead of Micrometer's default meter handler on the same registry, in one
+   * first-matching group: what Spring Boot sets up with the starter, for a plain-Java application's
+   * {@code ObservationRegistry}: {@code
+   * registry.observationConfig().observationHandler(SpannerCallMeterObservationHandler.withDefault(meters))}.
+   */
+  public static ObservationHandler<Observation.Context> withDefault(MeterRegistry registry) {
+    return new FirstMatchingCompositeObservationHandler(
+        new SpannerCallMeterObservationHandler(registry),
+        new DefaultMeterObservationHandler(registry));
   }
 
   @Override

@@ -121,14 +121,13 @@ class SpannerCallMeterObservationHandlerTest {
   /** As Boot groups meter handlers: the starter's, where given, ahead of the default. */
   private static ObservationRegistry registry(MeterRegistry meters, boolean starter) {
     ObservationRegistry registry = ObservationRegistry.create();
-    DefaultMeterObservationHandler byDefault = new DefaultMeterObservationHandler(meters);
     registry
         .observationConfig()
         .observationHandler(
             starter
-                ? new FirstMatchingCompositeObservationHandler(
-                    new SpannerCallMeterObservationHandler(meters), byDefault)
-                : new FirstMatchingCompositeObservationHandler(byDefault));
+                ? SpannerCallMeterObservationHandler.withDefault(meters)
+                : new FirstMatchingCompositeObservationHandler(
+                    new DefaultMeterObservationHandler(meters)));
     return registry;
   }
 

@@ -12,8 +12,6 @@ import io.github.spannertuning.observation.SpannerCallMeterObservationHandler;
 import io.github.spannertuning.observation.SpannerCallObservations;
 import io.grpc.Context;
 import io.grpc.MethodDescriptor;
-import io.micrometer.core.instrument.observation.DefaultMeterObservationHandler;
-import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -163,10 +161,7 @@ enum Variant {
     ObservationRegistry registry = ObservationRegistry.create();
     registry
         .observationConfig()
-        .observationHandler(
-            new ObservationHandler.FirstMatchingCompositeObservationHandler(
-                new SpannerCallMeterObservationHandler(meters),
-                new DefaultMeterObservationHandler(meters)));
+        .observationHandler(SpannerCallMeterObservationHandler.withDefault(meters));
     SpannerTuningState state =
         SpannerTuning.newBuilder()
             .observations(new SpannerCallObservations(registry, meters))

@@ -172,14 +172,13 @@ public class ObservationBenchmark {
    */
   static ObservationRegistry bootLike(MeterRegistry meters, boolean starter) {
     ObservationRegistry registry = ObservationRegistry.create();
-    DefaultMeterObservationHandler byDefault = new DefaultMeterObservationHandler(meters);
     registry
         .observationConfig()
         .observationHandler(
             starter
-                ? new FirstMatchingCompositeObservationHandler(
-                    new SpannerCallMeterObservationHandler(meters), byDefault)
-                : new FirstMatchingCompositeObservationHandler(byDefault));
+                ? SpannerCallMeterObservationHandler.withDefault(meters)
+                : new FirstMatchingCompositeObservationHandler(
+                    new DefaultMeterObservationHandler(meters)));
     return registry;
   }
 
