@@ -1,5 +1,13 @@
 package io.github.spannertuning.metrics;
 
+import static io.github.spannertuning.metrics.DashboardQueries.assertEvery;
+import static io.github.spannertuning.metrics.DashboardQueries.assertEveryInstant;
+import static io.github.spannertuning.metrics.DashboardQueries.assertNotBelow;
+import static io.github.spannertuning.metrics.DashboardQueries.assertSomeAbove;
+import static io.github.spannertuning.metrics.DashboardQueries.byKindAndArm;
+import static io.github.spannertuning.metrics.DashboardQueries.kindAndArm;
+import static io.github.spannertuning.metrics.DashboardQueries.methodsWithValues;
+import static io.github.spannertuning.metrics.DashboardQueries.withValues;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 import static org.awaitility.Awaitility.await;
@@ -12,7 +20,6 @@ import com.google.cloud.spanner.SpannerException;
 import com.google.cloud.spanner.Statement;
 import io.github.spannertuning.testing.GrafanaDashboard;
 import io.github.spannertuning.testing.GrafanaDashboard.Panel;
-import io.github.spannertuning.testing.GrafanaDashboard.Target;
 import io.github.spannertuning.testing.GuardLine;
 import io.github.spannertuning.testing.MockSpannerServer;
 import io.github.spannertuning.testing.PrometheusServer;
@@ -30,7 +37,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -38,9 +44,6 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.DoublePredicate;
-import java.util.function.Function;
-import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.assertj.core.data.Percentage;
 import org.junit.jupiter.api.Tag;
@@ -84,36 +87,10 @@ class GrafanaDashboardIT {
       "SELECT name FROM Singers WHERE name = 'secret-literal-7f3a'";
 
   /** Rejected queries each instance sends before its experiment: the only failed operations. */
-  private static final int REJECTED_PER_INSTANCE = 3;
-
-  /** The methods the load calls: point selects and transactions' queries, updates and commits. */
-  private static final Set<String> LOAD_METHODS =
-      Set.of("ExecuteStreamingSql", "ExecuteSql", "Commit");
+  static final int REJECTED_PER_INSTANCE = 3;
 
   /** Load threads per instance, each with one call in flight at a time. */
-  private static final int LOAD_THREADS = 3;
-
-  /** Spanner's RPC methods that may name an operation. */
-  private static final Set<String> SPANNER_METHODS =
-      Set.of(
-          "BatchCreateSessions",
-          "CreateSession",
-          "GetSession",
-          "DeleteSession",
-          "ExecuteSql",
-          "ExecuteStreamingSql",
-          "ExecuteBatchDml",
-          "Read",
-          "StreamingRead",
-          "BeginTransaction",
-          "Commit",
-          "Rollback",
-          "PartitionQuery",
-          "PartitionRead",
-          "BatchWrite");
-
-  /** A label value with no space, quote or parenthesis: no SQL. */
-  private static final Pattern NO_SQL = Pattern.compile("[A-Za-z0-9_.:/-]*");
+  static final int LOAD_THREADS = 3;
 
   private final HttpClient http = HttpClient.newHttpClient();
 
@@ -132,6 +109,9 @@ class GrafanaDashboardIT {
   private Instant loaded;
 
   private final Map<String, Long> recordedCalls = new HashMap<>();
+
+  /** The run's series as Grafana queries them, once the run is done. */
+  private DashboardQueries query;
 
   @Test
   void everyPanelsQueriesGiveTheSeriesAndValuesTheRunPins() throws Exception {
@@ -160,15 +140,18 @@ class GrafanaDashboardIT {
           long started = System.nanoTime();
           run();
           long ran = System.nanoTime();
+          this.query =
+              new DashboardQueries(
+                  prometheus, this.instances, SCRAPE_INTERVAL, this.start, this.loaded, this.end);
           checkEveryPanel();
-          checkObservationMeters();
+          ObservationSeriesChecks.checkObservationMeters(this.query);
           System.out.printf(
               "GrafanaDashboardIT: %.1f s in all: Prometheus and the instances started in %.1f s,"
                   + " the run %.1f s, %d queries %.1f s%n",
               (System.nanoTime() - began) / 1e9,
               (started - began) / 1e9,
               (ran - started) / 1e9,
-              this.queries,
+              this.query.queries(),
               (System.nanoTime() - ran) / 1e9);
         } finally {
           this.instances.forEach(TunedInstance::close);
@@ -278,8 +261,6 @@ class GrafanaDashboardIT {
     }
   }
 
-  private int queries;
-
   private void checkEveryPanel() throws Exception {
     checkVariables();
     List<String> titles = new ArrayList<>();
@@ -287,68 +268,68 @@ class GrafanaDashboardIT {
       titles.add(panel.title());
       switch (panel.title()) {
         case "Calls in flight per channel" -> {
-          List<Series> inFlight = range(panel, "A", PER_CHANNEL);
+          List<Series> inFlight = this.query.range(panel, "A", PER_CHANNEL);
           assertEvery(inFlight, panel, (v) -> v >= 0 && v == Math.rint(v), "a count");
           assertSomeAbove(inFlight, panel, 0);
         }
         case "Latency estimate per channel" -> {
-          List<Series> latency = range(panel, "A", PER_CHANNEL);
+          List<Series> latency = this.query.range(panel, "A", PER_CHANNEL);
           // 1 ms is where a channel's estimate starts before its first answer; a call takes at
           // least the server's 2 ms, and more as the machine gets busier (hundreds of ms with
           // twenty runnable processes on two cores). The ceiling says the figure is in seconds.
           assertEvery(latency, panel, (v) -> v >= 0.001 && v <= 10, "between 1 ms and 10 s");
-          List<Double> last = latency.stream().map(GrafanaDashboardIT::lastValue).sorted().toList();
+          List<Double> last = latency.stream().map(DashboardQueries::lastValue).sorted().toList();
           assertThat(last.get(last.size() / 2))
               .as("%s: the median channel's estimate at the end, of %s", panel.title(), last)
               .isBetween(0.002, 10.0);
         }
         case "Calls started per channel" -> {
-          List<Series> calls = range(panel, "A", PER_CHANNEL);
+          List<Series> calls = this.query.range(panel, "A", PER_CHANNEL);
           assertEvery(calls, panel, (v) -> v >= 0, "a rate");
-          assertEachInstanceAbove(calls, panel, 0);
+          this.query.assertEachInstanceAbove(calls, panel, 0);
         }
         case "Channel imbalance" -> {
-          List<Series> imbalance = range(panel, "A", PER_CLIENT);
+          List<Series> imbalance = this.query.range(panel, "A", PER_CLIENT);
           // busiest over the mean of a pool of 8: from 1 (even) to 8 (all on one channel)
           assertEvery(imbalance, panel, (v) -> v >= 1 && v <= 8, "between 1 and 8");
-          assertEachInstanceAbove(imbalance, panel, 0);
+          this.query.assertEachInstanceAbove(imbalance, panel, 0);
         }
         case "Routed calls" -> {
           for (String refId : List.of("A", "B")) {
-            List<Series> routed = range(panel, refId, PER_CLIENT);
+            List<Series> routed = this.query.range(panel, refId, PER_CLIENT);
             assertEvery(routed, panel, (v) -> v >= 0, "a rate");
-            assertEachInstanceAbove(routed, panel, 0);
+            this.query.assertEachInstanceAbove(routed, panel, 0);
           }
         }
         case "Stream-end guard" -> {
-          List<Series> skipped = range(panel, "A", PER_CLIENT);
+          List<Series> skipped = this.query.range(panel, "A", PER_CLIENT);
           assertEvery(skipped, panel, (v) -> v >= 0, "a rate");
           if (!GuardLine.clientSkipsCancelAtLast()) {
-            assertEachInstanceAbove(skipped, panel, 0);
+            this.query.assertEachInstanceAbove(skipped, panel, 0);
           }
-          List<Series> drained = range(panel, "B", PER_CLIENT);
+          List<Series> drained = this.query.range(panel, "B", PER_CLIENT);
           assertEvery(drained, panel, (v) -> v >= 0, "a rate");
-          assertEachInstanceAbove(drained, panel, 0);
+          this.query.assertEachInstanceAbove(drained, panel, 0);
           for (String refId : List.of("C", "D")) {
-            assertEvery(range(panel, refId, PER_CLIENT), panel, (v) -> v == 0, "0");
+            assertEvery(this.query.range(panel, refId, PER_CLIENT), panel, (v) -> v == 0, "0");
           }
         }
         case "Draining streams" ->
             assertEvery(
-                range(panel, "A", PER_CLIENT),
+                this.query.range(panel, "A", PER_CLIENT),
                 panel,
                 (v) -> v >= 0 && v == Math.rint(v),
                 "a count");
         case "Experiment running" -> {
-          for (Series running : range(panel, "A", PER_CLIENT)) {
+          for (Series running : this.query.range(panel, "A", PER_CLIENT)) {
             List<Double> values = running.points().stream().map(Point::value).toList();
             assertThat(values).as("%s of %s", panel.title(), running.labels()).contains(1.0);
             assertThat(values.get(values.size() - 1)).as("at the end").isZero();
           }
         }
         case "Recorded calls per arm, fleet" -> {
-          double extrapolated = extrapolation();
-          for (Sample calls : instant(panel, "A", PER_KIND_AND_ARM)) {
+          double extrapolated = this.query.extrapolation();
+          for (Sample calls : this.query.instant(panel, "A", PER_KIND_AND_ARM)) {
             long reported = this.recordedCalls.getOrDefault(kindAndArm(calls), 0L);
             assertThat(calls.value())
                 .as("%s: %s against the experiments' own %d", panel.title(), calls, reported)
@@ -358,17 +339,18 @@ class GrafanaDashboardIT {
               .as("every kind in both arms")
               .hasSize(6)
               .allSatisfy((kind, calls) -> assertThat(calls).isPositive());
-          assertEveryInstant(instant(panel, "B", PER_KIND_AND_ARM), panel, (v) -> v == 0, "0");
+          assertEveryInstant(
+              this.query.instant(panel, "B", PER_KIND_AND_ARM), panel, (v) -> v == 0, "0");
         }
         case "GOAWAYs per arm, fleet" -> {
-          List<Sample> goAways = instant(panel, "A", Set.of("arm"));
+          List<Sample> goAways = this.query.instant(panel, "A", Set.of("arm"));
           assertThat(goAways.stream().map((s) -> s.labels().get("arm")))
               .containsExactlyInAnyOrder("tuned", "stock");
           assertEveryInstant(goAways, panel, (v) -> v == 0, "0: the server has no reset limit");
         }
         case "Experiment latency per arm, fleet" -> {
-          List<Series> p50 = range(panel, "A", PER_KIND_AND_ARM);
-          List<Series> p99 = range(panel, "B", PER_KIND_AND_ARM);
+          List<Series> p50 = this.query.range(panel, "A", PER_KIND_AND_ARM);
+          List<Series> p99 = this.query.range(panel, "B", PER_KIND_AND_ARM);
           for (List<Series> quantile : List.of(p50, p99)) {
             assertEvery(quantile, panel, (v) -> v >= 0.001 && v <= 30, "within the buckets");
             assertThat(withValues(quantile))
@@ -379,21 +361,22 @@ class GrafanaDashboardIT {
                     "transaction-query tuned",
                     "commit stock");
           }
-          assertNotBelow(p99, p50, panel, GrafanaDashboardIT::kindAndArm);
+          assertNotBelow(p99, p50, panel, DashboardQueries::kindAndArm);
         }
         case "P50 and P99 per arm over the time range, fleet" -> {
           for (String refId : List.of("A", "B")) {
-            List<Sample> fleet = instant(panel, refId, PER_KIND_AND_ARM);
-            assertThat(fleet.stream().map(GrafanaDashboardIT::kindAndArm))
+            List<Sample> fleet = this.query.instant(panel, refId, PER_KIND_AND_ARM);
+            assertThat(fleet.stream().map(DashboardQueries::kindAndArm))
                 .containsExactlyInAnyOrderElementsOf(this.recordedCalls.keySet());
-            assertBetweenTheInstances(panel, refId, fleet);
+            this.query.assertBetweenTheInstances(panel, refId, fleet);
           }
         }
         case "Tuned / stock over the time range, fleet" -> {
           Panel quantiles = this.dashboard.panel("P50 and P99 per arm over the time range, fleet");
           for (String[] refIds : new String[][] {{"A", "A"}, {"B", "B"}}) {
-            Map<String, Double> fleet = byKindAndArm(instant(quantiles, refIds[1], null));
-            List<Sample> ratios = instant(panel, refIds[0], Set.of("kind"));
+            Map<String, Double> fleet =
+                byKindAndArm(this.query.instant(quantiles, refIds[1], null));
+            List<Sample> ratios = this.query.instant(panel, refIds[0], Set.of("kind"));
             System.out.printf(
                 "GrafanaDashboardIT: fleet %s %s, tuned / stock %s%n",
                 refIds[1].equals("A") ? "P50" : "P99",
@@ -413,29 +396,36 @@ class GrafanaDashboardIT {
           }
         }
         case "Operation latency by method" -> {
-          List<Series> p50 = range(panel, "A", PER_METHOD);
-          List<Series> p99 = range(panel, "B", PER_METHOD);
-          List<Series> mean = range(panel, "C", PER_METHOD);
+          List<Series> p50 = this.query.range(panel, "A", PER_METHOD);
+          List<Series> p99 = this.query.range(panel, "B", PER_METHOD);
+          List<Series> mean = this.query.range(panel, "C", PER_METHOD);
           for (List<Series> latency : List.of(p50, p99, mean)) {
-            assertOfTheClient(latency, panel);
+            ObservationSeriesChecks.assertOfTheClient(latency, panel);
             assertThat(methodsWithValues(latency))
                 .as("%s: methods with values", panel.title())
-                .containsAll(LOAD_METHODS);
+                .containsAll(ObservationSeriesChecks.LOAD_METHODS);
             assertEvery(latency, panel, (v) -> v >= 0 && v <= 30, "within the buckets");
             // Every data-plane call waits the test server's 2 ms at least: a quantile lies in or
             // above the bucket that holds 2 ms, which starts above 1 ms.
             assertEvery(
-                loadMethods(latency), panel, (v) -> v > 0.001, "above 1 ms: the server's 2 ms");
+                ObservationSeriesChecks.loadMethods(latency),
+                panel,
+                (v) -> v > 0.001,
+                "above 1 ms: the server's 2 ms");
           }
-          assertEvery(loadMethods(mean), panel, (v) -> v >= 0.002, "at least the server's 2 ms");
+          assertEvery(
+              ObservationSeriesChecks.loadMethods(mean),
+              panel,
+              (v) -> v >= 0.002,
+              "at least the server's 2 ms");
           assertNotBelow(p99, p50, panel, (labels) -> labels.get("db_operation_name"));
         }
         case "Frontend's share of attempt time" -> {
-          List<Series> share = range(panel, "A", PER_METHOD);
-          assertOfTheClient(share, panel);
+          List<Series> share = this.query.range(panel, "A", PER_METHOD);
+          ObservationSeriesChecks.assertOfTheClient(share, panel);
           assertThat(methodsWithValues(share))
               .as("%s: methods with values", panel.title())
-              .containsAll(LOAD_METHODS);
+              .containsAll(ObservationSeriesChecks.LOAD_METHODS);
           assertEvery(share, panel, (v) -> v >= 0, "not negative");
           // The test server times each call from its arrival to its response headers; the client
           // times the attempt from before it sends to its close, on the same clock, and records
@@ -443,24 +433,26 @@ class GrafanaDashboardIT {
           // above 0, since it holds the server's 2 ms. Windows that began before the series
           // were scraped twice are left out: their extrapolations differ.
           assertEvery(
-              afterLoaded(loadMethods(share)),
+              this.query.afterLoaded(ObservationSeriesChecks.loadMethods(share)),
               panel,
               (v) -> v > 0 && v <= 1,
               "within the attempts' time, and above 0");
-          assertSomeAbove(afterLoaded(loadMethods(share)), panel, 0);
+          assertSomeAbove(
+              this.query.afterLoaded(ObservationSeriesChecks.loadMethods(share)), panel, 0);
         }
         case "Attempts per operation" -> {
-          List<Series> perOperation = range(panel, "A", PER_METHOD);
-          assertOfTheClient(perOperation, panel);
+          List<Series> perOperation = this.query.range(panel, "A", PER_METHOD);
+          ObservationSeriesChecks.assertOfTheClient(perOperation, panel);
           assertThat(methodsWithValues(perOperation))
               .as("%s: methods with values", panel.title())
-              .containsAll(LOAD_METHODS);
+              .containsAll(ObservationSeriesChecks.LOAD_METHODS);
           assertEvery(perOperation, panel, (v) -> v > 0, "above 0");
-          assertOneAttemptPerOperation(panel, perOperation);
+          ObservationSeriesChecks.assertOneAttemptPerOperation(this.query, panel, perOperation);
         }
         case "Operation errors by code" -> {
           List<Series> errors =
-              range(panel, "A", Set.of("spanner_client", "db_operation_name", "error_type"));
+              this.query.range(
+                  panel, "A", Set.of("spanner_client", "db_operation_name", "error_type"));
           assertThat(errors.stream().map(Series::labels).toList())
               .as("%s: only the rejected queries failed", panel.title())
               .containsExactly(
@@ -477,192 +469,18 @@ class GrafanaDashboardIT {
     System.out.printf("GrafanaDashboardIT: checked the panels %s%n", titles);
   }
 
-  /**
-   * Attempts per operation are 1, nothing being retried, up to the calls in flight at the window's
-   * two ends: a method's attempts and operations that ended in a window differ by at most the
-   * operations whose attempt ended on the other side of one of its ends: a stream past its last
-   * message still draining (a call in flight on its channel), or a call between its attempt's end
-   * and its own, one per load thread. Checked where the window began after the series were scraped
-   * twice, where the two rates are extrapolated alike, against the operations that ended in the
-   * window, from the same samples.
-   */
-  private void assertOneAttemptPerOperation(Panel panel, List<Series> perOperation)
-      throws Exception {
-    String ended =
-        GrafanaDashboard.expand(
-            "sum by (spanner_client, db_operation_name) (max_over_time("
-                + "spanner_client_operation_seconds_count{spanner_client=~\"$client\","
-                + " instance=~\"$instance\"}[$__rate_interval]) - min_over_time("
-                + "spanner_client_operation_seconds_count{spanner_client=~\"$client\","
-                + " instance=~\"$instance\"}[$__rate_interval]))",
-            variables());
-    Map<String, Map<Instant, Double>> operations = new HashMap<>();
-    for (Series series :
-        this.prometheus.queryRange(ended, this.end.minus(runLength()), this.end, SCRAPE_INTERVAL)) {
-      Map<Instant, Double> points = new HashMap<>();
-      series.points().forEach((p) -> points.put(p.time(), p.value()));
-      operations.put(method(series.labels()), points);
-    }
-    this.queries++;
-    // Streams whose last message came and whose attempt waits for its trailers are calls in
-    // flight on their channel: the most the fleet had at a scrape, at either end of a window.
-    double streams =
-        sendInstant(
-                GrafanaDashboard.expand(
-                    "max_over_time(sum(spanner_tuning_channel_active_streams{client=~\"$client\","
-                        + " instance=~\"$instance\"})[$__range:1s])",
-                    variables()))
-            .get(0)
-            .value();
-    double inFlight = 2 * (streams + LOAD_THREADS * this.instances.size());
-    Map<String, Instant> settled = new HashMap<>();
-    for (String meter :
-        List.of("spanner_client_attempt_seconds_count", "spanner_client_operation_seconds_count")) {
-      for (Series series :
-          this.prometheus.queryRange(
-              GrafanaDashboard.expand(
-                  meter + "{spanner_client=~\"$client\", instance=~\"$instance\"}", variables()),
-              this.end.minus(runLength()),
-              this.end,
-              SCRAPE_INTERVAL)) {
-        if (!series.points().isEmpty()) {
-          settled.merge(
-              method(series.labels()),
-              series.points().get(0).time().plus(SCRAPE_INTERVAL.multipliedBy(5)),
-              (a, b) -> a.isAfter(b) ? a : b);
-        }
-      }
-      this.queries++;
-    }
-    int checked = 0;
-    for (Series series : afterLoaded(loadMethods(perOperation))) {
-      Instant from = settled.getOrDefault(method(series.labels()), Instant.MAX);
-      for (Point point : series.points()) {
-        if (point.time().isBefore(from)) {
-          continue;
-        }
-        Double count = operations.get(method(series.labels())).get(point.time());
-        if (Double.isNaN(point.value()) || count == null || count == 0) {
-          continue;
-        }
-        assertThat(Math.abs(point.value() - 1))
-            .as(
-                "%s %s at %s = %s: 1 within %s calls in flight of %s operations",
-                panel.title(), series.labels(), point.time(), point.value(), inFlight, count)
-            .isLessThanOrEqualTo(inFlight / count);
-        checked++;
-      }
-    }
-    assertThat(checked).as("%s: points checked", panel.title()).isPositive();
-  }
-
-  /**
-   * A real Prometheus scrape holds the operation, attempt and frontend timers of the instances'
-   * client, with exactly the five keys as labels besides Prometheus's own and Micrometer's {@code
-   * error}, none holding SQL; and the rejected queries as failed operations of one attempt each.
-   */
-  private void checkObservationMeters() throws Exception {
-    Set<String> targets =
-        this.instances.stream().map(TunedInstance::target).collect(Collectors.toSet());
-    for (String meter :
-        List.of(
-            "spanner_client_operation_seconds_count",
-            "spanner_client_attempt_seconds_count",
-            "spanner_client_server_duration_seconds_count")) {
-      List<Sample> samples = sendInstant(meter);
-      Set<String> keys =
-          new TreeSet<>(
-              Set.of(
-                  "__name__",
-                  "instance",
-                  "job",
-                  "db_system_name",
-                  "db_operation_name",
-                  "db_namespace",
-                  "error_type",
-                  "spanner_client"));
-      if (!meter.contains("server")) {
-        keys.add("error"); // Micrometer's observation handler's own
-      }
-      assertThat(samples).as(meter).isNotEmpty();
-      for (Sample sample : samples) {
-        Map<String, String> labels = sample.labels();
-        assertThat(labels.keySet()).as("%s labels", meter).isEqualTo(keys);
-        assertThat(labels)
-            .as(meter)
-            .containsEntry("db_system_name", "gcp.spanner")
-            .containsEntry("db_namespace", TunedInstance.DATABASE.getDatabase())
-            .containsEntry("spanner_client", "spanner")
-            .containsEntry("job", PrometheusServer.JOB);
-        assertThat(labels.get("db_operation_name")).as(meter).isIn(SPANNER_METHODS);
-        // The rejected queries fail; in the experiment's stock arm the client (6.119) cancels each
-        // point select it closes at its last row, so those attempts end CANCELLED, while their
-        // operations ended at the last row; the frontend's time is recorded per attempt.
-        if (!meter.startsWith("spanner_client_operation")) {
-          assertThat(labels.get("error_type"))
-              .as(meter)
-              .isIn("none", "INVALID_ARGUMENT", "CANCELLED");
-        } else {
-          assertThat(labels.get("error_type")).as(meter).isIn("none", "INVALID_ARGUMENT");
-        }
-        assertThat(labels.values())
-            .as("%s: no SQL in a label value", meter)
-            .allMatch((value) -> NO_SQL.matcher(value).matches())
-            .noneMatch((value) -> value.contains("secret-literal"));
-      }
-      assertThat(
-              samples.stream().map((s) -> s.labels().get("instance")).collect(Collectors.toSet()))
-          .as("%s: both instances", meter)
-          .isEqualTo(targets);
-      assertThat(
-              samples.stream()
-                  .filter((s) -> s.labels().get("error_type").equals("none"))
-                  .map((s) -> s.labels().get("db_operation_name"))
-                  .collect(Collectors.toSet()))
-          .as("%s: the load's methods", meter)
-          .containsAll(LOAD_METHODS);
-    }
-    for (String meter :
-        List.of("spanner_client_operation_seconds_count", "spanner_client_attempt_seconds_count")) {
-      List<Sample> rejected = sendInstant(meter + "{error_type=\"INVALID_ARGUMENT\"}");
-      assertThat(rejected).as("%s of the rejected queries", meter).hasSize(targets.size());
-      for (Sample sample : rejected) {
-        assertThat(sample.labels().get("db_operation_name")).isEqualTo("ExecuteStreamingSql");
-        assertThat(sample.value())
-            .as("%s of %s", meter, sample.labels())
-            .isEqualTo(REJECTED_PER_INSTANCE);
-      }
-    }
-  }
-
-  /**
-   * How far {@code increase()} over the run may overstate a counter that was 0 at its first scrape:
-   * Prometheus extrapolates from the last sample to the window's end when that is at most 1.1
-   * average scrape intervals away, and not before a first sample of 0. With {@code n} samples, at
-   * most {@code 1 + 1.1 / (n - 1)} times the true increase.
-   */
-  private double extrapolation() throws Exception {
-    String samples =
-        GrafanaDashboard.expand(
-            "min(count_over_time(spanner_tuning_experiment_calls_total[$__range]))", variables());
-    double fewest = sendInstant(samples).get(0).value();
-    assertThat(fewest).as("samples of every series").isGreaterThanOrEqualTo(4);
-    return 1 + 1.1 / (fewest - 1);
-  }
-
   /** The variables' queries find the application's client and both instances. */
   private void checkVariables() throws Exception {
-    Map<String, String> variables = variables();
+    Map<String, String> variables = this.query.variables();
     for (GrafanaDashboard.Variable variable : this.dashboard.variables()) {
       if (variable.type().equals("datasource")) {
         continue;
       }
       Set<String> values = new TreeSet<>();
       for (Sample sample :
-          this.prometheus.query(GrafanaDashboard.expand(variable.promql(), variables), this.end)) {
+          this.query.sendInstant(GrafanaDashboard.expand(variable.promql(), variables))) {
         values.add(sample.labels().get(variable.name()));
       }
-      this.queries++;
       Set<String> expected =
           switch (variable.name()) {
             case "client" -> Set.of("spanner");
@@ -674,192 +492,6 @@ class GrafanaDashboardIT {
     }
   }
 
-  /**
-   * A fleet quantile lies between the instances' own: the fleet's buckets are the sum of theirs,
-   * and a quantile of a sum of histograms, interpolated within the same buckets, lies between the
-   * quantiles of its parts.
-   */
-  private void assertBetweenTheInstances(Panel panel, String refId, List<Sample> fleet)
-      throws Exception {
-    List<Map<String, Double>> each = new ArrayList<>();
-    for (TunedInstance instance : this.instances) {
-      Map<String, String> variables = variables();
-      variables.put("instance", instance.target().replace(".", "\\\\."));
-      each.add(byKindAndArm(sendInstant(panel.target(refId).expand(variables))));
-    }
-    for (Sample sample : fleet) {
-      String key = kindAndArm(sample);
-      double low = each.stream().mapToDouble((m) -> m.get(key)).min().getAsDouble();
-      double high = each.stream().mapToDouble((m) -> m.get(key)).max().getAsDouble();
-      assertThat(sample.value())
-          .as("%s %s %s: between the instances' %s and %s", panel.title(), refId, key, low, high)
-          .isBetween(low * (1 - 1e-9), high * (1 + 1e-9));
-    }
-  }
-
-  private Map<String, String> variables() {
-    return new HashMap<>(GrafanaDashboard.allOf(runLength(), SCRAPE_INTERVAL));
-  }
-
-  /** The dashboard's time range: the run, from before Prometheus's first scrape, in seconds. */
-  private Duration runLength() {
-    return Duration.ofSeconds(Duration.between(this.start, this.end).toSeconds() + 1);
-  }
-
-  /** A time series panel's query, as Grafana sends it: over the run, a point a second. */
-  private List<Series> range(Panel panel, String refId, Set<String> labels) throws Exception {
-    Target target = panel.target(refId);
-    assertThat(target.instant()).as("%s %s is a range query", panel.title(), refId).isFalse();
-    String promql = target.expand(variables());
-    // Points a second apart that end at the run's end, as Grafana's end at "now".
-    List<Series> series =
-        this.prometheus.queryRange(promql, this.end.minus(runLength()), this.end, SCRAPE_INTERVAL);
-    this.queries++;
-    assertThat(series).as("%s %s: %s", panel.title(), refId, promql).isNotEmpty();
-    for (Series each : series) {
-      assertThat(each.labels().keySet()).as("%s %s labels", panel.title(), refId).isEqualTo(labels);
-    }
-    if (labels.contains("instance")) {
-      assertThat(series.stream().map((s) -> s.labels().get("instance")).collect(Collectors.toSet()))
-          .as("%s %s: both instances", panel.title(), refId)
-          .containsExactlyInAnyOrderElementsOf(
-              this.instances.stream().map(TunedInstance::target).toList());
-    }
-    return series;
-  }
-
-  /** A stat panel's query, as Grafana sends it: at the end of the run, over the run. */
-  private List<Sample> instant(Panel panel, String refId, Set<String> labels) throws Exception {
-    Target target = panel.target(refId);
-    assertThat(target.instant()).as("%s %s is an instant query", panel.title(), refId).isTrue();
-    List<Sample> samples = sendInstant(target.expand(variables()));
-    assertThat(samples).as("%s %s", panel.title(), refId).isNotEmpty();
-    if (labels != null) {
-      for (Sample sample : samples) {
-        assertThat(sample.labels().keySet())
-            .as("%s %s labels", panel.title(), refId)
-            .isEqualTo(labels);
-      }
-    }
-    return samples;
-  }
-
-  private List<Sample> sendInstant(String promql) throws Exception {
-    this.queries++;
-    return this.prometheus.query(promql, this.end);
-  }
-
-  private static void assertEvery(
-      List<Series> series, Panel panel, DoublePredicate ok, String what) {
-    for (Series each : series) {
-      for (Point point : each.points()) {
-        if (!Double.isNaN(point.value())) {
-          assertThat(ok.test(point.value()))
-              .as("%s %s at %s = %s: %s", panel.title(), each.labels(), point.time(), point, what)
-              .isTrue();
-        }
-      }
-    }
-  }
-
-  private static void assertEveryInstant(
-      List<Sample> samples, Panel panel, DoublePredicate ok, String what) {
-    for (Sample sample : samples) {
-      assertThat(ok.test(sample.value())).as("%s %s: %s", panel.title(), sample, what).isTrue();
-    }
-  }
-
-  private static void assertSomeAbove(List<Series> series, Panel panel, double floor) {
-    double highest =
-        series.stream()
-            .flatMap((s) -> s.points().stream())
-            .mapToDouble(Point::value)
-            .filter((v) -> !Double.isNaN(v))
-            .max()
-            .orElse(Double.NaN);
-    assertThat(highest)
-        .as("%s: the highest value of %s", panel.title(), series)
-        .isGreaterThan(floor);
-  }
-
-  private void assertEachInstanceAbove(List<Series> series, Panel panel, double floor) {
-    for (TunedInstance instance : this.instances) {
-      assertSomeAbove(
-          series.stream()
-              .filter((s) -> instance.target().equals(s.labels().get("instance")))
-              .toList(),
-          panel,
-          floor);
-    }
-  }
-
-  private static void assertNotBelow(
-      List<Series> higher,
-      List<Series> lower,
-      Panel panel,
-      Function<Map<String, String>, String> key) {
-    Map<String, Series> byKey = new HashMap<>();
-    lower.forEach((s) -> byKey.put(key.apply(s.labels()), s));
-    for (Series high : higher) {
-      Map<Instant, Double> low = new HashMap<>();
-      byKey.get(key.apply(high.labels())).points().forEach((p) -> low.put(p.time(), p.value()));
-      for (Point point : high.points()) {
-        Double below = low.get(point.time());
-        if (below != null && !Double.isNaN(below) && !Double.isNaN(point.value())) {
-          assertThat(point.value())
-              .as("%s: P99 of %s at %s", panel.title(), high.labels(), point.time())
-              .isGreaterThanOrEqualTo(below);
-        }
-      }
-    }
-  }
-
-  private static Set<String> withValues(List<Series> series) {
-    Set<String> keys = new HashSet<>();
-    for (Series each : series) {
-      if (each.points().stream().anyMatch((p) -> !Double.isNaN(p.value()))) {
-        keys.add(kindAndArm(each.labels()));
-      }
-    }
-    return keys;
-  }
-
-  private static Set<String> methodsWithValues(List<Series> series) {
-    Set<String> methods = new TreeSet<>();
-    for (Series each : series) {
-      if (each.points().stream().anyMatch((p) -> !Double.isNaN(p.value()))) {
-        methods.add(method(each.labels()));
-      }
-    }
-    return methods;
-  }
-
-  private static List<Series> loadMethods(List<Series> series) {
-    return series.stream().filter((s) -> LOAD_METHODS.contains(method(s.labels()))).toList();
-  }
-
-  private static String method(Map<String, String> labels) {
-    return labels.get("db_operation_name");
-  }
-
-  private static void assertOfTheClient(List<Series> series, Panel panel) {
-    assertThat(series)
-        .as("%s: the instances' client", panel.title())
-        .allMatch((s) -> "spanner".equals(s.labels().get("spanner_client")));
-  }
-
-  /** The points whose rate window began after {@link #loaded}, with a scrape interval to spare. */
-  private List<Series> afterLoaded(List<Series> series) {
-    Instant from = this.loaded.plus(SCRAPE_INTERVAL.multipliedBy(4)).plus(SCRAPE_INTERVAL);
-    return series.stream()
-        .map(
-            (s) ->
-                new Series(
-                    s.labels(),
-                    s.points().stream().filter((p) -> !p.time().isBefore(from)).toList()))
-        .toList();
-  }
-
   private static void rejectedQueries(DatabaseClient client, int count) {
     for (int i = 0; i < count; i++) {
       try (ResultSet resultSet = client.singleUse().executeQuery(Statement.of(REJECTED))) {
@@ -869,27 +501,6 @@ class GrafanaDashboardIT {
         assertThat(ex.getErrorCode()).isEqualTo(ErrorCode.INVALID_ARGUMENT);
       }
     }
-  }
-
-  private static double lastValue(Series series) {
-    return series.points().get(series.points().size() - 1).value();
-  }
-
-  private static Map<String, Double> byKindAndArm(List<Sample> samples) {
-    Map<String, Double> values = new HashMap<>();
-    for (Sample sample : samples) {
-      String arm = sample.labels().get("arm");
-      values.put((arm != null) ? kindAndArm(sample) : sample.labels().get("kind"), sample.value());
-    }
-    return values;
-  }
-
-  private static String kindAndArm(Sample sample) {
-    return kindAndArm(sample.labels());
-  }
-
-  private static String kindAndArm(Map<String, String> labels) {
-    return labels.get("kind") + " " + labels.get("arm");
   }
 
   private static void pointSelects(DatabaseClient client, AtomicBoolean loading) {
