@@ -34,6 +34,7 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
  */
 @ExtendWith(OutputCaptureExtension.class)
 @Tag("default-line")
+@Tag("shares-machine")
 class SpannerTuningWarmUpIT {
 
   private static final Duration SET_UP = Duration.ofMillis(200);

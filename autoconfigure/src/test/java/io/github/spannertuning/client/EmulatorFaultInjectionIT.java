@@ -22,6 +22,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -37,6 +38,7 @@ import org.junit.jupiter.api.Test;
  * concurrent run therefore checks the totals only; the sequential run checks that every transaction
  * commits. Skipped where the emulator is not installed.
  */
+@Tag("shares-machine")
 class EmulatorFaultInjectionIT {
 
   private static final String PROJECT = "test-project";

@@ -37,6 +37,7 @@ import java.util.function.Function;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -49,6 +50,7 @@ import org.junit.jupiter.api.Test;
  * <p>Skipped where the emulator binary is not installed (see {@link SpannerEmulator}). The emulator
  * serves some 100-200 queries a second, so the workload is kept to about 150 operations a client.
  */
+@Tag("shares-machine")
 class EmulatorIntegrationIT {
 
   private static final String PROJECT = "test-project";

@@ -58,6 +58,7 @@ import org.junit.jupiter.api.Test;
  * it on 6.119 and 6.113 only.
  */
 @Tag("any-line")
+@Tag("shares-machine")
 class SoakIT {
 
   static final String DURATION_PROPERTY = "spanner.tuning.soak.duration";

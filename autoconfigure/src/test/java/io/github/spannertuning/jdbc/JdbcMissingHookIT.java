@@ -14,6 +14,7 @@ import java.sql.ResultSet;
 import java.util.Properties;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.actuate.endpoint.Show;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -29,6 +30,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * through the driver as it is, and the endpoint says {@code unsupported}, with the member that is
  * missing. Each test has its own server, so its URL is a pool key of its own.
  */
+@Tag("shares-machine")
 class JdbcMissingHookIT {
 
   private static final String CONFIGURATOR =

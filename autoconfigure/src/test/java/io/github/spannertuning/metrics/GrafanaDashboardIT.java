@@ -66,6 +66,7 @@ import org.junit.jupiter.api.Test;
  * saying so, where Prometheus is not installed.
  */
 @Tag("default-line")
+@Tag("shares-machine")
 class GrafanaDashboardIT {
 
   private static final Duration SCRAPE_INTERVAL = Duration.ofSeconds(1);
