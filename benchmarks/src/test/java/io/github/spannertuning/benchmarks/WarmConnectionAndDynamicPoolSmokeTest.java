@@ -175,9 +175,12 @@ class WarmConnectionAndDynamicPoolSmokeTest {
     assertThat(growShrink.path("windowS").asDouble()).isEqualTo(1.75);
     for (JsonNode variant : growShrink.path("variants")) {
       JsonNode round = variant.path("rounds").get(0);
+      // A fresh client's pool: its 4 channels, or fewer where a scale-down interval (0.1 s
+      // here) passed idle between the client's warm-up and the window's first sample, as it
+      // does when the machine is busy; never a pool the previous variant grew.
       assertThat(round.path("poolAtStart").asInt())
           .as("%s: a fresh client's pool", variant.path("variant").asText())
-          .isEqualTo(4);
+          .isBetween(pool.path("minSize").asInt(), 4);
       assertThat(round.has("poolAtEndOfHigh")).isTrue();
       assertThat(round.has("poolLargestStep")).isTrue();
     }
