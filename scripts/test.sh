@@ -29,7 +29,8 @@ cd "$(dirname "$0")/.."
 compat=(-pl compat -am verify -Dtest=NONE -Dsurefire.failIfNoSpecifiedTests=false)
 # The dynamic channel pool's checks run on the lines whose dynamic pool routing follows, and whose
 # pools differ: 6.119 (grpc-gcp 1.12) and 6.127 (grpc-gcp 1.20).
-newest=(-pl autoconfigure -am verify -DexcludedGroups=any-line,default-line)
+# One reactor runs autoconfigure's tests and then the application's on it.
+newest=(-pl autoconfigure,compat -am verify -DexcludedGroups=any-line,default-line,boot-line)
 # Boot 4.1.2's BOM names a Netty and a Kafka release that the registry mirror lacks; imported BOMs
 # take their versions from the command line, not from a POM.
 boot41=(-Dnetty.version=4.2.18.Final -Dkafka.version=4.3.1)
@@ -68,10 +69,8 @@ else
   step "compat: Spring Boot 4.1 on Java 25 ($jdk25) with virtual threads"
   JAVA_HOME=$jdk25 mvn -B -P boot-4.1,virtual-threads "${boot41[@]}" "${compat[@]}"
 fi
-step "client 6.127 (autoconfigure; libraries-bom 26.93.0)"
+step "client 6.127 (autoconfigure, then compat; libraries-bom 26.93.0)"
 mvn -B -P client-6.127 "${newest[@]}"
-step "compat: client 6.127"
-mvn -B -P client-6.127 "${compat[@]}" -DexcludedGroups=boot-line
 step "compat: client 6.125 (libraries-bom 26.93.0 but the client)"
 mvn -B -P client-6.127,client-6.125 "${compat[@]}" -DexcludedGroups=boot-line
 echo

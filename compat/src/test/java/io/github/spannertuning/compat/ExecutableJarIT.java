@@ -38,6 +38,9 @@ class ExecutableJarIT {
               new ProcessBuilder(
                       List.of(
                           java,
+                          // C1 only, as the test JVMs: what the jar reports is checked, not its
+                          // speed, and C1 starts it faster.
+                          "-XX:TieredStopAtLevel=1",
                           "-Dspring.aot.enabled=" + CompatLine.AOT,
                           "-jar",
                           jar.toString(),
