@@ -20,7 +20,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -33,7 +32,6 @@ import org.junit.jupiter.api.Test;
  * one of its connection's calls in flight, so the draining streams never pass the bound however the
  * threads are scheduled.
  */
-@Tag("shares-machine")
 class DrainingStreamSlotsIT {
 
   private static final DatabaseId DATABASE = DatabaseId.of("test-project", "i", "d");

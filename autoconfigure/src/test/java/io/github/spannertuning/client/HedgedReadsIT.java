@@ -52,7 +52,6 @@ import org.junit.jupiter.api.Test;
  * <p>What hedging buys and costs under load is measured by {@code HedgedReadsTailIT} and the
  * benchmark's stragglers workload; the race itself, event by event, by {@code HedgeRaceTest}.
  */
-@Tag("shares-machine")
 class HedgedReadsIT {
 
   private static final DatabaseId DATABASE = DatabaseId.of("test-project", "i", "d");

@@ -16,7 +16,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,7 +24,6 @@ import org.junit.jupiter.api.Test;
  * (2-5 ms per query). What is checked is counted on the server and on the client, not timed, except
  * that a stalled server holds the warm-up no longer than its timeout.
  */
-@Tag("shares-machine")
 class ReadWarmUpIT {
 
   private static final int CHANNELS = 4;

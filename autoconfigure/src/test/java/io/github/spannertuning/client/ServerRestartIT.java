@@ -22,7 +22,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -30,7 +29,6 @@ import org.junit.jupiter.api.Test;
  * and transactions on a tuned client: no query hangs, the pool serves again, and the per-channel
  * meters neither grow nor go stale.
  */
-@Tag("shares-machine")
 class ServerRestartIT extends TunedClientTests {
 
   @Test

@@ -33,7 +33,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import jdk.jfr.Recording;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -44,7 +43,6 @@ import org.junit.jupiter.api.Test;
  * grpc-gcp; throwables created by JFR ({@code jdk.ExceptionStatistics}). Guard-off figures are
  * printed beside guard-on ones (grep the output for {@code [guard}).
  */
-@Tag("shares-machine")
 class StreamEndGuardIT {
 
   private static final int WARM_UP = 100;

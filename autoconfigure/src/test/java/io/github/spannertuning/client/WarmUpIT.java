@@ -30,7 +30,6 @@ import org.junit.jupiter.api.Test;
  * <p>Simulated: the set-up (a wait on the server; TCP and TLS are loopback) and the backend. Real:
  * the client, grpc-gcp's pool, gRPC's GOAWAY and reconnects, Netty and TCP.
  */
-@Tag("shares-machine")
 class WarmUpIT {
 
   private static final int CHANNELS = 4;
