@@ -91,7 +91,6 @@ import org.springframework.context.ConfigurableApplicationContext;
  * verdict would rest on the line, not on the schedule.
  */
 @Tag("default-line")
-@Tag("shares-machine")
 @ExtendWith(OutputCaptureExtension.class)
 class FleetExperimentIT {
 

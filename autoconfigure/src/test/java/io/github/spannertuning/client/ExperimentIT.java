@@ -72,7 +72,6 @@ import org.junit.jupiter.api.Test;
  * line by {@code SingleUseDistributionIT} and {@code TransactionRoutingIT}.
  */
 @Tag("default-line")
-@Tag("shares-machine")
 class ExperimentIT {
 
   private static final DatabaseId DATABASE = DatabaseId.of("test-project", "i", "d");
