@@ -30,6 +30,7 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -45,7 +46,11 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
  * 500 ms, so the carry-over is the latency estimates' 2 s and a slice of 2.5 s records 0.5 s.
  * Access over HTTP is {@link SpannerTuningEndpointWebTests}' and {@link
  * SpannerTuningEndpointReadOnlyWebTests}'.
+ *
+ * <p>Tagged {@code default-line}: the operations, their refusals and aborts are the starter's own
+ * code, the same on every client line, as the experiment's slicing is ({@code ExperimentIT}).
  */
+@Tag("default-line")
 @ExtendWith(OutputCaptureExtension.class)
 class SpannerTuningEndpointExperimentTests {
 

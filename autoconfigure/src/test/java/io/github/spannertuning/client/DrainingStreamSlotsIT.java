@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -31,7 +32,11 @@ import org.junit.jupiter.api.Test;
  * Every bound here is a count the guard's rule fixes, not a rate or a time: a draining stream is
  * one of its connection's calls in flight, so the draining streams never pass the bound however the
  * threads are scheduled.
+ *
+ * <p>Tagged {@code shares-machine}: its bounds are counts, and its waits seconds (the drain
+ * timeout's slack), so it runs beside another test JVM.
  */
+@Tag("shares-machine")
 class DrainingStreamSlotsIT {
 
   private static final DatabaseId DATABASE = DatabaseId.of("test-project", "i", "d");

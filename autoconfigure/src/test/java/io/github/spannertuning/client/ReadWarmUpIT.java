@@ -16,14 +16,19 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * The warm-up of the read path ({@link SpannerTuning.Builder#warmUpReads}) against the test server
  * over real loopback TCP: a real client, its read path and grpc-gcp's pool; the backend simulated
  * (2-5 ms per query). What is checked is counted on the server and on the client, not timed, except
- * that a stalled server holds the warm-up no longer than its timeout.
+ * that a stalled server holds the warm-up no longer than its timeout, with a second's slack.
+ *
+ * <p>Tagged {@code shares-machine}: counts, and that one bound of seconds, so it runs beside
+ * another test JVM.
  */
+@Tag("shares-machine")
 class ReadWarmUpIT {
 
   private static final int CHANNELS = 4;

@@ -22,13 +22,18 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * A server restarted under load, gracefully (GOAWAY) and abruptly, with 16 threads of point selects
  * and transactions on a tuned client: no query hangs, the pool serves again, and the per-channel
  * meters neither grow nor go stale.
+ *
+ * <p>Tagged {@code shares-machine}: what it checks is counted, against waits of ten seconds, so it
+ * runs beside another test JVM.
  */
+@Tag("shares-machine")
 class ServerRestartIT extends TunedClientTests {
 
   @Test

@@ -18,13 +18,18 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * The experiment's meters, tagged {@code kind} and {@code arm}, show what its result shows: a real
  * tuned client against the test server, point selects from one thread, one pair of 2.5 s slices
  * (the client drains for at most 500 ms, so the carry-over is 2 s).
+ *
+ * <p>Tagged {@code default-line}: the meters are the starter's own code, the same on every client
+ * line; what the experiment records of each line's calls is {@code ExperimentRecordingTest}'s.
  */
+@Tag("default-line")
 class SpannerExperimentMetricsTest {
 
   private static final SpannerTuning TUNING =
