@@ -51,7 +51,11 @@ import org.junit.jupiter.api.Test;
  *
  * <p>What hedging buys and costs under load is measured by {@code HedgedReadsTailIT} and the
  * benchmark's stragglers workload; the race itself, event by event, by {@code HedgeRaceTest}.
+ *
+ * <p>Tagged {@code shares-machine}: what it checks is counted (rows, attempts, hedges sent and won)
+ * against holds of 100 ms and more, so it runs beside another test JVM.
  */
+@Tag("shares-machine")
 class HedgedReadsIT {
 
   private static final DatabaseId DATABASE = DatabaseId.of("test-project", "i", "d");
